@@ -1,0 +1,227 @@
+"""``mbsim-ros``: simulate (offline), inspect (what a model is), plot (a simulate result)."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .model import DEFAULT_ROBOT, Model, ModelError, load_urdf, shipped_urdf
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got '{text}'") \
+            from None
+
+
+def _load_config(path: str | None) -> dict:
+    if not path:
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise SystemExit(f"mbsim-ros: cannot read config {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise SystemExit(f"mbsim-ros: config {path}: expected a mapping at the top level")
+    return data
+
+
+def initial_configuration(model: Model, positions: dict) -> np.ndarray:
+    """The neutral configuration with the given joints (by name) set."""
+    q = model.neutral()
+    for name, value in (positions or {}).items():
+        try:
+            i = model.joint_index(name)
+        except KeyError as exc:
+            raise SystemExit(f"mbsim-ros: initial_positions: {exc.args[0]}") from None
+        if model.joint_kinds[i] == "free_flyer":
+            raise SystemExit(f"mbsim-ros: initial_positions: '{name}' is a free-flyer; "
+                             f"use --q0")
+        q[model.idx_q[i]] = float(value)
+    return q
+
+
+def _model_from_args(args, config: dict) -> Model:
+    urdf = args.urdf or config.get("urdf_path") or shipped_urdf(DEFAULT_ROBOT)
+    floating = bool(args.floating_base or config.get("floating_base", False))
+    try:
+        return load_urdf(urdf, floating_base=floating)
+    except ModelError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+
+
+def cmd_simulate(args) -> int:
+    from .sim import Simulator
+
+    config = _load_config(args.config)
+    model = _model_from_args(args, config)
+    q0 = np.array(args.q0) if args.q0 else initial_configuration(
+        model, config.get("initial_positions", {}))
+    v0 = np.array(args.v0) if args.v0 else None
+    try:
+        sim = Simulator(model, dt=args.dt, integrator=args.integrator)
+        sim.reset(q0, v0)
+    except ValueError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+    n = args.steps
+    t = np.empty(n + 1)
+    q = np.empty((n + 1, model.nq))
+    v = np.empty((n + 1, model.nv))
+    energy = np.empty(n + 1)
+    tau = np.zeros((n + 1, model.nv))
+    t[0], q[0], v[0], energy[0] = sim.t, sim.q, sim.v, sim.energy()
+    done = n
+    wall = time.perf_counter()
+    for k in range(1, n + 1):
+        info = sim.step(tau[k - 1])
+        if not info.converged:
+            print(f"stopped at step {k}: {info.message}", file=sys.stderr)
+            done = k - 1
+            break
+        t[k], q[k], v[k], energy[k] = sim.t, sim.q, sim.v, sim.energy()
+    wall = time.perf_counter() - wall
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, t=t[:done + 1], q=q[:done + 1], v=v[:done + 1], tau=tau[:done + 1],
+             energy=energy[:done + 1], joint_names=np.array(model.joint_names))
+    drift = np.abs(energy[:done + 1] - energy[0])
+    print(f"model      {model.name}: {model.njoints} joints, nq={model.nq}, nv={model.nv}, "
+          f"{model.total_mass:.2f} kg")
+    print(f"integrator {args.integrator}, dt = {args.dt:g} s, {done} steps "
+          f"({t[done]:.3f} s simulated)")
+    print(f"wall time  {wall:.3f} s ({wall / max(done, 1) * 1e6:.1f} us/step incl. recording, "
+          f"real-time factor {t[done] / max(wall, 1e-12):.1f})")
+    print(f"energy     start {energy[0]:.6f} J, end {energy[done]:.6f} J, "
+          f"max |E - E0| {drift.max():.3e} J")
+    print(f"final q    {np.array2string(q[done], precision=4, max_line_width=100)}")
+    print(f"written    {out}")
+    return 0 if done == n else 1
+
+
+def _limit(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def model_summary(model: Model) -> dict:
+    """What `inspect --json` prints. Unbounded limits are null."""
+    joints = []
+    for i in range(model.njoints):
+        iq, iv = model.idx_q[i], model.idx_v[i]
+        ff = model.joint_kinds[i] == "free_flyer"
+        parent = int(model.parent[i])
+        joints.append({
+            "name": model.joint_names[i], "type": model.joint_kinds[i],
+            "parent": model.joint_names[parent] if parent >= 0 else None,
+            "body": model.body_names[i], "nq": 7 if ff else 1, "nv": 6 if ff else 1,
+            "idx_q": int(iq), "idx_v": int(iv),
+            "lower": None if ff else _limit(model.lower_position_limit[iq]),
+            "upper": None if ff else _limit(model.upper_position_limit[iq]),
+            "effort": None if ff else _limit(model.effort_limit[iv]),
+            "velocity": None if ff else _limit(model.velocity_limit[iv]),
+            "damping": float(model.damping[iv]), "friction": float(model.friction[iv])})
+    return {"name": model.name, "nq": model.nq, "nv": model.nv, "dof": model.nv,
+            "mass": model.total_mass, "gravity": model.gravity.tolist(), "joints": joints}
+
+
+def cmd_inspect(args) -> int:
+    config = _load_config(args.config)
+    model = _model_from_args(args, config)
+    summary = model_summary(model)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"{summary['name']}: nq = {model.nq}, nv = {model.nv}, dof = {summary['dof']}, "
+          f"mass = {model.total_mass:.4f} kg ({model.fixed_mass:.4f} kg fixed to the world)")
+
+    def fmt(x):
+        return "-" if x is None else f"{x:.4g}"
+
+    print(f"{'joint':28s} {'type':11s} {'lower':>9s} {'upper':>9s} {'effort':>8s} "
+          f"{'velocity':>8s}  body")
+    for j in summary["joints"]:
+        print(f"{j['name']:28s} {j['type']:11s} {fmt(j['lower']):>9s} {fmt(j['upper']):>9s} "
+              f"{fmt(j['effort']):>8s} {fmt(j['velocity']):>8s}  {j['body']}")
+    return 0
+
+
+def cmd_plot(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = np.load(args.input)
+    t, q, energy = data["t"], data["q"], data["energy"]
+    fig, (ax_q, ax_e) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    names = [str(n) for n in data["joint_names"]] if "joint_names" in data else []
+    for k in range(q.shape[1]):
+        ax_q.plot(t, q[:, k], label=names[k] if k < len(names) and q.shape[1] == len(names)
+                  else f"q{k}")
+    ax_q.set_ylabel("q")
+    ax_q.legend(fontsize=7, ncol=4)
+    ax_e.plot(t, energy - energy[0])
+    ax_e.set_ylabel("E - E0 [J]")
+    ax_e.set_xlabel("t [s]")
+    fig.suptitle(Path(args.input).name)
+    fig.tight_layout()
+    out = Path(args.out or Path(args.input).with_suffix(".png"))
+    fig.savefig(out, dpi=120)
+    print(f"written    {out}")
+    return 0
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--urdf", help=f"URDF file (default: the shipped {DEFAULT_ROBOT})")
+    p.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
+    p.add_argument("--config", help="YAML with initial_positions (by joint name), urdf_path, "
+                                    "floating_base")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .integrators import INTEGRATORS
+
+    parser = argparse.ArgumentParser(prog="mbsim-ros", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("simulate", help="simulate offline and write a trajectory (.npz)")
+    _model_args(p)
+    p.add_argument("--integrator", default="euler", choices=sorted(INTEGRATORS))
+    p.add_argument("--dt", type=float, default=1e-3)
+    p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--q0", type=_floats, help="initial q, comma-separated (nq numbers)")
+    p.add_argument("--v0", type=_floats, help="initial v, comma-separated (nv numbers)")
+    p.add_argument("--out", default="simulation.npz")
+    p.set_defaults(func=cmd_simulate)
+    p = sub.add_parser("inspect", help="print a model: joints, types, limits, nq/nv, mass")
+    _model_args(p)
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.set_defaults(func=cmd_inspect)
+    p = sub.add_parser("plot", help="plot joint positions and energy of a simulate result")
+    p.add_argument("input", help=".npz written by simulate")
+    p.add_argument("--out", help="PNG path (default: beside the input)")
+    p.set_defaults(func=cmd_plot)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+def node_main(argv: list[str] | None = None) -> int:
+    """``mbsim_node``: the ROS 2 node's entry point (the node itself lands with issue 5)."""
+    print("mbsim_node: the ROS 2 simulation node is not part of this release yet; "
+          "use `mbsim-ros simulate` for offline runs", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

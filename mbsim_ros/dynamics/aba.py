@@ -1,0 +1,172 @@
+"""Forward dynamics: the articulated-body algorithm (Featherstone 2008, Table 7.1), in the world
+frame (articulated inertias of children add into the parent without frame changes).
+a = M(q)^-1 (tau - C(q, v) v - g(q))."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel, step
+from ..model.model import I_IDX_V, I_NV, I_PARENT
+from .checks import OK, SINGULAR, as_vector, input_code, raise_for
+from .kinematics import (gravity_acceleration, inertia_times_motion, inertia_to_matrix,
+                         joint_velocity, kinematics_step, motion_cross_force,
+                         motion_cross_motion)
+from .workspace import carve, workspace
+
+
+@step
+def aba_forward_step1(i, joint_int, oS, v, oY, ov, c, IA, pA, vJ, tmp):
+    """ov_i = ov_p + S v_i; c_i = ov_i x S v_i; IA_i = Y_i; pA_i = ov_i x* Y_i ov_i."""
+    p = joint_int[i, I_PARENT]
+    joint_velocity(i, joint_int, oS, v, vJ)
+    for r in range(6):
+        ov[i, r] = vJ[r] + (ov[p, r] if p >= 0 else 0.0)
+    motion_cross_motion(ov[i], vJ, c[i])
+    inertia_to_matrix(oY[i], IA[i])
+    inertia_times_motion(oY[i], ov[i], tmp)
+    motion_cross_force(ov[i], tmp, pA[i])
+
+
+@step
+def spd_inverse(D, n, out) -> bool:
+    """out[:n, :n] = D[:n, :n]^-1 by Cholesky (D symmetric positive definite); False if not."""
+    for j in range(n):  # in-place lower Cholesky of D
+        s = D[j, j]
+        for k in range(j):
+            s -= D[j, k] * D[j, k]
+        if not s > 0.0:
+            return False
+        D[j, j] = math.sqrt(s)
+        for r in range(j + 1, n):
+            t = D[r, j]
+            for k in range(j):
+                t -= D[r, k] * D[j, k]
+            D[r, j] = t / D[j, j]
+    for col in range(n):  # solve L L^T x = e_col
+        for r in range(n):
+            t = 1.0 if r == col else 0.0
+            for k in range(r):
+                t -= D[r, k] * out[k, col]
+            out[r, col] = t / D[r, r]
+        for r in range(n - 1, -1, -1):
+            t = out[r, col]
+            for k in range(r + 1, n):
+                t -= D[k, r] * out[k, col]
+            out[r, col] = t / D[r, r]
+    return True
+
+
+@step
+def aba_backward_step(i, joint_int, oS, tau, IA, pA, c, U, Dinv, u, small, tmp) -> bool:
+    """U = IA S; D = S^T U; u = tau - S^T pA; then the parent gets
+    Ia = IA - U D^-1 U^T and pa = pA + Ia c + U D^-1 u."""
+    iv = joint_int[i, I_IDX_V]
+    n = joint_int[i, I_NV]
+    for k in range(n):
+        s = oS[iv + k]
+        for r in range(6):
+            acc = 0.0
+            for cc in range(6):
+                acc += IA[i, r, cc] * s[cc]
+            U[iv + k, r] = acc
+        acc = tau[iv + k]
+        for r in range(6):
+            acc -= s[r] * pA[i, r]
+        u[iv + k] = acc
+        for m in range(n):
+            acc = 0.0
+            for r in range(6):
+                acc += oS[iv + m, r] * U[iv + k, r]
+            small[m, k] = acc
+    if n == 1:
+        if not small[0, 0] > 0.0:
+            return False
+        Dinv[iv, 0] = 1.0 / small[0, 0]
+    else:
+        if not spd_inverse(small, n, tmp):
+            return False
+        for k in range(n):
+            for m in range(n):
+                Dinv[iv + k, m] = tmp[k, m]
+    p = joint_int[i, I_PARENT]
+    if p < 0:
+        return True
+    Ia = IA[i]
+    for k in range(n):  # W_k = sum_m Dinv[k, m] U_m, then Ia -= U_k W_k^T and pa gets W_k u_k
+        for r in range(6):
+            acc = 0.0
+            for m in range(n):
+                acc += Dinv[iv + k, m] * U[iv + m, r]
+            small[k, r] = acc
+    for r in range(6):
+        for cc in range(6):
+            acc = 0.0
+            for k in range(n):
+                acc += U[iv + k, r] * small[k, cc]
+            Ia[r, cc] -= acc
+    for r in range(6):
+        acc = pA[i, r]
+        for cc in range(6):
+            acc += Ia[r, cc] * c[i, cc]
+        for k in range(n):
+            acc += small[k, r] * u[iv + k]
+        pA[p, r] += acc
+        for cc in range(6):
+            IA[p, r, cc] += Ia[r, cc]
+    return True
+
+
+@step
+def aba_forward_step2(i, joint_int, oS, c, U, Dinv, u, oa, a_world, a_out):
+    """oa_i = oa_p + c_i; a_i = D^-1 (u - U^T oa_i); oa_i += S a_i."""
+    p = joint_int[i, I_PARENT]
+    iv = joint_int[i, I_IDX_V]
+    n = joint_int[i, I_NV]
+    for r in range(6):
+        oa[i, r] = (oa[p, r] if p >= 0 else a_world[r]) + c[i, r]
+    for k in range(n):
+        acc = 0.0
+        for m in range(n):
+            um = u[iv + m]
+            for r in range(6):
+                um -= U[iv + m, r] * oa[i, r]
+            acc += Dinv[iv + k, m] * um
+        a_out[iv + k] = acc
+    for k in range(n):
+        for r in range(6):
+            oa[i, r] += oS[iv + k, r] * a_out[iv + k]
+
+
+@kernel
+def aba_kernel(joint_int, joint_real, gravity, q, v, tau, ws, a_out):
+    code = input_code(joint_int, q, v, tau)
+    if code != OK:
+        return code
+    nj = joint_int.shape[0]
+    oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(
+        ws, nj, a_out.shape[0])
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+        aba_forward_step1(i, joint_int, oS, v, oY, ov, c, IA, pA, tmp[4], tmp[5])
+    for i in range(nj - 1, -1, -1):
+        if not aba_backward_step(i, joint_int, oS, tau, IA, pA, c, U, Dinv, u, small, tmp):
+            return SINGULAR
+    gravity_acceleration(gravity, tmp[3])
+    for i in range(nj):
+        aba_forward_step2(i, joint_int, oS, c, U, Dinv, u, oa, tmp[3], a_out)
+    return OK
+
+
+def aba(model, q, v, tau) -> np.ndarray:
+    """Joint accelerations a (nv) under torques tau at (q, v), with the model's gravity."""
+    q = as_vector(q, model.nq, "q")
+    v = as_vector(v, model.nv, "v")
+    tau = as_vector(tau, model.nv, "tau")
+    a = np.empty(model.nv)
+    code = aba_kernel(model.joint_int, model.joint_real, model.gravity, q, v, tau,
+                      workspace(model), a)
+    if code != OK:
+        raise_for(code, ("q", "v", "tau"), model)
+    return a

@@ -1,0 +1,72 @@
+"""Guards at the door of every public dynamics function: shapes in Python (cheap), finiteness
+and unit quaternions inside the kernel (one pass, no temporaries), named errors out."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel, step
+from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE
+
+OK, BAD_ARG0, BAD_ARG1, BAD_ARG2, BAD_QUATERNION, SINGULAR, DIVERGED = 0, 1, 2, 3, 4, 5, 6
+QUATERNION_TOLERANCE = 1e-6
+_FLOAT64 = np.dtype(np.float64)
+
+
+def as_vector(x, n: int, name: str) -> np.ndarray:
+    """x as a contiguous float64 vector of length n, or ValueError naming the argument."""
+    if type(x) is not np.ndarray or x.dtype is not _FLOAT64:
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a vector of {n} numbers: {exc}") from None
+    if x.shape != (n,) or x.ndim != 1:
+        raise ValueError(f"{name} must have shape ({n},), got {x.shape}")
+    return x
+
+
+@step
+def all_finite(x) -> bool:
+    total = 0.0
+    for k in range(x.shape[0]):
+        total += x[k] * 0.0
+    return total == 0.0
+
+
+@step
+def input_code(joint_int, q, arg1, arg2) -> int:
+    """0 when q, arg1, arg2 are finite and every free-flyer quaternion in q is unit."""
+    if not all_finite(q):
+        return BAD_ARG0
+    if not all_finite(arg1):
+        return BAD_ARG1
+    if not all_finite(arg2):
+        return BAD_ARG2
+    for i in range(joint_int.shape[0]):
+        if joint_int[i, I_TYPE] == FREE_FLYER:
+            iq = joint_int[i, I_IDX_Q]
+            n2 = q[iq + 3] ** 2 + q[iq + 4] ** 2 + q[iq + 5] ** 2 + q[iq + 6] ** 2
+            if math.fabs(n2 - 1.0) > QUATERNION_TOLERANCE:
+                return BAD_QUATERNION
+    return OK
+
+
+def raise_for(code: int, names: tuple[str, ...], model) -> None:
+    """Turn a kernel's input code into the ValueError a caller can act on."""
+    if code in (BAD_ARG0, BAD_ARG1, BAD_ARG2):
+        raise ValueError(f"{names[code - 1]} contains NaN or infinity")
+    if code == BAD_QUATERNION:
+        raise ValueError(f"{names[0]}: a free-flyer quaternion (qx, qy, qz, qw) is not of unit "
+                         f"norm (tolerance {QUATERNION_TOLERANCE})")
+    if code == SINGULAR:
+        raise ValueError(f"model '{model.name}': the joint-space inertia is singular at this "
+                         f"configuration")
+    if code == DIVERGED:
+        raise ValueError(f"model '{model.name}': the result is not finite (diverged)")
+    raise AssertionError(f"unknown kernel code {code}")
+
+
+@kernel
+def all_finite_kernel(x) -> bool:
+    return all_finite(x)

@@ -1,0 +1,65 @@
+"""The configuration manifold: q (+) v for every joint type (the free-flyer on SE(3))."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel, step
+from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_TYPE
+from ..spatial import so3_coefficients
+from .checks import OK, as_vector, input_code, raise_for
+
+
+@step
+def integrate_free_flyer(q, iq, v, iv, dt, q_out):
+    """M(q) exp(dt [v]) with v = (linear, angular) in the body frame (pinocchio's integrate):
+    p' = p + R J(dt w) dt v_lin with J the SO(3) left Jacobian, quat' = quat * quat(exp(dt w))."""
+    w0, w1, w2 = dt * v[iv + 3], dt * v[iv + 4], dt * v[iv + 5]
+    u0, u1, u2 = dt * v[iv], dt * v[iv + 1], dt * v[iv + 2]
+    theta = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    a1, a2 = so3_coefficients(theta)
+    # J u = u + a1 w x u + a2 w x (w x u)
+    c0, c1, c2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
+    d0, d1, d2 = w1 * c2 - w2 * c1, w2 * c0 - w0 * c2, w0 * c1 - w1 * c0
+    t0, t1, t2 = u0 + a1 * c0 + a2 * d0, u1 + a1 * c1 + a2 * d1, u2 + a1 * c2 + a2 * d2
+    x, y, z, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    q_out[iq] = q[iq] + (1 - 2 * (y * y + z * z)) * t0 + 2 * (x * y - z * qw) * t1 \
+        + 2 * (x * z + y * qw) * t2
+    q_out[iq + 1] = q[iq + 1] + 2 * (x * y + z * qw) * t0 + (1 - 2 * (x * x + z * z)) * t1 \
+        + 2 * (y * z - x * qw) * t2
+    q_out[iq + 2] = q[iq + 2] + 2 * (x * z - y * qw) * t0 + 2 * (y * z + x * qw) * t1 \
+        + (1 - 2 * (x * x + y * y)) * t2
+    half = 0.5 * theta
+    s = math.sin(half) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
+    bx, by, bz, bw = s * w0, s * w1, s * w2, math.cos(half)
+    nx = qw * bx + x * bw + y * bz - z * by
+    ny = qw * by - x * bz + y * bw + z * bx
+    nz = qw * bz + x * by - y * bx + z * bw
+    nw = qw * bw - x * bx - y * by - z * bz
+    norm = math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+    q_out[iq + 3], q_out[iq + 4], q_out[iq + 5], q_out[iq + 6] = (nx / norm, ny / norm,
+                                                                  nz / norm, nw / norm)
+
+
+@kernel
+def integrate_kernel(joint_int, q, v, dt, q_out):
+    for i in range(joint_int.shape[0]):
+        iq = joint_int[i, I_IDX_Q]
+        iv = joint_int[i, I_IDX_V]
+        if joint_int[i, I_TYPE] == FREE_FLYER:
+            integrate_free_flyer(q, iq, v, iv, dt, q_out)
+        else:
+            q_out[iq] = q[iq] + dt * v[iv]
+
+
+def integrate(model, q, v, dt: float = 1.0) -> np.ndarray:
+    """The configuration reached from q by moving with velocity v for dt (q (+) dt v)."""
+    q = as_vector(q, model.nq, "q")
+    v = as_vector(v, model.nv, "v")
+    code = input_code(model.joint_int, q, v, v)
+    if code != OK:
+        raise_for(code, ("q", "v"), model)
+    q_out = np.empty(model.nq)
+    integrate_kernel(model.joint_int, q, v, float(dt), q_out)
+    return q_out

@@ -1,0 +1,61 @@
+"""Joint-space inertia: the composite-rigid-body algorithm (Featherstone 2008, Table 6.2), in the
+world frame, where composite inertias add without frame changes and M[j, i] = S_j^T (Yc_i S_i)
+for every ancestor j of i."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel, step
+from ..model.model import I_IDX_V, I_NV, I_PARENT
+from .checks import OK, as_vector, input_code, raise_for
+from .kinematics import inertia_times_motion, kinematics_step
+from .workspace import carve, workspace
+
+
+@step
+def crba_backward_step(i, joint_int, oS, Yc, M, F):
+    """Fill the column block of joint i (and its transpose) from the composite inertia Yc_i,
+    then add Yc_i into its parent."""
+    iv = joint_int[i, I_IDX_V]
+    for k in range(iv, iv + joint_int[i, I_NV]):
+        inertia_times_motion(Yc[i], oS[k], F)
+        j = i
+        while j >= 0:
+            jv = joint_int[j, I_IDX_V]
+            for m in range(jv, jv + joint_int[j, I_NV]):
+                acc = 0.0
+                for r in range(6):
+                    acc += oS[m, r] * F[r]
+                M[m, k] = acc
+                M[k, m] = acc
+            j = joint_int[j, I_PARENT]
+    p = joint_int[i, I_PARENT]
+    if p >= 0:
+        for r in range(10):
+            Yc[p, r] += Yc[i, r]
+
+
+@kernel
+def crba_kernel(joint_int, joint_real, q, ws, M):
+    """M must be zero on entry (entries of unrelated branches are not written)."""
+    code = input_code(joint_int, q, q, q)
+    if code != OK:
+        return code
+    nj = joint_int.shape[0]
+    oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(
+        ws, nj, M.shape[0])
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+    for i in range(nj - 1, -1, -1):  # oY becomes the composite inertia Yc in place
+        crba_backward_step(i, joint_int, oS, oY, M, tmp[0])
+    return OK
+
+
+def crba(model, q) -> np.ndarray:
+    """The joint-space inertia matrix M(q), full and symmetric (nv x nv)."""
+    q = as_vector(q, model.nq, "q")
+    M = np.zeros((model.nv, model.nv))
+    code = crba_kernel(model.joint_int, model.joint_real, q, workspace(model), M)
+    if code != OK:
+        raise_for(code, ("q",), model)
+    return M

@@ -1,0 +1,61 @@
+"""What every integrator provides, and the registry the Simulator and the node pick them from."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class StepInfo:
+    """What one step did. ``iterations``/``residual`` describe the root finder or constraint
+    solver (0 / 0.0 for explicit integrators); ``converged`` is False when the step could not be
+    completed, in which case the state was left unchanged and ``message`` says why."""
+
+    iterations: int = 0
+    residual: float = 0.0
+    converged: bool = True
+    fallback: bool = False
+    message: str = ""
+
+
+class Integrator:
+    """Advances (q, v) by one step of length dt under generalized forces tau.
+
+    Implementations own preallocated buffers and write the new state into ``q_out`` / ``v_out``
+    (never into their inputs); they must not allocate per step.
+    """
+
+    name = "base"
+
+    def __init__(self, model, dt: float, **options) -> None:
+        if options:
+            raise ValueError(f"integrator '{self.name}': unknown options {sorted(options)}")
+        self.model = model
+        self.dt = dt
+
+    def reset(self, q: np.ndarray, v: np.ndarray) -> None:
+        """Forget any history (multistep integrators keep the previous configuration)."""
+
+    def step(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, q_out: np.ndarray,
+             v_out: np.ndarray) -> StepInfo:
+        raise NotImplementedError
+
+
+INTEGRATORS: dict[str, Callable[..., Integrator]] = {}
+
+
+def register(name: str):
+    """Class decorator: make an integrator available by name to Simulator and the node."""
+    def wrap(cls):
+        cls.name = name
+        INTEGRATORS[name] = cls
+        return cls
+    return wrap
+
+
+def make_integrator(name: str, model, dt: float, **options) -> Integrator:
+    if name not in INTEGRATORS:
+        raise ValueError(f"unknown integrator '{name}' (available: {', '.join(sorted(INTEGRATORS))})")
+    return INTEGRATORS[name](model, dt, **options)

@@ -1,0 +1,89 @@
+"""The Simulator: one Model, one State, one Integrator; what the node and the library drive."""
+from __future__ import annotations
+
+import numpy as np
+
+from .dynamics.checks import all_finite_kernel, as_vector
+from .dynamics.energy import energy as _energy
+from .integrators import StepInfo, make_integrator
+from .model import Model
+
+
+class Simulator:
+    """Steps a Model with a named integrator.
+
+    ``Simulator(model, dt=1e-3, integrator="euler", **options)``; ``reset(q, v)``;
+    ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``; ``energy()``. A step whose result
+    is not finite (divergence) or that the integrator cannot complete leaves the state as it was,
+    returns ``converged=False`` with a message, and sets ``failed``: later steps raise until
+    ``reset``.
+    """
+
+    def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "euler",
+                 **options) -> None:
+        if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+        self.model = model
+        self.dt = float(dt)
+        self.integrator_name = integrator
+        self.integrator = make_integrator(integrator, model, self.dt, **options)
+        self._q = model.neutral()
+        self._v = np.zeros(model.nv)
+        self._q_next = np.empty(model.nq)
+        self._v_next = np.empty(model.nv)
+        self._zero_tau = np.zeros(model.nv)
+        self._t0 = 0.0
+        self.steps = 0
+        self.failed: StepInfo | None = None
+        self.reset()
+
+    @property
+    def q(self) -> np.ndarray:
+        view = self._q.view()
+        view.setflags(write=False)
+        return view
+
+    @property
+    def v(self) -> np.ndarray:
+        view = self._v.view()
+        view.setflags(write=False)
+        return view
+
+    @property
+    def t(self) -> float:
+        """Simulated time: the reset time plus steps * dt (no accumulated rounding)."""
+        return self._t0 + self.steps * self.dt
+
+    def reset(self, q=None, v=None, t: float = 0.0) -> None:
+        """Start again from (q, v) (default: the model's neutral configuration, at rest)."""
+        q = self.model.neutral() if q is None else as_vector(q, self.model.nq, "q")
+        v = np.zeros(self.model.nv) if v is None else as_vector(v, self.model.nv, "v")
+        _energy(self.model, q, v)  # validates finiteness and unit quaternions
+        self._q[:] = q
+        self._v[:] = v
+        self._t0 = float(t)
+        self.steps = 0
+        self.failed = None
+        self.integrator.reset(self._q, self._v)
+
+    def step(self, tau=None) -> StepInfo:
+        """Advance one step of dt under joint efforts tau (nv; default zero)."""
+        if self.failed is not None:
+            raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
+                               f"{self.failed.message}; call reset()")
+        tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
+        if not all_finite_kernel(tau):
+            raise ValueError("tau contains NaN or infinity")
+        info = self.integrator.step(self._q, self._v, tau, self._q_next, self._v_next)
+        if not info.converged:
+            self.failed = StepInfo(**info.__dict__)
+            return info
+        self._q[:] = self._q_next
+        self._v[:] = self._v_next
+        self.steps += 1
+        return info
+
+    def energy(self) -> float:
+        """Kinetic + gravitational potential energy (J) of the current state."""
+        kinetic, potential = _energy(self.model, self._q, self._v)
+        return kinetic + potential

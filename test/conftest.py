@@ -1,0 +1,80 @@
+"""Shared test helpers: pinocchio as the independent oracle, random states, the robot list."""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from mbsim_ros.model import Model, chain_urdf, example_robot_urdf, load_urdf, shipped_urdf
+
+# (label, source, floating_base): our models and example-robot-data's (issue 2's list + PR2,
+# which has continuous and prismatic joints).
+ROBOTS = [
+    ("pendulum", lambda: shipped_urdf("pendulum"), False),
+    ("double_pendulum", lambda: shipped_urdf("double_pendulum"), False),
+    ("arm7", lambda: shipped_urdf("arm7"), False),
+    ("arm7_floating", lambda: shipped_urdf("arm7"), True),
+    ("chain20", lambda: chain_urdf(20), False),
+    ("panda", lambda: example_robot_urdf("panda"), False),
+    ("ur5", lambda: example_robot_urdf("ur5"), False),
+    ("solo12", lambda: example_robot_urdf("solo12"), True),
+    ("talos", lambda: example_robot_urdf("talos"), True),
+    ("hyq", lambda: example_robot_urdf("hyq"), True),
+    ("pr2", lambda: example_robot_urdf("pr2"), False),
+]
+
+
+def pinocchio_model(source, floating_base: bool) -> pin.Model:
+    """The oracle, built by pinocchio directly from the same URDF."""
+    text = source if isinstance(source, str) and source.lstrip().startswith("<") else \
+        open(source).read()
+    if floating_base:
+        return pin.buildModelFromXML(text, pin.JointModelFreeFlyer())
+    return pin.buildModelFromXML(text)
+
+
+def to_pinocchio_q(model: Model, q: np.ndarray) -> np.ndarray:
+    """Our q -> pinocchio's: a continuous joint's angle becomes (cos, sin)."""
+    parts = []
+    for i in range(model.njoints):
+        iq = model.idx_q[i]
+        kind = model.joint_kinds[i]
+        if kind == "continuous":
+            parts += [np.cos(q[iq]), np.sin(q[iq])]
+        elif kind == "free_flyer":
+            parts += list(q[iq:iq + 7])
+        else:
+            parts.append(q[iq])
+    return np.array(parts)
+
+
+def random_configuration(model: Model, rng: np.random.Generator) -> np.ndarray:
+    """Within finite limits, anywhere in [-pi, pi] otherwise; unit quaternions."""
+    q = np.empty(model.nq)
+    for i in range(model.njoints):
+        iq = model.idx_q[i]
+        if model.joint_kinds[i] == "free_flyer":
+            q[iq:iq + 3] = rng.uniform(-1.0, 1.0, 3)
+            quat = rng.normal(size=4)
+            q[iq + 3:iq + 7] = quat / np.linalg.norm(quat)
+            continue
+        lo, hi = model.lower_position_limit[iq], model.upper_position_limit[iq]
+        lo = lo if np.isfinite(lo) else -np.pi
+        hi = hi if np.isfinite(hi) else np.pi
+        q[iq] = rng.uniform(lo, hi)
+    return q
+
+
+def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:
+    """max |ours - reference| / max(1, max |reference|): relative for large values, absolute
+    below 1 (so that near-zero references do not inflate it)."""
+    return float(np.abs(ours - reference).max() / max(1.0, np.abs(reference).max()))
+
+
+@pytest.fixture(params=ROBOTS, ids=[r[0] for r in ROBOTS], scope="module")
+def robot(request):
+    label, source_fn, floating = request.param
+    source = source_fn()
+    model = load_urdf(source, floating_base=floating)
+    return label, model, pinocchio_model(source if isinstance(source, str) else str(source),
+                                         floating)
