@@ -1,0 +1,77 @@
+"""mbsim-ros simulate / inspect / plot, run as a user runs them (a subprocess)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mbsim_ros.model import example_robot_urdf, shipped_urdf
+
+
+def mbsim(*args, check=True):
+    result = subprocess.run([sys.executable, "-m", "mbsim_ros.cli", *map(str, args)],
+                            capture_output=True, text=True, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_inspect_json_of_a_floating_robot():
+    out = json.loads(mbsim("inspect", "--urdf", example_robot_urdf("solo12"),
+                           "--floating-base", "--json").stdout)
+    assert (out["nq"], out["nv"], out["dof"]) == (19, 18, 18)
+    assert out["mass"] == pytest.approx(2.5, abs=0.3)
+    assert out["joints"][0] == {**out["joints"][0], "name": "root_joint", "type": "free_flyer",
+                                "lower": None}
+    knee = next(j for j in out["joints"] if j["name"] == "FL_KFE")
+    assert knee["type"] == "revolute" and set(knee) >= {"name", "type", "lower", "upper",
+                                                        "effort", "velocity"}
+
+
+def test_inspect_text_lists_every_joint():
+    out = mbsim("inspect", "--urdf", shipped_urdf("arm7")).stdout
+    assert "nq = 7, nv = 7, dof = 7, mass = 22.8000 kg" in out
+    for k in range(1, 8):
+        assert f"joint{k}" in out
+
+
+def test_simulate_writes_the_trajectory_and_plot_draws_it(tmp_path):
+    out = tmp_path / "arm.npz"
+    config = tmp_path / "arm.yaml"
+    config.write_text("initial_positions: {joint2: 0.5, joint4: -1.0}\n")
+    result = mbsim("simulate", "--urdf", shipped_urdf("arm7"), "--config", config,
+                   "--integrator", "euler", "--dt", 0.002, "--steps", 250, "--out", out)
+    assert "250 steps" in result.stdout and "energy" in result.stdout
+    data = np.load(out)
+    assert data["q"].shape == (251, 7) and data["v"].shape == (251, 7)
+    assert data["tau"].shape == (251, 7) and data["t"][-1] == pytest.approx(0.5)
+    assert data["q"][0, 1] == 0.5 and data["q"][0, 3] == -1.0
+    assert np.abs(data["q"][-1] - data["q"][0]).max() > 1e-3  # it moved under gravity
+    png = tmp_path / "arm.png"
+    mbsim("plot", out, "--out", png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_simulate_with_q0(tmp_path):
+    out = tmp_path / "p.npz"
+    mbsim("simulate", "--urdf", shipped_urdf("pendulum"), "--q0", "0.2", "--v0", "0",
+          "--steps", 10, "--out", out)
+    assert np.load(out)["q"][0, 0] == 0.2
+
+
+def test_errors_are_messages_not_tracebacks(tmp_path):
+    bad = tmp_path / "bad.urdf"
+    bad.write_text('<robot name="r"><link name="a"/><joint name="j" type="planar">'
+                   '<parent link="a"/><child link="a"/></joint></robot>')
+    result = mbsim("inspect", "--urdf", bad, check=False)
+    assert result.returncode != 0
+    assert "joint 'j'" in result.stderr and "Traceback" not in result.stderr
+    config = tmp_path / "c.yaml"
+    config.write_text("initial_positions: {elbow: 1.0}\n")
+    result = mbsim("simulate", "--urdf", shipped_urdf("arm7"), "--config", config,
+                   "--out", tmp_path / "x.npz", check=False)
+    assert result.returncode != 0 and "no joint named 'elbow'" in result.stderr
+    result = mbsim("simulate", "--urdf", shipped_urdf("arm7"), "--q0", "1,2",
+                   "--out", tmp_path / "x.npz", check=False)
+    assert result.returncode != 0 and "q must have shape (7,)" in result.stderr
