@@ -18,7 +18,7 @@ $(STAMP): setup.py
 # Until the node lands: an offline simulation of the default 7-DOF arm, with a summary.
 run: $(STAMP)
 	$(VENV)/bin/mbsim-ros simulate --urdf urdf/arm7.urdf --config config/arm7.yaml \
-	    --integrator euler --dt 0.001 --steps 5000 --out runs/arm7.npz
+	    --integrator variational --dt 0.001 --steps 5000 --out runs/arm7.npz
 	$(VENV)/bin/mbsim-ros plot runs/arm7.npz --out runs/arm7.png
 
 test: $(STAMP)
@@ -26,6 +26,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/dynamics.py
+	$(PY) bench/variational.py
 
 clean:
 	rm -rf $(VENV) runs

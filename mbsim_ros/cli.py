@@ -68,7 +68,9 @@ def cmd_simulate(args) -> int:
         model, config.get("initial_positions", {}))
     v0 = np.array(args.v0) if args.v0 else None
     try:
-        sim = Simulator(model, dt=args.dt, integrator=args.integrator)
+        options = {k: v for k, v in (("order", args.order), ("root_finder", args.root_finder))
+                   if v is not None}
+        sim = Simulator(model, dt=args.dt, integrator=args.integrator, **options)
         sim.reset(q0, v0)
     except ValueError as exc:
         raise SystemExit(f"mbsim-ros: {exc}") from None
@@ -96,7 +98,8 @@ def cmd_simulate(args) -> int:
     drift = np.abs(energy[:done + 1] - energy[0])
     print(f"model      {model.name}: {model.njoints} joints, nq={model.nq}, nv={model.nv}, "
           f"{model.total_mass:.2f} kg")
-    print(f"integrator {args.integrator}, dt = {args.dt:g} s, {done} steps "
+    extra = "".join(f", {k} = {v}" for k, v in options.items())
+    print(f"integrator {args.integrator}{extra}, dt = {args.dt:g} s, {done} steps "
           f"({t[done]:.3f} s simulated)")
     print(f"wall time  {wall:.3f} s ({wall / max(done, 1) * 1e6:.1f} us/step incl. recording, "
           f"real-time factor {t[done] / max(wall, 1e-12):.1f})")
@@ -193,7 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("simulate", help="simulate offline and write a trajectory (.npz)")
     _model_args(p)
-    p.add_argument("--integrator", default="euler", choices=sorted(INTEGRATORS))
+    p.add_argument("--integrator", default="variational", choices=sorted(INTEGRATORS))
+    p.add_argument("--order", type=int, choices=(2, 4), help="variational: 4 = Yoshida triple "
+                   "jump of the second-order step")
+    p.add_argument("--root-finder", choices=("riqn", "newton", "broyden"),
+                   help="variational: root finder (default riqn)")
     p.add_argument("--dt", type=float, default=1e-3)
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--q0", type=_floats, help="initial q, comma-separated (nq numbers)")

@@ -12,14 +12,15 @@ from .model import Model
 class Simulator:
     """Steps a Model with a named integrator.
 
-    ``Simulator(model, dt=1e-3, integrator="euler", **options)``; ``reset(q, v)``;
+    ``Simulator(model, dt=1e-3, integrator="variational", **options)`` (integrators by name:
+    ``mbsim_ros.integrators.INTEGRATORS``; options go to the integrator); ``reset(q, v)``;
     ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``; ``energy()``. A step whose result
     is not finite (divergence) or that the integrator cannot complete leaves the state as it was,
     returns ``converged=False`` with a message, and sets ``failed``: later steps raise until
     ``reset``.
     """
 
-    def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "euler",
+    def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",
                  **options) -> None:
         if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0.0):
             raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
@@ -80,6 +81,7 @@ class Simulator:
             return info
         self._q[:] = self._q_next
         self._v[:] = self._v_next
+        self.integrator.commit()
         self.steps += 1
         return info
 

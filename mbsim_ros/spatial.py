@@ -60,7 +60,7 @@ def so3_coefficients(theta: float) -> tuple:
 
 
 @njit(cache=True, error_model="numpy")
-def _so3_inverse_jacobian_coefficient(theta: float) -> float:
+def so3_inverse_jacobian_coefficient(theta: float) -> float:
     """b = (1 - (t/2) cot(t/2)) / t^2, so that J^-1 = I - [w]/2 + b [w]^2 (finite at t = pi)."""
     t2 = theta * theta
     if theta < _SMALL_ANGLE:
@@ -87,9 +87,9 @@ def exp_so3(w: np.ndarray) -> np.ndarray:
 def log_so3(R: np.ndarray) -> np.ndarray:
     """Rotation vector w (|w| <= pi) with exp_so3(w) = R, robust near 0 and near pi."""
     cos_theta = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
-    cos_theta = min(1.0, max(-1.0, cos_theta))
-    theta = math.acos(cos_theta)
     skew = vee3(R)  # = sin(theta) * axis
+    # atan2 keeps full relative precision at small angles, where acos(cos) loses half the digits
+    theta = math.atan2(math.sqrt(skew[0] ** 2 + skew[1] ** 2 + skew[2] ** 2), cos_theta)
     if theta < _SMALL_ANGLE:
         t2 = theta * theta
         return skew * (1.0 + t2 / 6.0 + 7.0 * t2 * t2 / 360.0)
@@ -97,7 +97,7 @@ def log_so3(R: np.ndarray) -> np.ndarray:
         return skew * (theta / math.sin(theta))
     # Near pi: the symmetric part (R + R^T)/2 - cos(t) I = (1 - cos t) a a^T gives the axis;
     # the skew part (sin t) a fixes its sign.
-    S = 0.5 * (R + R.T) - cos_theta * np.eye(3)
+    S = 0.5 * (R + R.T) - max(-1.0, cos_theta) * np.eye(3)
     k = 0
     for i in range(1, 3):
         if S[i, i] > S[k, k]:
@@ -122,7 +122,7 @@ def so3_left_jacobian(w: np.ndarray) -> np.ndarray:
 def so3_left_jacobian_inverse(w: np.ndarray) -> np.ndarray:
     """J(w)^-1 = I - [w]/2 + b [w]^2."""
     theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    b = _so3_inverse_jacobian_coefficient(theta)
+    b = so3_inverse_jacobian_coefficient(theta)
     W = hat3(w)
     return np.eye(3) - 0.5 * W + b * (W @ W)
 

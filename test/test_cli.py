@@ -53,11 +53,14 @@ def test_simulate_writes_the_trajectory_and_plot_draws_it(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_simulate_with_q0(tmp_path):
+def test_simulate_with_q0_and_the_variational_integrator(tmp_path):
     out = tmp_path / "p.npz"
-    mbsim("simulate", "--urdf", shipped_urdf("pendulum"), "--q0", "0.2", "--v0", "0",
-          "--steps", 10, "--out", out)
-    assert np.load(out)["q"][0, 0] == 0.2
+    result = mbsim("simulate", "--urdf", shipped_urdf("pendulum"), "--q0", "0.2", "--v0", "0",
+                   "--integrator", "variational", "--order", "4", "--steps", 500, "--out", out)
+    assert "integrator variational, order = 4" in result.stdout
+    data = np.load(out)
+    assert data["q"][0, 0] == 0.2
+    assert np.abs(data["energy"] - data["energy"][0]).max() < 1e-6 * abs(data["energy"][0])
 
 
 def test_errors_are_messages_not_tracebacks(tmp_path):

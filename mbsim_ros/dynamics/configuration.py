@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, step
+from .._jit import kernel, routine, step
 from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_TYPE
 from ..spatial import so3_coefficients
 from .checks import OK, as_vector, input_code, raise_for
+from .drnea import relative_twist
 
 
 @step
@@ -63,3 +64,47 @@ def integrate(model, q, v, dt: float = 1.0) -> np.ndarray:
     q_out = np.empty(model.nq)
     integrate_kernel(model.joint_int, q, v, float(dt), q_out)
     return q_out
+
+
+@step
+def quaternion_matrix(q, iq, R):
+    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    R[0, 1] = 2.0 * (x * y - z * w)
+    R[0, 2] = 2.0 * (x * z + y * w)
+    R[1, 0] = 2.0 * (x * y + z * w)
+    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    R[1, 2] = 2.0 * (y * z - x * w)
+    R[2, 0] = 2.0 * (x * z - y * w)
+    R[2, 1] = 2.0 * (y * z + x * w)
+    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@routine
+def difference_step(joint_int, q0, q1, x, R3, xi):
+    """x = q1 (-) q0, the tangent vector with q0 (+) x = q1 (free-flyer: log(M0^-1 M1))."""
+    for i in range(joint_int.shape[0]):
+        iq = joint_int[i, I_IDX_Q]
+        iv = joint_int[i, I_IDX_V]
+        if joint_int[i, I_TYPE] == FREE_FLYER:
+            quaternion_matrix(q0, iq, R3[0])
+            quaternion_matrix(q1, iq, R3[1])
+            relative_twist(R3[0], q0[iq:iq + 3], R3[1], q1[iq:iq + 3], xi)
+            for r in range(6):
+                x[iv + r] = xi[r]
+        else:
+            x[iv] = q1[iq] - q0[iq]
+
+
+@kernel
+def difference_kernel(joint_int, q0, q1, x):
+    difference_step(joint_int, q0, q1, x, np.empty((2, 3, 3)), np.empty(6))
+
+
+def difference(model, q0, q1) -> np.ndarray:
+    """The tangent vector x with q0 (+) x = q1 (inverse of integrate with dt = 1)."""
+    q0 = as_vector(q0, model.nq, "q0")
+    q1 = as_vector(q1, model.nq, "q1")
+    x = np.empty(model.nv)
+    difference_kernel(model.joint_int, q0, q1, x)
+    return x

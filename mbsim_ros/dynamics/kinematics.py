@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 
-from .._jit import kernel, step
+from .._jit import step
 from ..model.model import (FREE_FLYER, I_IDX_Q, I_IDX_V, I_NV, I_PARENT, I_TYPE, PRISMATIC,
                            R_AXIS, R_COM, R_INERTIA, R_MASS, R_POS, R_ROT)
 
@@ -139,6 +139,15 @@ def joint_motion(jtype, axis, q, iq, Rq, pq):
 def kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq):
     """Forward step for joint i: its world placement, world motion subspace and world inertia.
     The parent's oR/op must be filled. Rq, pq are 3x3 / 3 scratch."""
+    pose_step(i, joint_int, joint_real, q, oR, op, Rq, pq)
+    row = joint_real[i]
+    world_motion_subspace(i, joint_int, row, oR[i], op[i], oS)
+    world_inertia(row, oR[i], op[i], oY[i])
+
+
+@step
+def pose_step(i, joint_int, joint_real, q, oR, op, Rq, pq):
+    """oMi = oM_parent * placement * joint(q_i) for joint i (the parent's oR/op filled)."""
     row = joint_real[i]
     jtype = joint_int[i, I_TYPE]
     joint_motion(jtype, row[AXIS0:AXIS0 + 3], q, joint_int[i, I_IDX_Q], Rq, pq)
@@ -165,8 +174,6 @@ def kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq):
         for r in range(3):
             for c in range(3):
                 Rl[r, c] = Rq[r, c]
-    world_motion_subspace(i, joint_int, row, oR[i], op[i], oS)
-    world_inertia(row, oR[i], op[i], oY[i])
 
 
 @step

@@ -42,6 +42,9 @@ class Integrator:
              v_out: np.ndarray) -> StepInfo:
         raise NotImplementedError
 
+    def commit(self) -> None:
+        """The caller accepted the last step (integrators with internal state advance it)."""
+
 
 INTEGRATORS: dict[str, Callable[..., Integrator]] = {}
 

@@ -1,0 +1,536 @@
+"""The variational integrator of Lee, Liu, Park, Srinivasa (2016): the forced discrete
+Euler-Lagrange equation of the trapezoidal discrete Lagrangian on SE(3), evaluated by DRNEA in
+O(n) and solved by RIQN (Alg. 3: q_k+1 <- q_k+1 (+) dt M(q_k)^-1 r, M^-1 applied by the
+articulated-body algorithm in O(n)), optionally Anderson-accelerated, with Newton on the exact
+Jacobian and Broyden as alternatives and Newton as the fallback. Position-momentum form: the
+state is (q_k, p_k); the reported velocity is v_k = M(q_k)^-1 p_k (docs/VARIATIONAL.md).
+``order=4`` composes three steps of dt * (g1, g2, g1) (Yoshida's triple jump).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel, routine, step
+from ..dynamics.aba import aba_kernel
+from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
+from ..dynamics.configuration import difference_step, integrate_kernel
+from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
+                              project_subtree_sums, relative_twist)
+from ..dynamics.drnea_derivative import assemble_jacobian, body_jacobian_block
+from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinematics_step,
+                                   pose_step, world_motion_subspace)
+from ..dynamics.minv import minv_apply, minv_factor
+from ..dynamics.workspace import carve, workspace
+from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_PARENT, I_TYPE
+from .base import Integrator, StepInfo, register
+
+NOT_CONVERGED = 7
+ROOT_FINDERS = {"riqn": 0, "newton": 1, "broyden": 2}
+GUESSES = {"IG1": 1, "IG2": 2, "IG3": 3}
+# settings columns
+S_ROOT, S_GUESS, S_MAX_ITER, S_ANDERSON, S_NEWTON_MAX, S_NSUB = range(6)
+YOSHIDA_G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
+YOSHIDA_G2 = -(2.0 ** (1.0 / 3.0)) / (2.0 - 2.0 ** (1.0 / 3.0))
+MAX_ANDERSON = 8
+# Newton that stops improving within this factor of the tolerance has reached the rounding floor
+# of the residual (sums of world-frame impulses with long lever arms): the step is accepted.
+STAGNATION_FACTOR = 1e3
+
+
+def variational_workspace_size(nj: int, nv: int, nq: int) -> int:
+    per_joint = 9 + 3 + 10 + 6 + 6 + 6 + 6 + 36 + 36
+    per_dof = 6 + 6 + 6
+    vectors = 12 * nv + 4 * nq
+    anderson = 2 * MAX_ANDERSON * nv + MAX_ANDERSON * MAX_ANDERSON + 2 * MAX_ANDERSON
+    return nj * per_joint + nv * per_dof + vectors + anderson + 2 * nv * nv + 8 * 36 + 31 * 6 \
+        + 2 * 6 + 18
+
+
+@step
+def carve_variational(vws, nj, nv, nq):
+    o = 0
+    oR_k = vws[o:o + nj * 9].reshape((nj, 3, 3))
+    o += nj * 9
+    op_k = vws[o:o + nj * 3].reshape((nj, 3))
+    o += nj * 3
+    oY_k = vws[o:o + nj * 10].reshape((nj, 10))
+    o += nj * 10
+    wg = vws[o:o + nj * 6].reshape((nj, 6))
+    o += nj * 6
+    mom = vws[o:o + nj * 6].reshape((nj, 6))
+    o += nj * 6
+    acc = vws[o:o + nj * 6].reshape((nj, 6))
+    o += nj * 6
+    xis = vws[o:o + nj * 6].reshape((nj, 6))
+    o += nj * 6
+    Kc = vws[o:o + nj * 36].reshape((nj, 6, 6))
+    o += nj * 36
+    IA_k = vws[o:o + nj * 36].reshape((nj, 6, 6))
+    o += nj * 36
+    oS_k = vws[o:o + nv * 6].reshape((nv, 6))
+    o += nv * 6
+    U_k = vws[o:o + nv * 6].reshape((nv, 6))
+    o += nv * 6
+    Dinv_k = vws[o:o + nv * 6].reshape((nv, 6))
+    o += nv * 6
+    vec = vws[o:o + 12 * nv].reshape((12, nv))
+    o += 12 * nv
+    qv = vws[o:o + 4 * nq].reshape((4, nq))
+    o += 4 * nq
+    F = vws[o:o + MAX_ANDERSON * nv].reshape((MAX_ANDERSON, nv))
+    o += MAX_ANDERSON * nv
+    G = vws[o:o + MAX_ANDERSON * nv].reshape((MAX_ANDERSON, nv))
+    o += MAX_ANDERSON * nv
+    AtA = vws[o:o + MAX_ANDERSON * MAX_ANDERSON].reshape((MAX_ANDERSON, MAX_ANDERSON))
+    o += MAX_ANDERSON * MAX_ANDERSON
+    rhs = vws[o:o + 2 * MAX_ANDERSON].reshape((2, MAX_ANDERSON))
+    o += 2 * MAX_ANDERSON
+    dense = vws[o:o + 2 * nv * nv].reshape((2, nv, nv))
+    o += 2 * nv * nv
+    S8 = vws[o:o + 8 * 36].reshape((8, 6, 6))
+    o += 8 * 36
+    powers = vws[o:o + 31 * 6].reshape((31, 6))
+    o += 31 * 6
+    tmp2 = vws[o:o + 12].reshape((2, 6))
+    o += 12
+    R3 = vws[o:o + 18].reshape((2, 3, 3))
+    return (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA,
+            rhs, dense, S8, powers, tmp2, R3)
+
+
+@step
+def max_abs(x) -> float:
+    m = 0.0
+    for k in range(x.shape[0]):
+        a = abs(x[k])
+        if a > m or a != a:  # NaN propagates
+            m = a if a == a else np.inf
+    return m
+
+
+@routine
+def residual(joint_int, joint_real, Yb, damping, h, q, x, b, oR_k, op_k, oS_k, wg, q_next,
+             oR, op, Rq, pq, mom, acc, xis, tmp2, r) -> float:
+    """DRNEA (Alg. 2) at q_next = q (+) x: r = b - sum J_i(q_k)^T (m_i - wg_i) - c x / 2.
+    Returns max |r|; leaves body momenta in mom and relative twists in xis."""
+    integrate_kernel(joint_int, q, x, 1.0, q_next)
+    nj = joint_int.shape[0]
+    for i in range(nj):
+        pose_step(i, joint_int, joint_real, q_next, oR, op, Rq, pq)
+        discrete_momentum(Yb[i], oR_k[i], op_k[i], oR[i], op[i], h, xis[i], tmp2, mom[i])
+        for c in range(6):
+            acc[i, c] = wg[i, c] - mom[i, c]
+    project_subtree_sums(joint_int, oS_k, acc, r)
+    for k in range(r.shape[0]):
+        r[k] += b[k] - 0.5 * damping[k] * x[k]
+    return max_abs(r)
+
+
+@routine
+def anderson_mix(x, f, k, depth, F, G, AtA, rhs, g_new):
+    """Anderson acceleration (type II) of the fixed-point map g(x) = x + f(x):
+    x_next = g_k - dG gamma, gamma = argmin |f_k - dF gamma| (Walker & Ni 2011), histories of
+    differences kept in F, G (ring of `depth`). k: the iteration index (0 = first)."""
+    nv = x.shape[0]
+    for j in range(nv):
+        g_new[j] = x[j] + f[j]
+    slot = k % (depth + 1)
+    # F/G rows hold the last depth+1 (f, g) pairs; differences are formed on the fly
+    for j in range(nv):
+        F[slot, j] = f[j]
+        G[slot, j] = g_new[j]
+    mk = min(k, depth)
+    if mk == 0:
+        for j in range(nv):
+            x[j] = g_new[j]
+        return
+    # difference columns d_c = F[slot_c+1] - F[slot_c] for the last mk pairs
+    for a in range(mk):
+        sa1 = (k - a) % (depth + 1)
+        sa0 = (k - a - 1) % (depth + 1)
+        for bcol in range(a, mk):
+            sb1 = (k - bcol) % (depth + 1)
+            sb0 = (k - bcol - 1) % (depth + 1)
+            s = 0.0
+            for j in range(nv):
+                s += (F[sa1, j] - F[sa0, j]) * (F[sb1, j] - F[sb0, j])
+            AtA[a, bcol] = s
+            AtA[bcol, a] = s
+        s = 0.0
+        for j in range(nv):
+            s += (F[sa1, j] - F[sa0, j]) * f[j]
+        rhs[0, a] = s
+    scale = 0.0
+    for a in range(mk):
+        scale = max(scale, AtA[a, a])
+    for a in range(mk):  # Tikhonov regularisation keeps the small system well posed
+        AtA[a, a] += 1e-12 * scale + 1e-300
+    # solve AtA gamma = rhs by Gaussian elimination (mk <= 8)
+    for a in range(mk):
+        rhs[1, a] = rhs[0, a]
+    for col in range(mk):
+        piv = AtA[col, col]
+        for row in range(col + 1, mk):
+            factor = AtA[row, col] / piv
+            for c2 in range(col, mk):
+                AtA[row, c2] -= factor * AtA[col, c2]
+            rhs[1, row] -= factor * rhs[1, col]
+    for row in range(mk - 1, -1, -1):
+        s = rhs[1, row]
+        for c2 in range(row + 1, mk):
+            s -= AtA[row, c2] * rhs[1, c2]
+        rhs[1, row] = s / AtA[row, row]
+    for j in range(nv):
+        s = g_new[j]
+        for a in range(mk):
+            sa1 = (k - a) % (depth + 1)
+            sa0 = (k - a - 1) % (depth + 1)
+            s -= rhs[1, a] * (G[sa1, j] - G[sa0, j])
+        x[j] = s
+
+
+@routine
+def begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, guess, ws, vws) -> int:
+    """Kinematics, gravity half-impulses and the factorisation of M at q_k; b = p_k + h/2 u;
+    v_k = M^-1 p_k; the initial guess x (Lee et al. 2016 sec. 3.3: IG1 x = 0, IG2 x = h v_k,
+    IG3 a semi-implicit Euler step)."""
+    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    b, x, dx, v_k, work = vec[0], vec[2], vec[3], vec[4], vec[5]
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
+        gravity_wrench(oY_k[i], gravity, 0.5 * h, wg[i])
+    if not minv_factor(joint_int, oS_k, oY_k, IA_k, U_k, Dinv_k, small, tmp):
+        return SINGULAR
+    for k in range(nv):
+        b[k] = p[k] + 0.5 * h * u[k]
+    minv_apply(joint_int, oS_k, U_k, Dinv_k, p, pA, oa, v_k)
+    if guess == 1:
+        for k in range(nv):
+            x[k] = 0.0
+    elif guess == 2:
+        for k in range(nv):
+            x[k] = h * v_k[k]
+    else:
+        for k in range(nv):
+            work[k] = u[k] - damping[k] * v_k[k]
+        code = aba_kernel(joint_int, joint_real, gravity, q, v_k, work, ws, dx)
+        if code != OK:
+            return code
+        for k in range(nv):
+            x[k] = h * (v_k[k] + h * dx[k])
+    return OK
+
+
+@routine
+def evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws) -> float:
+    """The residual r at the current x (vec[2]) into vec[1]; returns max |r|."""
+    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    return residual(joint_int, joint_real, Yb, damping, h, q, vec[2], vec[0], oR_k, op_k, oS_k,
+                    wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, vec[1])
+
+
+@routine
+def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, threshold, rnorm,
+               ws, vws):
+    """Alg. 3: x <- x + h M(q_k)^-1 r (Anderson-mixed when depth > 0).
+    Returns (max |r|, iterations, reached the rounding floor)."""
+    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    r, x, dx, g_new = vec[1], vec[2], vec[3], vec[7]
+    iterations = 0
+    previous = np.inf
+    while rnorm > threshold and iterations < max_iter:
+        if rnorm > 0.9 * previous and rnorm < STAGNATION_FACTOR * threshold:
+            return rnorm, iterations, True
+        previous = rnorm
+        minv_apply(joint_int, oS_k, U_k, Dinv_k, r, pA, oa, dx)
+        for k in range(nv):
+            dx[k] *= h
+        if depth > 0:
+            anderson_mix(x, dx, iterations, depth, F, G, AtA, rhs, g_new)
+        else:
+            for k in range(nv):
+                x[k] += dx[k]
+        iterations += 1
+        rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+    return rnorm, iterations, False
+
+
+@routine
+def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, ws,
+                  vws):
+    """Broyden's "good" update of the inverse Jacobian H, from H0 = -h M(q_k)^-1."""
+    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    r, x, dx, work, y, row = vec[1], vec[2], vec[3], vec[5], vec[6], vec[7]
+    H = dense[1]
+    for col in range(nv):
+        for k in range(nv):
+            work[k] = 1.0 if k == col else 0.0
+        minv_apply(joint_int, oS_k, U_k, Dinv_k, work, pA, oa, dx)
+        for k in range(nv):
+            H[k, col] = -h * dx[k]
+    iterations = 0
+    while rnorm > threshold and iterations < max_iter:
+        for k in range(nv):
+            s = 0.0
+            for j in range(nv):
+                s += H[k, j] * r[j]
+            dx[k] = -s
+            x[k] += dx[k]
+            y[k] = r[k]
+        iterations += 1
+        rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+        denom = 0.0
+        for k in range(nv):
+            y[k] = r[k] - y[k]
+        for k in range(nv):
+            s = 0.0
+            for j in range(nv):
+                s += H[k, j] * y[j]
+            work[k] = s  # H y
+            denom += dx[k] * s
+        if denom == 0.0:
+            break
+        for j in range(nv):  # dx^T H
+            s = 0.0
+            for k in range(nv):
+                s += dx[k] * H[k, j]
+            row[j] = s
+        for k in range(nv):
+            coef = (dx[k] - work[k]) / denom
+            for j in range(nv):
+                H[k, j] += coef * row[j]
+    return rnorm, iterations, False
+
+
+@routine
+def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, ws,
+                 vws):
+    """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) delta,
+    J delta = -r; stops at the rounding floor when it no longer halves the residual."""
+    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    r, x, work = vec[1], vec[2], vec[5]
+    Jac = dense[0]
+    iterations = 0
+    previous = np.inf
+    while rnorm > threshold and iterations < max_iter:
+        if rnorm > 0.5 * previous and rnorm < STAGNATION_FACTOR * threshold:
+            return rnorm, iterations, True
+        previous = rnorm
+        for i in range(nj):
+            world_motion_subspace(i, joint_int, joint_real[i], oR[i], op[i], oS)
+            body_jacobian_block(oR_k[i], op_k[i], xis[i], Yb[i], h, Kc[i], S8, powers)
+        assemble_jacobian(joint_int, oS_k, oS, Kc, damping, Jac)
+        for k in range(nv):
+            work[k] = -r[k]
+        delta = np.linalg.solve(Jac, work)
+        integrate_kernel(joint_int, qv[0], delta, 1.0, qv[1])
+        difference_step(joint_int, q, qv[1], x, R3, tmp2[0])
+        iterations += 1
+        rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+    return rnorm, iterations, False
+
+
+@routine
+def finish_step(joint_int, joint_real, gravity, damping, h, u, ws, vws, q_out, p_out):
+    """The discrete momentum at the new time (discrete Legendre transform):
+    p_k+1 = sum_i J_i(q_k+1)^T (m_i + wg_i(q_k+1)) + h/2 u - c x / 2."""
+    nj, nv, nq = joint_int.shape[0], p_out.shape[0], q_out.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    x = vec[2]
+    for k in range(nq):
+        q_out[k] = qv[0, k]
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q_out, oR, op, oS, oY, Rq, pq)
+        gravity_wrench(oY[i], gravity, 0.5 * h, acc[i])
+        for c in range(6):
+            acc[i, c] += mom[i, c]
+    project_subtree_sums(joint_int, oS, acc, p_out)
+    for k in range(nv):
+        p_out[k] += 0.5 * h * u[k] - 0.5 * damping[k] * x[k]
+
+
+@routine
+def substep(joint_int, joint_real, gravity, damping, Yb, h, q, p, u, settings, tol, ws, vws,
+            q_out, p_out, stats) -> int:
+    """One DEL step of length h from (q, p) under u to (q_out, p_out). stats[0] += iterations,
+    stats[1] += fallbacks; the final max |r| is left in the workspace (vec[11, 0])."""
+    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
+    code = begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, settings[S_GUESS],
+                      ws, vws)
+    if code != OK:
+        return code
+    vec = carve_variational(vws, nj, nv, nq)[12]
+    threshold = tol * (1.0 + max_abs(vec[0]))
+    rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+    root = settings[S_ROOT]
+    max_iter = settings[S_MAX_ITER]
+    iterations = 0
+    at_floor = False
+    if root == 0:
+        rnorm, iterations, at_floor = riqn_solve(joint_int, joint_real, Yb, damping, h, q,
+                                                 max_iter, settings[S_ANDERSON], threshold,
+                                                 rnorm, ws, vws)
+    elif root == 2:
+        rnorm, iterations, at_floor = broyden_solve(joint_int, joint_real, Yb, damping, h, q,
+                                                    max_iter, threshold, rnorm, ws, vws)
+    unsolved = rnorm > threshold and not at_floor
+    if unsolved or root == 1:  # Newton: the chosen root finder, or the fallback
+        newton_max = max_iter if root == 1 else settings[S_NEWTON_MAX]
+        rnorm, n_it, at_floor = newton_solve(joint_int, joint_real, Yb, damping, h, q,
+                                             newton_max, threshold, rnorm, ws, vws)
+        iterations += n_it
+    stats[0] += iterations
+    stats[1] += 1 if unsolved and root != 1 else 0
+    vec[11, 0] = rnorm
+    if not (rnorm <= threshold or at_floor):
+        return NOT_CONVERGED
+    finish_step(joint_int, joint_real, gravity, damping, h, u, ws, vws, q_out, p_out)
+    return OK
+
+
+@kernel
+def variational_step_kernel(joint_int, joint_real, gravity, damping, Yb, dt, substeps, q, p, u,
+                            settings, tol, ws, vws, q_out, p_out, v_out, stats, residual_out):
+    """One step of dt as len(substeps) DEL substeps of dt * substeps[s] (1 or Yoshida's 3),
+    then v_out = M(q_out)^-1 p_out."""
+    nj = joint_int.shape[0]
+    nv = p.shape[0]
+    nq = q.shape[0]
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    q_cur, p_cur = qv[2], vec[8]
+    for k in range(nq):
+        q_cur[k] = q[k]
+    for k in range(nv):
+        p_cur[k] = p[k]
+    stats[0] = 0
+    stats[1] = 0
+    worst = 0.0
+    for s in range(substeps.shape[0]):
+        code = substep(joint_int, joint_real, gravity, damping, Yb, dt * substeps[s], q_cur,
+                       p_cur, u, settings, tol, ws, vws, q_out, p_out, stats)
+        worst = max(worst, vec[11, 0])
+        if code != OK:
+            residual_out[0] = worst
+            return code
+        for k in range(nq):
+            q_cur[k] = q_out[k]
+        for k in range(nv):
+            p_cur[k] = p_out[k]
+    residual_out[0] = worst
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    if not minv_factor(joint_int, oS, oY, IA, U, Dinv, small, tmp):  # oS/oY of q_out
+        return SINGULAR
+    minv_apply(joint_int, oS, U, Dinv, p_out, pA, oa, v_out)
+    if not (all_finite(q_out) and all_finite(p_out) and all_finite(v_out)):
+        return DIVERGED
+    return OK
+
+
+@kernel
+def momentum_kernel(joint_int, joint_real, q, v, ws, p_out):
+    """p = M(q) v, the continuous Legendre transform (to start from a velocity): the world
+    momentum of every body, summed over subtrees and projected, without forming M."""
+    nj = joint_int.shape[0]
+    nv = v.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+        joint_velocity(i, joint_int, oS, v, tmp[0])
+        par = joint_int[i, I_PARENT]
+        for r in range(6):
+            ov[i, r] = tmp[0, r] + (ov[par, r] if par >= 0 else 0.0)
+        inertia_times_motion(oY[i], ov[i], of[i])
+    project_subtree_sums(joint_int, oS, of, p_out)
+
+
+@register("variational")
+class VariationalIntegrator(Integrator):
+    """Options: root_finder ("riqn" | "newton" | "broyden"), initial_guess ("IG1" | "IG2" |
+    "IG3"), tolerance (on max |r| relative to 1 + max |p_k + dt/2 u|), max_iterations,
+    anderson (history depth, 0 = plain RIQN), newton_fallback_iterations, order (2 | 4)."""
+
+    def __init__(self, model, dt: float, *, root_finder: str = "riqn",
+                 initial_guess: str = "IG2", tolerance: float = 1e-10,
+                 max_iterations: int = 50, anderson: int = 0,
+                 newton_fallback_iterations: int = 20, order: int = 2) -> None:
+        super().__init__(model, dt)
+        if root_finder not in ROOT_FINDERS:
+            raise ValueError(f"root_finder must be one of {sorted(ROOT_FINDERS)}, got "
+                             f"{root_finder!r}")
+        if initial_guess not in GUESSES:
+            raise ValueError(f"initial_guess must be one of {sorted(GUESSES)}, got "
+                             f"{initial_guess!r}")
+        if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
+            raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
+        if not (isinstance(max_iterations, int) and max_iterations >= 1):
+            raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+        if not (isinstance(anderson, int) and 0 <= anderson <= MAX_ANDERSON - 1):
+            raise ValueError(f"anderson must be an integer in [0, {MAX_ANDERSON - 1}], got "
+                             f"{anderson!r}")
+        if not (isinstance(newton_fallback_iterations, int) and newton_fallback_iterations >= 0):
+            raise ValueError("newton_fallback_iterations must be a non-negative integer")
+        if order not in (2, 4):
+            raise ValueError(f"order must be 2 or 4, got {order!r}")
+        self.settings = np.array([ROOT_FINDERS[root_finder], GUESSES[initial_guess],
+                                  max_iterations, anderson, newton_fallback_iterations, 0],
+                                 dtype=np.int64)
+        self.tolerance = float(tolerance)
+        self.substeps = np.array([1.0]) if order == 2 else np.array(
+            [YOSHIDA_G1, YOSHIDA_G2, YOSHIDA_G1])
+        self.Yb = np.zeros((model.njoints, 10))
+        for i in range(model.njoints):
+            body_inertia(model.joint_real[i], self.Yb[i])
+        self._ws = workspace(model)
+        self._vws = np.zeros(variational_workspace_size(model.njoints, model.nv, model.nq))
+        self.p = np.zeros(model.nv)
+        self._p_next = np.zeros(model.nv)
+        self._stats = np.zeros(2, dtype=np.int64)
+        self._residual = np.zeros(1)
+        self._info = StepInfo()
+
+    def reset(self, q: np.ndarray, v: np.ndarray) -> None:
+        """p_0 = M(q_0) v_0."""
+        m = self.model
+        momentum_kernel(m.joint_int, m.joint_real, q, v, self._ws, self.p)
+
+    def step(self, q, v, tau, q_out, v_out) -> StepInfo:
+        m = self.model
+        code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, self.Yb,
+                                       self.dt, self.substeps, q, self.p, tau, self.settings,
+                                       self.tolerance, self._ws, self._vws, q_out, self._p_next,
+                                       v_out, self._stats, self._residual)
+        info = self._info
+        info.iterations = int(self._stats[0])
+        info.fallback = bool(self._stats[1])
+        info.residual = float(self._residual[0])
+        info.converged = code == OK
+        info.message = "" if code == OK else _FAILURES.get(code, f"kernel code {code}")
+        return info
+
+    def commit(self) -> None:
+        """The Simulator accepted the step: the new momentum becomes the state."""
+        self.p[:] = self._p_next
+
+
+_FAILURES = {NOT_CONVERGED: "the DEL equation did not converge (RIQN and the Newton fallback "
+                            "both reached their iteration caps)",
+             DIVERGED: "diverged: the new state is not finite",
+             SINGULAR: "singular joint-space inertia"}

@@ -1,0 +1,282 @@
+"""The variational integrator: DRNEA against an independently computed discrete action, its
+exact Jacobian against finite differences, convergence order, energy, momentum, bad input."""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from conftest import pinocchio_model, random_configuration
+from mbsim_ros import Simulator
+from mbsim_ros.dynamics import del_jacobian, del_residual, difference, energy, integrate
+from mbsim_ros.model import chain_urdf, load_urdf, shipped_urdf
+
+DT = 1e-3
+
+
+def independent_discrete_lagrangian(pm, data, q0, q1, dt):
+    """Ld(q0, q1) = sum_i xi_i^T G_i xi_i / (2 dt) - dt/2 (P(q0) + P(q1)), xi_i =
+    log(T_i(q0)^-1 T_i(q1)), from pinocchio's kinematics, log6 and inertias (seed 000 eq. 9)."""
+    pin.forwardKinematics(pm, data, q0)
+    T0 = [data.oMi[i].copy() for i in range(pm.njoints)]
+    potential0 = pin.computePotentialEnergy(pm, data, q0)
+    pin.forwardKinematics(pm, data, q1)
+    kinetic = 0.0
+    for i in range(1, pm.njoints):
+        xi = pin.log6(T0[i].actInv(data.oMi[i])).vector
+        kinetic += xi @ pm.inertias[i].matrix() @ xi / (2.0 * dt)
+    return kinetic - 0.5 * dt * (potential0 + pin.computePotentialEnergy(pm, data, q1))
+
+
+def nearby(model, rng, q, scale):
+    return integrate(model, q, rng.normal(size=model.nv) * scale)
+
+
+CASES = [("chain12", lambda: chain_urdf(12), False),
+         ("arm7_damped", lambda: str(shipped_urdf("arm7")), False),
+         ("arm7_floating", lambda: str(shipped_urdf("arm7")), True)]
+
+
+@pytest.mark.parametrize("label, source_fn, floating", CASES, ids=[c[0] for c in CASES])
+def test_drnea_is_the_gradient_of_the_discrete_action(label, source_fn, floating):
+    source = source_fn()
+    model = load_urdf(source, floating_base=floating)
+    pm = pinocchio_model(source, floating)
+    data = pm.createData()
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        q = random_configuration(model, rng)
+        q_prev, q_next = nearby(model, rng, q, 2 * DT), nearby(model, rng, q, 2 * DT)
+        ours = del_residual(model, DT, q_prev, q, q_next)
+        # forcing is not part of the action: joint damping -c (x_prev + x_next) / 2
+        forcing = -0.5 * model.damping * (difference(model, q_prev, q)
+                                          + difference(model, q, q_next))
+        eps = 1e-6
+        gradient = np.empty(model.nv)
+        for k in range(model.nv):
+            e = np.zeros(model.nv)
+            e[k] = eps
+            plus, minus = integrate(model, q, e), integrate(model, q, -e)
+            action = [independent_discrete_lagrangian(pm, data, q_prev, qq, DT)
+                      + independent_discrete_lagrangian(pm, data, qq, q_next, DT)
+                      for qq in (plus, minus)]
+            gradient[k] = (action[0] - action[1]) / (2 * eps)
+        assert np.abs(ours - forcing - gradient).max() < 1e-6 * max(1.0, np.abs(gradient).max())
+
+
+@pytest.mark.parametrize("label, source_fn, floating", CASES, ids=[c[0] for c in CASES])
+def test_exact_jacobian_matches_finite_differences(label, source_fn, floating):
+    model = load_urdf(source_fn(), floating_base=floating)
+    rng = np.random.default_rng(12)
+    for scale in (2 * DT, 0.3):  # a normal step, and a large relative motion
+        q = random_configuration(model, rng)
+        q_prev, q_next = nearby(model, rng, q, scale), nearby(model, rng, q, scale)
+        J = del_jacobian(model, DT, q, q_next)
+        eps = 1e-7
+        J_fd = np.empty_like(J)
+        for k in range(model.nv):
+            e = np.zeros(model.nv)
+            e[k] = eps
+            J_fd[:, k] = (del_residual(model, DT, q_prev, q, integrate(model, q_next, e))
+                          - del_residual(model, DT, q_prev, q, integrate(model, q_next, -e))) \
+                / (2 * eps)
+        assert np.abs(J - J_fd).max() < 1e-6 * np.abs(J_fd).max()
+
+
+def run(sim, steps, tau=None):
+    qs = [sim.q.copy()]
+    for _ in range(steps):
+        info = sim.step(tau)
+        assert info.converged, info.message
+        qs.append(sim.q.copy())
+    return np.array(qs)
+
+
+@pytest.mark.parametrize("root_finder", ["riqn", "newton", "broyden"])
+def test_converged_steps_satisfy_the_del_equation(root_finder):
+    model = load_urdf(shipped_urdf("arm7"))
+    sim = Simulator(model, dt=DT, integrator="variational", root_finder=root_finder,
+                    tolerance=1e-11)
+    sim.reset(np.full(7, 0.4), np.linspace(-1, 1, 7))
+    tau = np.linspace(-3, 3, 7)
+    qs = run(sim, 30, tau)
+    for k in range(1, 30):
+        r = del_residual(model, DT, qs[k - 1], qs[k], qs[k + 1], tau, tau)
+        assert np.abs(r).max() < 1e-9  # impulses of ~1e-2 N m s: tolerance 1e-11 relative
+
+
+def test_root_finders_and_guesses_agree():
+    model = load_urdf(chain_urdf(8))
+    q0 = np.full(8, 0.3)
+    finals = []
+    for options in ({"root_finder": "riqn", "initial_guess": "IG1"},
+                    {"root_finder": "riqn", "initial_guess": "IG3", "anderson": 3},
+                    {"root_finder": "newton"}, {"root_finder": "broyden"}):
+        sim = Simulator(model, dt=DT, integrator="variational", tolerance=1e-12, **options)
+        sim.reset(q0)
+        finals.append(run(sim, 200)[-1])
+    for q in finals[1:]:
+        np.testing.assert_allclose(q, finals[0], atol=1e-9)
+
+
+def rk4_reference(pm, q0, v0, t_end, h):
+    """pinocchio ABA with classical RK4 (a reference independent of our code)."""
+    data = pm.createData()
+
+    def f(x):
+        q, v = x[:pm.nq], x[pm.nq:]
+        return np.concatenate([v, pin.aba(pm, data, q, v, np.zeros(pm.nv))])
+
+    x = np.concatenate([q0, v0])
+    for _ in range(int(round(t_end / h))):
+        k1 = f(x)
+        k2 = f(x + 0.5 * h * k1)
+        k3 = f(x + 0.5 * h * k2)
+        k4 = f(x + h * k3)
+        x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return x[:pm.nq]
+
+
+@pytest.mark.parametrize("order", [2, 4])
+def test_convergence_order_against_rk4(order):
+    source = str(shipped_urdf("double_pendulum"))
+    model, pm = load_urdf(source), pin.buildModelFromUrdf(source)
+    q0, v0, t_end = np.array([1.2, -0.6]), np.array([0.5, 1.0]), 0.4
+    reference = rk4_reference(pm, q0, v0, t_end, 2e-5)
+    errors = []
+    for dt in (8e-3, 4e-3, 2e-3):
+        sim = Simulator(model, dt=dt, integrator="variational", order=order, tolerance=1e-13)
+        sim.reset(q0, v0)
+        run(sim, int(round(t_end / dt)))
+        errors.append(np.abs(sim.q - reference).max())
+    ratios = np.array(errors[:-1]) / np.array(errors[1:])
+    expected = 2.0 ** order
+    assert np.all(ratios > 0.8 * expected) and np.all(ratios < 1.25 * expected), ratios
+
+
+def energy_errors(model, q0, steps, **options):
+    """(E - E0) / (E0 - E_rest) per step: the error relative to the energy the chain was
+    released with (potential above the hanging rest configuration)."""
+    sim = Simulator(model, dt=DT, **options)
+    sim.reset(q0)
+    e0 = sim.energy()
+    scale = e0 - energy(model, model.neutral(), np.zeros(model.nv))[1]
+    errors = np.full(steps, np.inf)
+    for k in range(steps):
+        if not sim.step().converged:
+            break
+        errors[k] = (sim.energy() - e0) / scale
+    return errors
+
+
+def assert_bounded_without_drift(errors, band_limit):
+    band = np.abs(errors).max()
+    assert band < band_limit, band
+    n = errors.size
+    first_band = np.abs(errors[: n // 10]).max()
+    assert abs(errors[-n // 10:].mean() - errors[: n // 10].mean()) < first_band
+    return band
+
+
+CHAIN10 = dict(axes="y", link_length=1.0, link_mass=1.0)  # 10 x (1 m, 1 kg), planar
+
+
+def test_energy_of_a_released_chain_is_bounded_without_drift():
+    """Passive 10-link chain, no damping, gravity on, released straight at 0.3 rad from the
+    vertical: 100,000 steps of 1 ms. Measured band 4.8e-7 (docs/VARIATIONAL.md)."""
+    model = load_urdf(chain_urdf(10, **CHAIN10))
+    q0 = np.r_[0.3, np.zeros(9)]
+    assert_bounded_without_drift(energy_errors(model, q0, 100_000, integrator="variational"),
+                                 1e-5)
+
+
+def test_energy_of_a_curled_chain_second_and_fourth_order_and_euler():
+    """The same chain curled by 0.3 rad at every joint (3 rad in all): a violent whip whose
+    fastest motions make the second-order band 1.1e-3; the fourth-order composition brings it
+    to 3e-5; semi-implicit Euler loses it (diverges) within 10 s."""
+    model = load_urdf(chain_urdf(10, **CHAIN10))
+    q0 = np.full(10, 0.3)
+    band2 = assert_bounded_without_drift(
+        energy_errors(model, q0, 100_000, integrator="variational"), 2e-3)
+    band4 = np.abs(energy_errors(model, q0, 30_000, integrator="variational", order=4)).max()
+    assert band4 < 1e-4 and band4 < band2 / 10
+    euler = energy_errors(model, q0, 10_000, integrator="euler")
+    assert np.abs(euler).max() > 10 * band2  # inf when it diverged
+
+
+def free_box():
+    model = load_urdf(shipped_urdf("box"), floating_base=True)
+    model.gravity = [0.0, 0.0, 0.0]
+    return model
+
+
+def world_momentum(model, q, v):
+    """Ad(T)^-T (G v_body): the box's spatial momentum in the world frame at the origin."""
+    T = pin.XYZQUATToSE3(q)
+    G = np.diag([6.0, 6.0, 6.0, 0.025, 0.05, 0.065])
+    return T.toActionMatrixInverse().T @ (G @ v)
+
+
+def test_free_body_keeps_its_spatial_momentum():
+    model = free_box()
+    sim = Simulator(model, dt=DT, integrator="variational", tolerance=1e-12)
+    v0 = np.array([0.3, -0.2, 0.1, 2.0, 0.5, -1.0])
+    sim.reset(model.neutral(), v0)
+    h0 = world_momentum(model, sim.q, sim.v)
+    for _ in range(2000):
+        assert sim.step().converged
+    np.testing.assert_allclose(world_momentum(model, sim.q, sim.v), h0, atol=1e-10)
+
+
+def test_dzhanibekov_flip():
+    """Spin about the intermediate axis (y) with a tiny perturbation: the body flips, and the
+    spin about y reverses sign, while the energy stays put."""
+    model = free_box()
+    sim = Simulator(model, dt=DT, integrator="variational")
+    sim.reset(model.neutral(), np.array([0, 0, 0, 1e-3, 5.0, 1e-3]))
+    e0 = sim.energy()
+    spin = []
+    for _ in range(8000):
+        assert sim.step().converged
+        spin.append(sim.v[4])
+    spin = np.array(spin)
+    assert spin.min() < -4.5 and spin.max() > 4.5  # it flipped (and back)
+    assert abs(sim.energy() - e0) < 1e-6 * e0
+
+
+def test_newton_fallback_is_counted():
+    model = load_urdf(chain_urdf(6))
+    sim = Simulator(model, dt=DT, integrator="variational", max_iterations=1,
+                    initial_guess="IG1", tolerance=1e-12)
+    sim.reset(np.full(6, 0.5), np.ones(6))
+    info = sim.step()
+    assert info.converged and info.fallback and info.iterations > 1
+
+
+def test_reported_velocity_is_the_legendre_transform_of_the_momentum():
+    model = load_urdf(shipped_urdf("arm7"))
+    sim = Simulator(model, dt=DT, integrator="variational")
+    v0 = np.linspace(-1, 1, 7)
+    sim.reset(np.full(7, 0.2), v0)
+    np.testing.assert_allclose(sim.v, v0)
+    sim.step()
+    from mbsim_ros.dynamics import crba
+    np.testing.assert_allclose(crba(model, sim.q) @ sim.v, sim.integrator.p, atol=1e-12)
+
+
+def test_bad_input_leaves_the_state_alone():
+    model = load_urdf(shipped_urdf("arm7"))
+    sim = Simulator(model, dt=DT, integrator="variational")
+    sim.reset(np.full(7, 0.2))
+    sim.step()
+    q, v, p, t = sim.q.copy(), sim.v.copy(), sim.integrator.p.copy(), sim.t
+    with pytest.raises(ValueError, match="tau contains NaN"):
+        sim.step(np.full(7, np.nan))
+    with pytest.raises(ValueError, match="tau must have shape"):
+        sim.step(np.zeros(8))
+    np.testing.assert_array_equal(sim.q, q)
+    np.testing.assert_array_equal(sim.v, v)
+    np.testing.assert_array_equal(sim.integrator.p, p)
+    assert sim.t == t
+    for bad in ({"root_finder": "lbfgs"}, {"initial_guess": "IG4"}, {"tolerance": 0.0},
+                {"max_iterations": 0}, {"order": 3}, {"anderson": 99}):
+        with pytest.raises(ValueError):
+            Simulator(model, integrator="variational", **bad)
