@@ -53,23 +53,24 @@ def test_euler_energy_is_bounded_on_the_pendulum():
     assert abs(energies[-period:].mean() - energies[:period].mean()) < 0.02 * error.max()
 
 
-def test_free_flyer_falls_with_g():
+@pytest.mark.parametrize("integrator", ["euler", "variational"])
+def test_free_flyer_falls_with_g(integrator):
     model = load_urdf(shipped_urdf("pendulum"), floating_base=True)
-    sim = Simulator(model, dt=1e-3)
-    q0 = model.neutral()
-    sim.reset(q0, np.zeros(model.nv))
-    for _ in range(1000):
-        sim.step()
-    # the whole body falls (no joint torque, joint1 at rest): z(t) = -g t^2 / 2; symplectic
-    # Euler gives -g dt^2 n(n+1)/2
+    sim = Simulator(model, dt=1e-3, integrator=integrator)
+    sim.reset(model.neutral(), np.zeros(model.nv))
     n = 1000
-    assert sim.q[2] == pytest.approx(-G * 1e-6 * n * (n + 1) / 2, rel=1e-10)
+    for _ in range(n):
+        sim.step()
+    # the whole body falls (joint1 at rest). Symplectic Euler: -g dt^2 n (n+1) / 2; the
+    # trapezoidal variational integrator is exact for constant forces: -g t^2 / 2
+    expected = -G * 1e-6 * n * (n + 1) / 2 if integrator == "euler" else -G / 2
+    assert sim.q[2] == pytest.approx(expected, rel=1e-10)
     assert sim.t == pytest.approx(1.0, abs=1e-15)
 
 
 def test_damping_removes_energy():
     model = load_urdf(shipped_urdf("arm7"))
-    sim = Simulator(model, dt=1e-3)
+    sim = Simulator(model, dt=1e-3, integrator="euler")
     model.gravity = [0, 0, 0]
     v0 = np.full(7, 0.5)
     sim.reset(v=v0)
@@ -80,18 +81,20 @@ def test_damping_removes_energy():
     assert sim.energy() < 0.9 * e0  # damping 0.1 N m s on every joint
 
 
-def test_divergence_stops_and_keeps_the_last_good_state():
+@pytest.mark.parametrize("integrator, dt, failure", [("euler", 1e3, "diverged"),
+                                                      ("variational", 1e-3, "did not converge")])
+def test_a_failed_step_stops_and_keeps_the_last_good_state(integrator, dt, failure):
     model = load_urdf(shipped_urdf("pendulum"))
-    sim = Simulator(model, dt=1e3)  # a huge step, so that dt * a overflows below
+    sim = Simulator(model, dt=dt, integrator=integrator)  # Euler: dt * a overflows below
     sim.reset([0.3])
-    sim.step()
+    assert sim.step().converged
     q_good, t_good = sim.q.copy(), sim.t
     model.gravity = [0.0, 0.0, -1e306]
     info = sim.step()
-    assert not info.converged and "diverged" in info.message
+    assert not info.converged and failure in info.message
     np.testing.assert_array_equal(sim.q, q_good)
     assert np.all(np.isfinite(sim.v)) and sim.t == t_good
-    with pytest.raises(RuntimeError, match="stopped.*diverged"):
+    with pytest.raises(RuntimeError, match=f"stopped.*{failure}"):
         sim.step()
     model.gravity = [0.0, 0.0, -9.81]
     sim.reset([0.3])

@@ -59,22 +59,18 @@ def spd_inverse(D, n, out) -> bool:
 
 
 @step
-def aba_backward_step(i, joint_int, oS, tau, IA, pA, c, U, Dinv, u, small, tmp) -> bool:
-    """U = IA S; D = S^T U; u = tau - S^T pA; then the parent gets
-    Ia = IA - U D^-1 U^T and pa = pA + Ia c + U D^-1 u."""
+def articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp) -> bool:
+    """U = IA S, D = S^T U (its inverse into Dinv), then IA_parent += IA - U D^-1 U^T
+    (Featherstone 2008, Table 7.1, the inertia half of the backward pass). False if D is not
+    positive definite."""
     iv = joint_int[i, I_IDX_V]
     n = joint_int[i, I_NV]
     for k in range(n):
-        s = oS[iv + k]
         for r in range(6):
             acc = 0.0
-            for cc in range(6):
-                acc += IA[i, r, cc] * s[cc]
+            for c in range(6):
+                acc += IA[i, r, c] * oS[iv + k, c]
             U[iv + k, r] = acc
-        acc = tau[iv + k]
-        for r in range(6):
-            acc -= s[r] * pA[i, r]
-        u[iv + k] = acc
         for m in range(n):
             acc = 0.0
             for r in range(6):
@@ -93,28 +89,54 @@ def aba_backward_step(i, joint_int, oS, tau, IA, pA, c, U, Dinv, u, small, tmp) 
     p = joint_int[i, I_PARENT]
     if p < 0:
         return True
-    Ia = IA[i]
-    for k in range(n):  # W_k = sum_m Dinv[k, m] U_m, then Ia -= U_k W_k^T and pa gets W_k u_k
+    for k in range(n):  # W_k = sum_m Dinv[k, m] U_m
         for r in range(6):
             acc = 0.0
             for m in range(n):
                 acc += Dinv[iv + k, m] * U[iv + m, r]
             small[k, r] = acc
     for r in range(6):
-        for cc in range(6):
+        for c in range(6):
             acc = 0.0
             for k in range(n):
-                acc += U[iv + k, r] * small[k, cc]
-            Ia[r, cc] -= acc
+                acc += U[iv + k, r] * small[k, c]
+            IA[p, r, c] += IA[i, r, c] - acc
+    return True
+
+
+@step
+def aba_backward_step(i, joint_int, oS, tau, IA, pA, c, U, Dinv, u, small, tmp) -> bool:
+    """The articulated inertia step, u = tau - S^T pA, and the parent's bias
+    pa = pA + Ia c + U D^-1 u = pA + IA c + U D^-1 (u - U^T c)."""
+    if not articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp):
+        return False
+    iv = joint_int[i, I_IDX_V]
+    n = joint_int[i, I_NV]
+    for k in range(n):
+        acc = tau[iv + k]
+        for r in range(6):
+            acc -= oS[iv + k, r] * pA[i, r]
+        u[iv + k] = acc
+    p = joint_int[i, I_PARENT]
+    if p < 0:
+        return True
+    for k in range(n):
+        acc = u[iv + k]
+        for r in range(6):
+            acc -= U[iv + k, r] * c[i, r]
+        small[0, k] = acc
+    for k in range(n):
+        acc = 0.0
+        for m in range(n):
+            acc += Dinv[iv + k, m] * small[0, m]
+        small[1, k] = acc
     for r in range(6):
         acc = pA[i, r]
         for cc in range(6):
-            acc += Ia[r, cc] * c[i, cc]
+            acc += IA[i, r, cc] * c[i, cc]
         for k in range(n):
-            acc += small[k, r] * u[iv + k]
+            acc += U[iv + k, r] * small[1, k]
         pA[p, r] += acc
-        for cc in range(6):
-            IA[p, r, cc] += Ia[r, cc]
     return True
 
 

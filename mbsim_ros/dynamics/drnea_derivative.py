@@ -134,21 +134,8 @@ def dmu_dxi(xi, Yb, dt, D, A, AT_powers_y, Lam, H, B, tmp):
         for r in range(6):
             for c in range(6):
                 H[r, c] = tmp[r, c]
-    # dlog^T G / dt, dlog^T = sum_j c_j (A^T)^j, by Horner: P = c_{n-1} I; P = A^T P + c_j I
-    for r in range(6):
-        for c in range(6):
-            B[r, c] = SERIES_COEFFICIENTS[n - 1] if r == c else 0.0
-    for j in range(n - 2, -1, -1):
-        for r in range(6):
-            for c in range(6):
-                acc = SERIES_COEFFICIENTS[j] if r == c else 0.0
-                for k in range(6):
-                    acc += A[k, r] * B[k, c]
-                tmp[r, c] = acc
-        for r in range(6):
-            for c in range(6):
-                B[r, c] = tmp[r, c]
-    # D = H + B G / dt (G as 6x6 from Yb)
+    dlog_matrix(xi, A, B, tmp)  # B = dlog(xi); dlog^T is read transposed below
+    # D = H + dlog^T G / dt (G as 6x6 from Yb)
     for c in range(6):
         for r in range(6):
             tmp[0, r] = 1.0 if r == c else 0.0
@@ -160,8 +147,8 @@ def dmu_dxi(xi, Yb, dt, D, A, AT_powers_y, Lam, H, B, tmp):
         g4 = hz * v0 - hx * v2 + Yb[5] * w0 + Yb[7] * w1 + Yb[8] * w2
         g5 = hx * v1 - hy * v0 + Yb[6] * w0 + Yb[8] * w1 + Yb[9] * w2
         for r in range(6):
-            D[r, c] = H[r, c] + (B[r, 0] * g0 + B[r, 1] * g1 + B[r, 2] * g2 + B[r, 3] * g3
-                                 + B[r, 4] * g4 + B[r, 5] * g5) / dt
+            D[r, c] = H[r, c] + (B[0, r] * g0 + B[1, r] * g1 + B[2, r] * g2 + B[3, r] * g3
+                                 + B[4, r] * g4 + B[5, r] * g5) / dt
 
 
 @routine

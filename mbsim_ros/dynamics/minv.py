@@ -7,54 +7,10 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .aba import spd_inverse
+from .aba import articulated_inertia_step
 from .checks import OK, SINGULAR, as_vector, input_code, raise_for
 from .kinematics import inertia_to_matrix, kinematics_step
 from .workspace import carve, workspace
-
-
-@routine
-def minv_factor_step(i, joint_int, oS, IA, U, Dinv, small, tmp) -> bool:
-    """U = IA S, D = S^T U, then IA_parent += IA - U D^-1 U^T."""
-    iv = joint_int[i, I_IDX_V]
-    n = joint_int[i, I_NV]
-    for k in range(n):
-        for r in range(6):
-            acc = 0.0
-            for c in range(6):
-                acc += IA[i, r, c] * oS[iv + k, c]
-            U[iv + k, r] = acc
-        for m in range(n):
-            acc = 0.0
-            for r in range(6):
-                acc += oS[iv + m, r] * U[iv + k, r]
-            small[m, k] = acc
-    if n == 1:
-        if not small[0, 0] > 0.0:
-            return False
-        Dinv[iv, 0] = 1.0 / small[0, 0]
-    else:
-        if not spd_inverse(small, n, tmp):
-            return False
-        for k in range(n):
-            for m in range(n):
-                Dinv[iv + k, m] = tmp[k, m]
-    p = joint_int[i, I_PARENT]
-    if p < 0:
-        return True
-    for k in range(n):  # W_k = sum_m Dinv[k, m] U_m
-        for r in range(6):
-            acc = 0.0
-            for m in range(n):
-                acc += Dinv[iv + k, m] * U[iv + m, r]
-            small[k, r] = acc
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(n):
-                acc += U[iv + k, r] * small[k, c]
-            IA[p, r, c] += IA[i, r, c] - acc
-    return True
 
 
 @routine
@@ -64,7 +20,7 @@ def minv_factor(joint_int, oS, oY, IA, U, Dinv, small, tmp) -> bool:
     for i in range(nj):
         inertia_to_matrix(oY[i], IA[i])
     for i in range(nj - 1, -1, -1):
-        if not minv_factor_step(i, joint_int, oS, IA, U, Dinv, small, tmp):
+        if not articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp):
             return False
     return True
 
