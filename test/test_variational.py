@@ -280,3 +280,62 @@ def test_bad_input_leaves_the_state_alone():
                 {"max_iterations": 0}, {"order": 3}, {"anderson": 99}):
         with pytest.raises(ValueError):
             Simulator(model, integrator="variational", **bad)
+
+
+def pendulum_with_friction(f):
+    return load_urdf(shipped_urdf("pendulum").read_text().replace('friction="0"',
+                                                                  f'friction="{f}"'))
+
+
+def test_coulomb_friction_decelerates_a_free_joint_at_f_over_i_and_stops_it():
+    """No gravity, I = 1 kg m^2 (+1e-6), f = 2 N m, v0 = 1 rad/s: v = 1 - 2 t until t = 0.5 s,
+    then exactly at rest."""
+    model = pendulum_with_friction(2.0)
+    model.gravity = [0.0, 0.0, 0.0]
+    sim = Simulator(model, dt=DT)
+    sim.reset([0.0], [1.0])
+    v = []
+    for _ in range(800):
+        assert sim.step().converged
+        v.append(sim.v[0])
+    v = np.array(v)
+    t = np.arange(1, 801) * DT
+    sliding = t < 0.499
+    np.testing.assert_allclose(v[sliding], 1.0 - 2.0 * t[sliding] / (1 + 1e-6), atol=1e-5)
+    np.testing.assert_array_equal(v[t > 0.501], 0.0)
+    assert sim.q[0] == pytest.approx(0.25, abs=2e-3)  # 1/2 v0^2 / (f/I)
+
+
+@pytest.mark.parametrize("friction", [2.0, 1000.0])
+def test_coulomb_friction_holds_against_a_smaller_torque(friction):
+    """Gravity torque m g l sin(0.1) = 0.98 N m < f: the pendulum does not move at all (also
+    with a friction bound 1000x larger than anything acting: no chatter at 1 ms)."""
+    sim = Simulator(pendulum_with_friction(friction), dt=DT)
+    sim.reset([0.1])
+    for _ in range(2000):
+        assert sim.step().converged
+    assert sim.q[0] == 0.1 and sim.v[0] == 0.0
+
+
+def test_coulomb_friction_only_dissipates():
+    """Released at 1 rad (9.81 sin 1 = 8.3 N m > f = 2 N m): it swings, loses energy at every
+    step, and comes to rest where gravity no longer beats friction."""
+    sim = Simulator(pendulum_with_friction(2.0), dt=DT)
+    sim.reset([1.0])
+    energies = [sim.energy()]
+    for _ in range(5000):
+        assert sim.step().converged
+        energies.append(sim.energy())
+    assert np.diff(energies).max() <= 1e-12
+    assert sim.v[0] == 0.0 and 9.81 * abs(np.sin(sim.q[0])) <= 2.0
+
+
+def test_friction_on_a_coupled_arm_is_stable_and_dissipative():
+    model = load_urdf(shipped_urdf("arm7").read_text().replace('friction="0"', 'friction="1.5"'))
+    sim = Simulator(model, dt=DT)
+    sim.reset(np.full(7, 0.5), np.linspace(-2, 2, 7))
+    energies = [sim.energy()]
+    for _ in range(3000):
+        assert sim.step().converged
+        energies.append(sim.energy())
+    assert np.diff(energies).max() < 0.0  # damping 0.1 and friction 1.5 on every joint

@@ -35,6 +35,28 @@ def crba_backward_step(i, joint_int, oS, Yc, M, F):
             Yc[p, r] += Yc[i, r]
 
 
+@step
+def mass_matrix_diagonal(joint_int, oS, oY, Yc, tmp, out):
+    """out_k = M_kk = S_k^T Yc_i S_k from world-frame composite inertias (O(n); Yc: (nj, 10)
+    scratch, tmp: a 6-vector)."""
+    nj = joint_int.shape[0]
+    for i in range(nj):
+        for r in range(10):
+            Yc[i, r] = oY[i, r]
+    for i in range(nj - 1, -1, -1):
+        iv = joint_int[i, I_IDX_V]
+        for k in range(iv, iv + joint_int[i, I_NV]):
+            inertia_times_motion(Yc[i], oS[k], tmp)
+            acc = 0.0
+            for r in range(6):
+                acc += oS[k, r] * tmp[r]
+            out[k] = acc
+        p = joint_int[i, I_PARENT]
+        if p >= 0:
+            for r in range(10):
+                Yc[p, r] += Yc[i, r]
+
+
 @kernel
 def crba_kernel(joint_int, joint_real, q, ws, M):
     """M must be zero on entry (entries of unrelated branches are not written)."""

@@ -19,6 +19,7 @@ from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
 from ..dynamics.drnea_derivative import assemble_jacobian, body_jacobian_block
 from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinematics_step,
                                    pose_step, world_motion_subspace)
+from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, workspace
 from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_PARENT, I_TYPE
@@ -367,17 +368,9 @@ def finish_step(joint_int, joint_real, gravity, damping, h, u, ws, vws, q_out, p
 
 
 @routine
-def substep(joint_int, joint_real, gravity, damping, Yb, h, q, p, u, settings, tol, ws, vws,
-            q_out, p_out, stats) -> int:
-    """One DEL step of length h from (q, p) under u to (q_out, p_out). stats[0] += iterations,
-    stats[1] += fallbacks; the final max |r| is left in the workspace (vec[11, 0])."""
-    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
-    code = begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, settings[S_GUESS],
-                      ws, vws)
-    if code != OK:
-        return code
-    vec = carve_variational(vws, nj, nv, nq)[12]
-    threshold = tol * (1.0 + max_abs(vec[0]))
+def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws, vws, stats):
+    """Find x with r(q_k (+) x) = 0 from the current x: the chosen root finder, then Newton if it
+    did not finish. Returns (max |r|, solved)."""
     rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
     root = settings[S_ROOT]
     max_iter = settings[S_MAX_ITER]
@@ -398,16 +391,82 @@ def substep(joint_int, joint_real, gravity, damping, Yb, h, q, p, u, settings, t
         iterations += n_it
     stats[0] += iterations
     stats[1] += 1 if unsolved and root != 1 else 0
+    return rnorm, rnorm <= threshold or at_floor
+
+
+@routine
+def friction_before(joint_int, friction, h, u, nq, vws, u_eff) -> bool:
+    """Coulomb joint friction, first half: F-_j = clamp(-M_jj x_j / h, -h f_j / 2, h f_j / 2)
+    with x the frictionless solution (the impulse that stops joint j when the others are left
+    free of it, from the diagonal of M), applied as the held effort u_eff = u + 2 F- / h.
+    Returns False when no joint has friction."""
+    nj, nv = joint_int.shape[0], u.shape[0]
+    any_friction = False
+    for k in range(nv):
+        u_eff[k] = u[k]
+        if friction[k] > 0.0:
+            any_friction = True
+    if not any_friction:
+        return False
+    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
+     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    diagonal, x = vec[10], vec[2]
+    mass_matrix_diagonal(joint_int, oS_k, oY_k, Kc.reshape((nj, 36)), tmp2[0], diagonal)
+    for k in range(nv):
+        if friction[k] > 0.0:
+            bound = 0.5 * h * friction[k]
+            impulse = min(bound, max(-bound, -diagonal[k] * x[k] / h))
+            u_eff[k] += 2.0 * impulse / h
+    return True
+
+
+@step
+def friction_after(friction, h, p_out):
+    """Second half: F+_j = clamp(-p_j, -h f_j / 2, h f_j / 2), stopping what it can of the
+    joint's momentum without reversing it (so a stuck joint's momentum stays zero)."""
+    for k in range(p_out.shape[0]):
+        if friction[k] > 0.0:
+            bound = 0.5 * h * friction[k]
+            p_out[k] += min(bound, max(-bound, -p_out[k]))
+
+
+@routine
+def substep(joint_int, joint_real, gravity, damping, friction, Yb, h, q, p, u, settings, tol,
+            ws, vws, q_out, p_out, stats) -> int:
+    """One DEL step of length h from (q, p) under u to (q_out, p_out): solve without friction,
+    then (if any joint has friction) again with the first half of the friction impulse that
+    solution implies, warm-started; the second half goes into the new momentum.
+    stats[0] += iterations, stats[1] += fallbacks; the final max |r| is left in vec[11, 0]."""
+    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
+    code = begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, settings[S_GUESS],
+                      ws, vws)
+    if code != OK:
+        return code
+    vec = carve_variational(vws, nj, nv, nq)[12]
+    u_eff = vec[9]
+    threshold = tol * (1.0 + max_abs(vec[0]))
+    rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws,
+                              vws, stats)
+    has_friction = solved and friction_before(joint_int, friction, h, u, nq, vws, u_eff)
+    if has_friction:
+        for k in range(nv):
+            vec[0, k] = p[k] + 0.5 * h * u_eff[k]
+        threshold = tol * (1.0 + max_abs(vec[0]))
+        rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold,
+                                  ws, vws, stats)
     vec[11, 0] = rnorm
-    if not (rnorm <= threshold or at_floor):
+    if not solved:
         return NOT_CONVERGED
     finish_step(joint_int, joint_real, gravity, damping, h, u, ws, vws, q_out, p_out)
+    if has_friction:
+        friction_after(friction, h, p_out)
     return OK
 
 
 @kernel
-def variational_step_kernel(joint_int, joint_real, gravity, damping, Yb, dt, substeps, q, p, u,
-                            settings, tol, ws, vws, q_out, p_out, v_out, stats, residual_out):
+def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
+                            q, p, u, settings, tol, ws, vws, q_out, p_out, v_out, stats,
+                            residual_out):
     """One step of dt as len(substeps) DEL substeps of dt * substeps[s] (1 or Yoshida's 3),
     then v_out = M(q_out)^-1 p_out."""
     nj = joint_int.shape[0]
@@ -424,8 +483,8 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, Yb, dt, sub
     stats[1] = 0
     worst = 0.0
     for s in range(substeps.shape[0]):
-        code = substep(joint_int, joint_real, gravity, damping, Yb, dt * substeps[s], q_cur,
-                       p_cur, u, settings, tol, ws, vws, q_out, p_out, stats)
+        code = substep(joint_int, joint_real, gravity, damping, friction, Yb, dt * substeps[s],
+                       q_cur, p_cur, u, settings, tol, ws, vws, q_out, p_out, stats)
         worst = max(worst, vec[11, 0])
         if code != OK:
             residual_out[0] = worst
@@ -513,7 +572,8 @@ class VariationalIntegrator(Integrator):
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         m = self.model
-        code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, self.Yb,
+        code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
+                                       m.friction, self.Yb,
                                        self.dt, self.substeps, q, self.p, tau, self.settings,
                                        self.tolerance, self._ws, self._vws, q_out, self._p_next,
                                        v_out, self._stats, self._residual)
