@@ -11,7 +11,9 @@ import numpy as np
 class StepInfo:
     """What one step did. ``iterations``/``residual`` describe the root finder or constraint
     solver (0 / 0.0 for explicit integrators); ``converged`` is False when the step could not be
-    completed, in which case the state was left unchanged and ``message`` says why."""
+    completed, in which case the state was left unchanged and ``message`` says why.
+    An integrator returns the same StepInfo object every step (no allocation per tick):
+    copy it (``dataclasses.replace(info)``) to keep one."""
 
     iterations: int = 0
     residual: float = 0.0
