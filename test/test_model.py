@@ -3,7 +3,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from conftest import pinocchio_model
 from mbsim_ros.model import (FREE_FLYER, REVOLUTE, Model, ModelError, chain_urdf,
                              example_robot_urdf, load_urdf, merge, shipped_urdf)
 

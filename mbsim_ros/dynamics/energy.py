@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .checks import OK, as_vector, input_code, raise_for
 from .kinematics import inertia_times_motion, joint_velocity, kinematics_step
-from .._jit import kernel, step
+from .._jit import kernel
 from ..model.model import I_PARENT
 from .workspace import carve, workspace
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import kernel, routine
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from .aba import articulated_inertia_step
 from .checks import OK, SINGULAR, as_vector, input_code, raise_for

@@ -15,14 +15,14 @@ from ..dynamics.aba import aba_kernel
 from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
 from ..dynamics.configuration import difference_step, integrate_kernel
 from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
-                              project_subtree_sums, relative_twist)
+                              project_subtree_sums)
 from ..dynamics.drnea_derivative import assemble_jacobian, body_jacobian_block
 from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinematics_step,
                                    pose_step, world_motion_subspace)
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, workspace
-from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_PARENT, I_TYPE
+from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, register
 
 NOT_CONVERGED = 7
