@@ -4,8 +4,33 @@ scalars stay in registers with no call or reference-count traffic per body. ``ro
 compiled functions called from kernels without IR inlining (inlining them multiplies the
 caller's size and numba's compile time grows much faster than linearly with it).
 ``error_model="numpy"``: a division by zero gives inf/nan (caught at the door or by the caller)
-instead of a Python exception check on every division in the hot loop."""
+instead of a Python exception check on every division in the hot loop.
+
+The compiled-code cache lives in ``$XDG_CACHE_HOME/mbsim_ros/numba/<digest of our sources>``
+(``NUMBA_CACHE_DIR`` overrides it). numba invalidates a cached function only when its own file
+changes, not when a function it calls or inlines from another file does; keying the directory
+on all our sources makes any edit start a fresh, correct cache.
+"""
+import hashlib
+import os
+from pathlib import Path
+
+import numba
 from numba import njit
+
+
+def _source_digest() -> str:
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha1()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+if not os.environ.get("NUMBA_CACHE_DIR"):
+    _base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    numba.config.CACHE_DIR = str(_base / "mbsim_ros" / "numba" / _source_digest())
 
 kernel = njit(cache=True, error_model="numpy")
 step = njit(cache=True, error_model="numpy", inline="always")

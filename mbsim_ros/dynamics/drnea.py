@@ -110,7 +110,7 @@ def relative_twist(Rk, pk, R, p, xi):
     xi[3], xi[4], xi[5] = w0, w1, w2
 
 
-@routine
+@step
 def dlog_transpose_apply(xi, y, out):
     """out = dlog(xi)^T y with dlog = [[J^-1, -J^-1 Q J^-1], [0, J^-1]] (seed 000 eq. 13;
     closed form in docs/SPATIAL.md). Transposes of products of skew matrices are the reversed
@@ -133,7 +133,7 @@ def dlog_transpose_apply(xi, y, out):
         z2 + 0.5 * c2 + b * cc2
 
 
-@routine
+@step
 def q_transpose_apply(v0, v1, v2, w0, w1, w2, theta, z0, z1, z2):
     """Q(v, w)^T z, Q of Barfoot eq. 7.86 (see spatial._se3_jacobian_q):
     Q^T = -V/2 + a2 (VW + WV - WVW) + a3 (3 WVW - VWW - WWV) + a4 (WWVW + WVWW)."""
@@ -194,7 +194,7 @@ def wrench_to_world(R, p, f, out):
     out[3], out[4], out[5] = n0 + c0, n1 + c1, n2 + c2
 
 
-@routine
+@step
 def discrete_momentum(Yb, Rk, pk, R, p, dt, xi, tmp, m_world):
     """Alg. 2 l.3-4 and l.7: xi = log(T_k^-1 T_k+1), mu = dlog(xi)^T G xi / dt, then
     m_world = Ad(T_k)^-T mu. tmp: two 6-vectors of scratch."""

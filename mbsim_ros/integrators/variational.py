@@ -261,7 +261,8 @@ def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, thresh
             for k in range(nv):
                 x[k] += dx[k]
         iterations += 1
-        rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+        rnorm = residual(joint_int, joint_real, Yb, damping, h, q, x, vec[0], oR_k, op_k,
+                         oS_k, wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
     return rnorm, iterations, False
 
 
@@ -291,7 +292,8 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
             x[k] += dx[k]
             y[k] = r[k]
         iterations += 1
-        rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+        rnorm = residual(joint_int, joint_real, Yb, damping, h, q, x, vec[0], oR_k, op_k,
+                         oS_k, wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
         denom = 0.0
         for k in range(nv):
             y[k] = r[k] - y[k]
@@ -342,7 +344,8 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
         integrate_kernel(joint_int, qv[0], delta, 1.0, qv[1])
         difference_step(joint_int, q, qv[1], x, R3, tmp2[0])
         iterations += 1
-        rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+        rnorm = residual(joint_int, joint_real, Yb, damping, h, q, x, vec[0], oR_k, op_k,
+                         oS_k, wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
     return rnorm, iterations, False
 
 
