@@ -178,11 +178,9 @@ def ad(xi: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, error_model="numpy")
-def _se3_jacobian_q(xi: np.ndarray) -> np.ndarray:
-    """The upper-right block Q(v, w) of the SE(3) left Jacobian (Barfoot 2017, eq. 7.86)."""
-    v = xi[:3]
-    w = xi[3:]
-    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+def se3_q_coefficients(theta: float) -> tuple:
+    """a2, a3 = (t^2 + 2 cos t - 2)/(2 t^4), a4 = (2t - 3 sin t + t cos t)/(2 t^5) of the Q
+    block (Taylor series below 0.1 rad, where the closed forms cancel)."""
     t2 = theta * theta
     _, a2 = so3_coefficients(theta)
     if theta < _SMALL_ANGLE_HIGH_ORDER:
@@ -190,7 +188,18 @@ def _se3_jacobian_q(xi: np.ndarray) -> np.ndarray:
         a4 = 1.0 / 120.0 - t2 / 2520.0 + t2 * t2 / 120960.0 - t2 * t2 * t2 / 9979200.0
     else:
         a3 = (t2 + 2.0 * math.cos(theta) - 2.0) / (2.0 * t2 * t2)
-        a4 = (2.0 * theta - 3.0 * math.sin(theta) + theta * math.cos(theta)) / (2.0 * t2 * t2 * theta)
+        a4 = (2.0 * theta - 3.0 * math.sin(theta) + theta * math.cos(theta)) / (
+            2.0 * t2 * t2 * theta)
+    return a2, a3, a4
+
+
+@njit(cache=True, error_model="numpy")
+def _se3_jacobian_q(xi: np.ndarray) -> np.ndarray:
+    """The upper-right block Q(v, w) of the SE(3) left Jacobian (Barfoot 2017, eq. 7.86)."""
+    v = xi[:3]
+    w = xi[3:]
+    theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    a2, a3, a4 = se3_q_coefficients(theta)
     W = hat3(w)
     Vh = hat3(v)
     WV = W @ Vh

@@ -10,6 +10,7 @@ from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_TYPE
 from ..spatial import so3_coefficients
 from .checks import OK, as_vector, input_code, raise_for
 from .drnea import relative_twist
+from .kinematics import quaternion_matrix
 
 
 @step
@@ -64,20 +65,6 @@ def integrate(model, q, v, dt: float = 1.0) -> np.ndarray:
     q_out = np.empty(model.nq)
     integrate_kernel(model.joint_int, q, v, float(dt), q_out)
     return q_out
-
-
-@step
-def quaternion_matrix(q, iq, R):
-    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[0, 1] = 2.0 * (x * y - z * w)
-    R[0, 2] = 2.0 * (x * z + y * w)
-    R[1, 0] = 2.0 * (x * y + z * w)
-    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[1, 2] = 2.0 * (y * z - x * w)
-    R[2, 0] = 2.0 * (x * z - y * w)
-    R[2, 1] = 2.0 * (y * z + x * w)
-    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
 @routine

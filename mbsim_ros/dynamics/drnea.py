@@ -25,12 +25,10 @@ import numpy as np
 from .._jit import kernel, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT, R_COM, R_INERTIA, R_MASS
 from .checks import as_vector
-from .kinematics import kinematics_step, pose_step
-from ..spatial import so3_coefficients, so3_inverse_jacobian_coefficient
+from .kinematics import inertia_times_motion, kinematics_step, pose_step
+from ..spatial import se3_q_coefficients, so3_inverse_jacobian_coefficient
 
 COM0, INERTIA0 = R_COM.start, R_INERTIA.start
-# Below this rotation angle the Q block uses its Taylor series (see spatial.py).
-_SMALL_ANGLE_HIGH_ORDER = 1e-1
 
 
 @step
@@ -137,15 +135,7 @@ def dlog_transpose_apply(xi, y, out):
 def q_transpose_apply(v0, v1, v2, w0, w1, w2, theta, z0, z1, z2):
     """Q(v, w)^T z, Q of Barfoot eq. 7.86 (see spatial._se3_jacobian_q):
     Q^T = -V/2 + a2 (VW + WV - WVW) + a3 (3 WVW - VWW - WWV) + a4 (WWVW + WVWW)."""
-    t2 = theta * theta
-    _, a2 = so3_coefficients(theta)
-    if theta < _SMALL_ANGLE_HIGH_ORDER:
-        a3 = 1.0 / 24.0 - t2 / 720.0 + t2 * t2 / 40320.0 - t2 * t2 * t2 / 3628800.0
-        a4 = 1.0 / 120.0 - t2 / 2520.0 + t2 * t2 / 120960.0 - t2 * t2 * t2 / 9979200.0
-    else:
-        a3 = (t2 + 2.0 * math.cos(theta) - 2.0) / (2.0 * t2 * t2)
-        a4 = (2.0 * theta - 3.0 * math.sin(theta) + theta * math.cos(theta)) / (
-            2.0 * t2 * t2 * theta)
+    a2, a3, a4 = se3_q_coefficients(theta)
     Wz = cross(w0, w1, w2, z0, z1, z2)
     Vz = cross(v0, v1, v2, z0, z1, z2)
     VWz = cross(v0, v1, v2, Wz[0], Wz[1], Wz[2])
@@ -164,19 +154,6 @@ def q_transpose_apply(v0, v1, v2, w0, w1, w2, theta, z0, z1, z2):
     out2 = (-0.5 * Vz[2] + a2 * (VWz[2] + WVz[2] - WVWz[2])
             + a3 * (3.0 * WVWz[2] - VWWz[2] - WWVz[2]) + a4 * (WWVWz[2] + WVWWz[2]))
     return out0, out1, out2
-
-
-@step
-def inertia_apply(Y, x, out):
-    """out = Y x for Y = (m, h, I_o), x = (v, w): (m v - h x w, h x v + I_o w)."""
-    m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
-    v0, v1, v2, w0, w1, w2 = x[0], x[1], x[2], x[3], x[4], x[5]
-    out[0] = m * v0 - (hy * w2 - hz * w1)
-    out[1] = m * v1 - (hz * w0 - hx * w2)
-    out[2] = m * v2 - (hx * w1 - hy * w0)
-    out[3] = hy * v2 - hz * v1 + Y[4] * w0 + Y[5] * w1 + Y[6] * w2
-    out[4] = hz * v0 - hx * v2 + Y[5] * w0 + Y[7] * w1 + Y[8] * w2
-    out[5] = hx * v1 - hy * v0 + Y[6] * w0 + Y[8] * w1 + Y[9] * w2
 
 
 @step
@@ -201,7 +178,7 @@ def discrete_momentum(Yb, Rk, pk, R, p, dt, xi, tmp, m_world):
     relative_twist(Rk, pk, R, p, xi)
     for r in range(6):
         tmp[0, r] = xi[r] / dt
-    inertia_apply(Yb, tmp[0], tmp[1])
+    inertia_times_motion(Yb, tmp[0], tmp[1])
     dlog_transpose_apply(xi, tmp[1], tmp[0])
     wrench_to_world(Rk, pk, tmp[0], m_world)
 

@@ -99,6 +99,21 @@ def inertia_to_matrix(Y, out):
 
 
 @step
+def quaternion_matrix(q, iq, R):
+    """R of the unit quaternion (x, y, z, w) stored at q[iq + 3 : iq + 7] (free-flyer layout)."""
+    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    R[0, 1] = 2.0 * (x * y - z * w)
+    R[0, 2] = 2.0 * (x * z + y * w)
+    R[1, 0] = 2.0 * (x * y + z * w)
+    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    R[1, 2] = 2.0 * (y * z - x * w)
+    R[2, 0] = 2.0 * (x * z - y * w)
+    R[2, 1] = 2.0 * (y * z + x * w)
+    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@step
 def joint_motion(jtype, axis, q, iq, Rq, pq):
     """Transform across joint i (child joint frame in the placement frame): Rq, pq."""
     for r in range(3):
@@ -106,16 +121,7 @@ def joint_motion(jtype, axis, q, iq, Rq, pq):
         for c in range(3):
             Rq[r, c] = 1.0 if r == c else 0.0
     if jtype == FREE_FLYER:
-        x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-        Rq[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-        Rq[0, 1] = 2.0 * (x * y - z * w)
-        Rq[0, 2] = 2.0 * (x * z + y * w)
-        Rq[1, 0] = 2.0 * (x * y + z * w)
-        Rq[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-        Rq[1, 2] = 2.0 * (y * z - x * w)
-        Rq[2, 0] = 2.0 * (x * z - y * w)
-        Rq[2, 1] = 2.0 * (y * z + x * w)
-        Rq[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+        quaternion_matrix(q, iq, Rq)
         pq[0], pq[1], pq[2] = q[iq], q[iq + 1], q[iq + 2]
     elif jtype == PRISMATIC:
         for r in range(3):
