@@ -9,7 +9,8 @@ instead of a Python exception check on every division in the hot loop.
 The compiled-code cache lives in ``$XDG_CACHE_HOME/mbsim_ros/numba/<digest of our sources>``
 (``NUMBA_CACHE_DIR`` overrides it). numba invalidates a cached function only when its own file
 changes, not when a function it calls or inlines from another file does; keying the directory
-on all our sources makes any edit start a fresh, correct cache.
+on the sources that hold compiled code (those that import numba or this module) makes any edit to them
+start a fresh, correct cache, while edits to pure-Python layers (node, CLI) keep it.
 """
 import hashlib
 import os
@@ -23,8 +24,11 @@ def _source_digest() -> str:
     root = Path(__file__).resolve().parent
     digest = hashlib.sha1()
     for path in sorted(root.rglob("*.py")):
+        source = path.read_bytes()
+        if b"_jit import" not in source and b"numba" not in source:
+            continue
         digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
+        digest.update(source)
     return digest.hexdigest()[:16]
 
 
