@@ -3,6 +3,8 @@
 scalars stay in registers with no call or reference-count traffic per body. ``routine``: larger
 compiled functions called from kernels without IR inlining (inlining them multiplies the
 caller's size and numba's compile time grows much faster than linearly with it).
+``parallel_kernel``: entry points whose outer loop is a ``prange`` (batches of independent
+problems, e.g. the particles of mbsim_ros.estimation).
 ``error_model="numpy"``: a division by zero gives inf/nan (caught at the door or by the caller)
 instead of a Python exception check on every division in the hot loop.
 
@@ -39,3 +41,4 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
 kernel = njit(cache=True, error_model="numpy")
 step = njit(cache=True, error_model="numpy", inline="always")
 routine = njit(cache=True, error_model="numpy")
+parallel_kernel = njit(cache=True, error_model="numpy", parallel=True)

@@ -1,0 +1,128 @@
+"""Steps of many particles in one compiled call: the integrators' own step kernels run per
+particle, over contiguous chunks of particles, one chunk per thread (``prange``), each chunk with
+its own preallocated workspaces (nothing is allocated per call). The serial and the parallel
+entry points share one chunk routine, so both give the same bits as ``Simulator.step``."""
+from __future__ import annotations
+
+import math
+
+import numba
+from numba import prange
+
+from .._jit import kernel, parallel_kernel, routine
+from ..dynamics.checks import BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite
+from ..integrators.euler import euler_step_kernel
+from ..integrators.variational import variational_step_kernel
+from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE
+
+BAD_X = 1
+
+
+@kernel
+def first_bad_row(joint_int, X) -> tuple:
+    """(row, code) of the first state row with NaN/inf (code 1) or a free-flyer quaternion off
+    unit norm (BAD_QUATERNION); (-1, OK) when every row is valid."""
+    for n in range(X.shape[0]):
+        row = X[n]
+        if not all_finite(row):
+            return n, BAD_X
+        for i in range(joint_int.shape[0]):
+            if joint_int[i, I_TYPE] == FREE_FLYER:
+                iq = joint_int[i, I_IDX_Q]
+                n2 = row[iq + 3] ** 2 + row[iq + 4] ** 2 + row[iq + 5] ** 2 + row[iq + 6] ** 2
+                if math.fabs(n2 - 1.0) > QUATERNION_TOLERANCE:
+                    return n, BAD_QUATERNION
+    return -1, OK
+
+
+@routine
+def variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
+                      settings, tol, X, U, start, end, ws, vws, buf, stats, codes, out):
+    """Particles start..end-1: x = (q, p) -> (q', p') by variational_step_kernel.
+    buf: 2 nq + 3 nv + 1 floats of per-chunk state vectors."""
+    nv = U.shape[1]
+    nq = X.shape[1] - nv
+    q, p = buf[0:nq], buf[nq:nq + nv]
+    q_out, p_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
+    v_out, residual = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:]
+    shared_u = U.shape[0] == 1
+    for n in range(start, end):
+        for k in range(nq):
+            q[k] = X[n, k]
+        for k in range(nv):
+            p[k] = X[n, nq + k]
+        u = U[0] if shared_u else U[n]
+        code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, Yb,
+                                       dt, substeps, q, p, u, settings, tol, ws, vws, q_out,
+                                       p_out, v_out, stats, residual)
+        codes[n] = code
+        for k in range(nq):
+            out[n, k] = q_out[k] if code == OK else math.nan
+        for k in range(nv):
+            out[n, nq + k] = p_out[k] if code == OK else math.nan
+
+
+@routine
+def euler_chunk(joint_int, joint_real, gravity, damping, dt, X, U, start, end, ws, buf, codes,
+                out):
+    """Particles start..end-1: x = (q, v) -> (q', v') by euler_step_kernel.
+    buf: 2 nq + 4 nv floats of per-chunk vectors."""
+    nv = U.shape[1]
+    nq = X.shape[1] - nv
+    q, v = buf[0:nq], buf[nq:nq + nv]
+    q_out, v_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
+    tau_total, a = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:2 * nq + 4 * nv]
+    shared_u = U.shape[0] == 1
+    for n in range(start, end):
+        for k in range(nq):
+            q[k] = X[n, k]
+        for k in range(nv):
+            v[k] = X[n, nq + k]
+        u = U[0] if shared_u else U[n]
+        code = euler_step_kernel(joint_int, joint_real, gravity, damping, dt, q, v, u, ws,
+                                 tau_total, a, q_out, v_out)
+        codes[n] = code
+        for k in range(nq):
+            out[n, k] = q_out[k] if code == OK else math.nan
+        for k in range(nv):
+            out[n, nq + k] = v_out[k] if code == OK else math.nan
+
+
+@kernel
+def variational_batch(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
+                      settings, tol, X, U, WS, VWS, BUF, STATS, codes, out):
+    """All particles in this thread (the first chunk's workspaces)."""
+    variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
+                      settings, tol, X, U, 0, X.shape[0], WS[0], VWS[0], BUF[0], STATS[0],
+                      codes, out)
+
+
+@parallel_kernel
+def variational_batch_parallel(joint_int, joint_real, gravity, damping, friction, Yb, dt,
+                               substeps, settings, tol, X, U, WS, VWS, BUF, STATS, codes, out):
+    """The particles in WS.shape[0] contiguous chunks, one per thread."""
+    chunks, n = WS.shape[0], X.shape[0]
+    for c in prange(chunks):
+        variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
+                          settings, tol, X, U, c * n // chunks, (c + 1) * n // chunks, WS[c],
+                          VWS[c], BUF[c], STATS[c], codes, out)
+
+
+@kernel
+def euler_batch(joint_int, joint_real, gravity, damping, dt, X, U, WS, BUF, codes, out):
+    euler_chunk(joint_int, joint_real, gravity, damping, dt, X, U, 0, X.shape[0], WS[0], BUF[0],
+                codes, out)
+
+
+@parallel_kernel
+def euler_batch_parallel(joint_int, joint_real, gravity, damping, dt, X, U, WS, BUF, codes,
+                         out):
+    chunks, n = WS.shape[0], X.shape[0]
+    for c in prange(chunks):
+        euler_chunk(joint_int, joint_real, gravity, damping, dt, X, U, c * n // chunks,
+                    (c + 1) * n // chunks, WS[c], BUF[c], codes, out)
+
+
+def thread_count() -> int:
+    """The threads the parallel kernels run on (NUMBA_NUM_THREADS, set_num_threads)."""
+    return numba.get_num_threads()

@@ -1,0 +1,336 @@
+"""The simulator as a process model for state estimation: ``x_next = f(x, u)``, pure, batched over
+particles, with the exact Jacobians of the variational step (docs/ESTIMATION.md)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dynamics.checks import (BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite_kernel,
+                               as_vector)
+from ..dynamics.configuration import difference_kernel, integrate_kernel
+from ..dynamics.drnea_partials import step_partials_kernel
+from ..dynamics.minv import minv
+from ..dynamics.workspace import workspace_size
+from ..integrators import make_integrator
+from ..integrators.euler import _FAILURES as EULER_FAILURES
+from ..integrators.variational import _FAILURES as VARIATIONAL_FAILURES
+from ..integrators.variational import (momentum_kernel, variational_step_kernel,
+                                       variational_workspace_size)
+from ..model import Model
+from .batch import (euler_batch, euler_batch_parallel, first_bad_row, thread_count,
+                    variational_batch, variational_batch_parallel)
+
+INTEGRATORS = ("variational", "euler")
+# Below this many particles per thread the parallel launch costs more than it saves (bench).
+PARALLEL_MIN_PARTICLES_PER_THREAD = 4
+_ONE_SUBSTEP = np.array([1.0])
+
+
+class StepFailed(RuntimeError):
+    """A step the integrator could not complete; ``particles`` lists the failed rows."""
+
+    def __init__(self, message: str, particles: np.ndarray) -> None:
+        super().__init__(message)
+        self.particles = particles
+
+
+class ProcessModel:
+    """``x_next = step(x, u)`` for a Model, as an estimator needs it.
+
+    ``ProcessModel(model, dt=1e-3, integrator="variational", failure="raise", **options)``:
+    options go to the integrator as in ``Simulator``. The state vector (length ``nx``):
+
+    * ``"variational"``: ``x = (q, p)``, the configuration (nq) and the discrete momentum (nv),
+      the integrator's own state, so that ``step`` is ``Simulator.step`` bit for bit;
+    * ``"euler"``: ``x = (q, v)``.
+
+    ``x_from(q, v)`` / ``qv_from(x)`` convert (``p = M(q) v``, ``v = M(q)^-1 p``). Perturbations
+    live in the tangent space (length ``ndx = 2 nv``): ``integrate(x, dx) = (q (+) dq, p + dp)``
+    and ``difference(x0, x1)`` its inverse; ``jacobians(x, u) -> (A, B)`` is the derivative of
+    ``difference(step(x, u), step(integrate(x, dx), u + du))`` at ``dx = 0, du = 0``.
+    ``step_batch(X, U, out=None)`` steps N particles (rows of X) in one compiled call, in
+    parallel above a few particles per thread. A step that fails (the root finder does not
+    converge, the state diverges) raises ``StepFailed``, or with ``failure="nan"`` leaves NaN in
+    its row (a particle filter can then drop it).
+    """
+
+    def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational", *,
+                 failure: str = "raise", **options) -> None:
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+        if failure not in ("raise", "nan"):
+            raise ValueError(f"failure must be 'raise' or 'nan', got {failure!r}")
+        if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+        self.model = model
+        self.dt = float(dt)
+        self.integrator_name = integrator
+        self.integrator = make_integrator(integrator, model, self.dt, **options)
+        self.failure = failure
+        self.nq, self.nv = model.nq, model.nv
+        self.nx, self.ndx, self.nu = model.nq + model.nv, 2 * model.nv, model.nv
+        self._allocate(thread_count())
+        self._codes = np.zeros(1, dtype=np.int64)
+        self._zero_u = np.zeros((1, model.nv))
+
+    @classmethod
+    def from_simulator(cls, sim, *, failure: str = "raise") -> "ProcessModel":
+        """The process model of a Simulator: its model, dt, integrator and options (the
+        Simulator's own state and buffers are not touched)."""
+        process = cls(sim.model, sim.dt, sim.integrator_name, failure=failure)
+        process.integrator = sim.integrator  # read-only here: settings, tolerance, inertias
+        return process
+
+    def _allocate(self, chunks: int) -> None:
+        """Per-thread workspaces, made once."""
+        m, nq, nv = self.model, self.nq, self.nv
+        chunks = max(1, chunks)
+        self._ws = np.zeros((chunks, workspace_size(m.njoints, nv)))
+        if self.integrator_name == "variational":
+            self._vws = np.zeros((chunks, variational_workspace_size(m.njoints, nv, nq)))
+            self._buf = np.zeros((chunks, 2 * nq + 3 * nv + 1))
+        else:
+            self._vws = np.zeros((chunks, 1))
+            self._buf = np.zeros((chunks, 2 * nq + 4 * nv))
+        self._stats = np.zeros((chunks, 2), dtype=np.int64)
+
+    # ---- converters -------------------------------------------------------------------------
+
+    def x_from(self, q, v) -> np.ndarray:
+        """The state of configuration q and velocity v (variational: p = M(q) v, as
+        ``Simulator.reset`` sets it)."""
+        q = self._check_configuration(as_vector(q, self.nq, "q"), "q")
+        v = as_vector(v, self.nv, "v")
+        if not all_finite_kernel(v):
+            raise ValueError("v contains NaN or infinity")
+        x = np.empty(self.nx)
+        x[:self.nq] = q
+        if self.integrator_name == "variational":
+            m = self.model
+            momentum_kernel(m.joint_int, m.joint_real, q, v, self._ws[0], x[self.nq:])
+        else:
+            x[self.nq:] = v
+        return x
+
+    def qv_from(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """(q, v) of a state (variational: v = M(q)^-1 p, the velocity ``Simulator.v`` reports)."""
+        x = self._check_state(x, "x")
+        q, second = x[:self.nq].copy(), x[self.nq:].copy()
+        if self.integrator_name == "variational":
+            return q, minv(self.model, q, second)
+        return q, second
+
+    def integrate(self, x, dx) -> np.ndarray:
+        """x (+) dx = (q (+) dx[:nv], second + dx[nv:]) (dx in the tangent space, length ndx)."""
+        x = self._check_state(x, "x")
+        dx = as_vector(dx, self.ndx, "dx")
+        if not all_finite_kernel(dx):
+            raise ValueError("dx contains NaN or infinity")
+        out = np.empty(self.nx)
+        integrate_kernel(self.model.joint_int, x[:self.nq], dx[:self.nv], 1.0, out[:self.nq])
+        out[self.nq:] = x[self.nq:] + dx[self.nv:]
+        return out
+
+    def difference(self, x0, x1) -> np.ndarray:
+        """dx with integrate(x0, dx) = x1 (q part: q1 (-) q0, the tangent at q0)."""
+        x0 = self._check_state(x0, "x0")
+        x1 = self._check_state(x1, "x1")
+        dx = np.empty(self.ndx)
+        difference_kernel(self.model.joint_int, x0[:self.nq], x1[:self.nq], dx[:self.nv])
+        dx[self.nv:] = x1[self.nq:] - x0[self.nq:]
+        return dx
+
+    # ---- the process model ------------------------------------------------------------------
+
+    def step(self, x, u=None) -> np.ndarray:
+        """The state one step of dt after x under the joint efforts u (nv; default zero)."""
+        x = self._check_state(x, "x")
+        U = self._zero_u if u is None else self._check_input(u, "u").reshape(1, self.nv)
+        out = np.empty((1, self.nx))
+        self._run(x.reshape(1, self.nx), U, out, parallel=False, name="x")
+        return out[0]
+
+    def step_batch(self, X, U=None, out=None, *, parallel: bool | None = None) -> np.ndarray:
+        """Every row of X (N x nx) one step on, under U (N x nv, or one nv-vector for all rows,
+        or None for zero) into ``out`` (N x nx, float64, C order; may be X itself), allocated
+        when None. With ``out`` given nothing is allocated after the first call with N rows.
+        ``parallel``: None chooses (threads when there are a few particles per thread)."""
+        X = self._check_matrix(X, "X")
+        n = X.shape[0]
+        if U is None:
+            U = self._zero_u
+        elif np.ndim(U) == 1:
+            U = self._check_input(U, "U").reshape(1, self.nv)
+        else:
+            U = _as_matrix(U, self.nv, "U")
+            if U.shape[0] != n:
+                raise ValueError(f"U must have {n} rows (one per particle), got {U.shape[0]}")
+            if not all_finite_kernel(U.reshape(-1)):
+                raise ValueError("U contains NaN or infinity")
+        if out is None:
+            out = np.empty((n, self.nx))
+        elif not (isinstance(out, np.ndarray) and out.dtype == np.float64
+                  and out.shape == (n, self.nx) and out.flags.c_contiguous
+                  and out.flags.writeable):
+            raise ValueError(f"out must be a writeable C-ordered float64 array of shape "
+                             f"({n}, {self.nx})")
+        if parallel is None:
+            parallel = n >= PARALLEL_MIN_PARTICLES_PER_THREAD * self._ws.shape[0]
+        parallel = parallel and self._ws.shape[0] > 1
+        self._run(X, U, out, parallel=parallel, name="X")
+        return out
+
+    def _run(self, X, U, out, *, parallel: bool, name: str) -> None:
+        n = X.shape[0]
+        if self._codes.shape[0] < n:
+            self._codes = np.zeros(n, dtype=np.int64)
+        codes = self._codes[:n]
+        m, it = self.model, self.integrator
+        if self.integrator_name == "variational":
+            batch = variational_batch_parallel if parallel else variational_batch
+            batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, it.Yb, self.dt,
+                  it.substeps, it.settings, it.tolerance, X, U, self._ws, self._vws, self._buf,
+                  self._stats, codes, out)
+        else:
+            batch = euler_batch_parallel if parallel else euler_batch
+            batch(m.joint_int, m.joint_real, m.gravity, m.damping, self.dt, X, U, self._ws,
+                  self._buf, codes, out)
+        if self.failure == "raise" and codes.max() != OK:
+            failed = np.flatnonzero(codes)
+            reason = self._failure_message(int(codes[failed[0]]))
+            where = "" if name == "x" else f" for {failed.size} of {n} particles (first: row " \
+                f"{failed[0]})"
+            raise StepFailed(f"the step failed{where}: {reason}", failed)
+
+    def _failure_message(self, code: int) -> str:
+        failures = VARIATIONAL_FAILURES if self.integrator_name == "variational" else \
+            EULER_FAILURES
+        return failures.get(code, f"kernel code {code}")
+
+    # ---- linearisation ----------------------------------------------------------------------
+
+    def jacobians(self, x, u=None) -> tuple[np.ndarray, np.ndarray]:
+        """(A, B), the exact derivatives of ``step`` at (x, u): A (ndx x ndx) with respect to the
+        state in the tangent space (``integrate``), B (ndx x nu) with respect to u.
+
+        By the implicit function theorem on the step's equations (docs/ESTIMATION.md): with
+        R0, R1 the derivatives of the DEL residual r with respect to q_k and q_k+1 and P0, P1
+        those of p_k+1, d q_k+1 = -R1^-1 (R0 dq_k + dp_k + h/2 du) and
+        dp_k+1 = P0 dq_k + P1 dq_k+1 + h/2 du. Fourth order: the product over the substeps.
+        Variational integrator only, without Coulomb friction (whose impulse switches between
+        stick and slip); ``finite_difference_jacobians`` serves every other case."""
+        if self.integrator_name != "variational":
+            raise NotImplementedError(
+                f"exact Jacobians exist for the variational integrator; for "
+                f"'{self.integrator_name}' use finite_difference_jacobians")
+        if np.any(self.model.friction > 0.0):
+            raise NotImplementedError(
+                "exact Jacobians with Coulomb joint friction are not implemented (the friction "
+                "impulse switches between stick and slip); use finite_difference_jacobians")
+        x = self._check_state(x, "x")
+        u = self._zero_u[0] if u is None else self._check_input(u, "u")
+        nq, nv = self.nq, self.nv
+        A = np.eye(2 * nv)
+        B = np.zeros((2 * nv, nv))
+        q, p = x[:nq].copy(), x[nq:].copy()
+        for fraction in self.integrator.substeps:
+            h = self.dt * fraction
+            q_next, p_next = self._substep(q, p, u, h)
+            A_s, B_s = self._substep_jacobians(q, q_next, h)
+            A = A_s @ A
+            B = A_s @ B + B_s
+            q, p = q_next, p_next
+        return A, B
+
+    def _substep(self, q, p, u, h) -> tuple[np.ndarray, np.ndarray]:
+        m, it = self.model, self.integrator
+        q_next, p_next, v_next = np.empty(self.nq), np.empty(self.nv), np.empty(self.nv)
+        code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
+                                       m.friction, it.Yb, h, _ONE_SUBSTEP, q, p, u, it.settings,
+                                       it.tolerance, self._ws[0], self._vws[0], q_next, p_next,
+                                       v_next, self._stats[0], self._buf[0, -1:])
+        if code != OK:
+            raise StepFailed(f"the step failed: {self._failure_message(code)}",
+                             np.zeros(1, dtype=np.int64))
+        return q_next, p_next
+
+    def _substep_jacobians(self, q, q_next, h) -> tuple[np.ndarray, np.ndarray]:
+        """One DEL substep of length h: A = d(q', p')/d(q, p), B = d(q', p')/du."""
+        m, nv = self.model, self.nv
+        R0, R1, P0, P1 = (np.empty((nv, nv)) for _ in range(4))
+        step_partials_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, h, q, q_next, R0,
+                             R1, P0, P1)
+        # d q' = -R1^-1 (R0 dq + dp + h/2 du); dp' = P0 dq + P1 dq' + h/2 du
+        Z = np.linalg.solve(R1, np.hstack([R0, np.eye(nv)]))
+        dq_dq, dq_dp = -Z[:, :nv], -Z[:, nv:]
+        A = np.block([[dq_dq, dq_dp], [P0 + P1 @ dq_dq, P1 @ dq_dp]])
+        B = 0.5 * h * np.vstack([dq_dp, np.eye(nv) + P1 @ dq_dp])
+        return A, B
+
+    def finite_difference_jacobians(self, x, u=None, eps: float = 1e-5, eps_u: float = 1e-3
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        """(A, B) by central differences of ``step`` in the tangent space (2 (ndx + nu) steps),
+        steps eps in the state and eps_u in u: the check of ``jacobians``, and the
+        linearisation for the Euler integrator. Their accuracy is limited by the root finder's
+        tolerance (its error divided by eps): check against a model with a tight tolerance."""
+        x = self._check_state(x, "x")
+        u = self._zero_u[0] if u is None else self._check_input(u, "u")
+        x_next = self.step(x, u)
+        A = np.empty((self.ndx, self.ndx))
+        B = np.empty((self.ndx, self.nu))
+        for k in range(self.ndx):
+            e = np.zeros(self.ndx)
+            e[k] = eps
+            plus = self.difference(x_next, self.step(self.integrate(x, e), u))
+            minus = self.difference(x_next, self.step(self.integrate(x, -e), u))
+            A[:, k] = (plus - minus) / (2.0 * eps)
+        for k in range(self.nu):
+            e = np.zeros(self.nu)
+            e[k] = eps_u
+            plus = self.difference(x_next, self.step(x, u + e))
+            minus = self.difference(x_next, self.step(x, u - e))
+            B[:, k] = (plus - minus) / (2.0 * eps_u)
+        return A, B
+
+    # ---- guards at the door -----------------------------------------------------------------
+
+    def _check_state(self, x, name: str) -> np.ndarray:
+        x = as_vector(x, self.nx, name)
+        self._check_rows(x.reshape(1, self.nx), name)
+        return x
+
+    def _check_configuration(self, q, name: str) -> np.ndarray:
+        self._check_rows(q.reshape(1, self.nq), name)
+        return q
+
+    def _check_matrix(self, X, name: str) -> np.ndarray:
+        X = _as_matrix(X, self.nx, name)
+        self._check_rows(X, name)
+        return X
+
+    def _check_rows(self, X, name: str) -> None:
+        row, code = first_bad_row(self.model.joint_int, X)
+        if code == OK:
+            return
+        where = f" (row {row})" if X.shape[0] > 1 or name.isupper() else ""
+        if code == BAD_QUATERNION:
+            raise ValueError(f"{name}{where}: a free-flyer quaternion (qx, qy, qz, qw) is not of "
+                             f"unit norm (tolerance {QUATERNION_TOLERANCE})")
+        raise ValueError(f"{name}{where} contains NaN or infinity")
+
+    def _check_input(self, u, name: str) -> np.ndarray:
+        u = as_vector(u, self.nv, name)
+        if not all_finite_kernel(u):
+            raise ValueError(f"{name} contains NaN or infinity")
+        return u
+
+
+def _as_matrix(X, ncols: int, name: str) -> np.ndarray:
+    """X as a C-ordered float64 (N, ncols) array with N >= 1, or ValueError naming it."""
+    if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.flags.c_contiguous):
+        try:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be an (N, {ncols}) array of numbers: {exc}") from None
+    if X.ndim != 2 or X.shape[1] != ncols or X.shape[0] < 1:
+        raise ValueError(f"{name} must have shape (N, {ncols}) with N >= 1, got {X.shape}")
+    return X

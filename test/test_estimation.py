@@ -1,0 +1,220 @@
+"""The process model (mbsim_ros.estimation): step against Simulator.step bit for bit, the batch
+against single steps, the exact Jacobians and the partials they are built from against central
+finite differences, bad input, and the EKF example's error."""
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbsim_ros import Simulator
+from mbsim_ros.dynamics import del_residual, integrate
+from mbsim_ros.dynamics.drnea_partials import step_partials
+from mbsim_ros.estimation import ProcessModel, StepFailed
+from mbsim_ros.model import load_urdf, shipped_urdf
+
+DT = 1e-3
+MODELS = {"arm7": ("arm7", False), "box": ("box", True), "arm7_floating": ("arm7", True)}
+
+
+def model_of(label):
+    name, floating = MODELS[label]
+    return load_urdf(str(shipped_urdf(name)), floating_base=floating)
+
+
+def moving_state(model, rng):
+    """A random configuration (unit quaternions) and a brisk velocity."""
+    q = integrate(model, model.neutral(), rng.uniform(-1.0, 1.0, model.nv))
+    return q, rng.normal(0.0, 1.0, model.nv)
+
+
+def relative(a, b):
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+@pytest.mark.parametrize("integrator", ["variational", "euler"])
+@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
+def test_step_is_simulator_step_bit_for_bit(label, integrator):
+    model = model_of(label)
+    rng = np.random.default_rng(1)
+    q, v = moving_state(model, rng)
+    sim = Simulator(model, dt=DT, integrator=integrator)
+    sim.reset(q, v)
+    process = ProcessModel(model, dt=DT, integrator=integrator)
+    x = process.x_from(q, v)
+    for _ in range(5):
+        u = rng.normal(0.0, 5.0, model.nv)
+        sim.step(u)
+        x = process.step(x, u)
+        second = sim.integrator.p if integrator == "variational" else sim.v
+        assert np.array_equal(x[:model.nq], sim.q)
+        assert np.array_equal(x[model.nq:], second)
+        q_out, v_out = process.qv_from(x)
+        assert np.array_equal(q_out, sim.q) and np.array_equal(v_out, sim.v)
+
+
+def test_step_is_pure_and_from_simulator_uses_its_options():
+    model = model_of("arm7")
+    sim = Simulator(model, dt=DT, order=4)
+    process = ProcessModel.from_simulator(sim)
+    q, v = moving_state(model, np.random.default_rng(2))
+    sim.reset(q, v)
+    x = process.x_from(q, v)
+    first = process.step(x, np.ones(model.nv))
+    assert np.array_equal(process.step(x, np.ones(model.nv)), first)  # no hidden state
+    sim.step(np.ones(model.nv))
+    assert np.array_equal(first[:model.nq], sim.q)
+
+
+@pytest.mark.parametrize("integrator", ["variational", "euler"])
+@pytest.mark.parametrize("n", [3, 41])  # below and above the parallel threshold
+def test_step_batch_equals_n_steps(integrator, n):
+    model = model_of("arm7_floating")
+    process = ProcessModel(model, dt=DT, integrator=integrator)
+    rng = np.random.default_rng(3)
+    X = np.array([process.x_from(*moving_state(model, rng)) for _ in range(n)])
+    U = rng.normal(0.0, 5.0, (n, model.nv))
+    expected = np.array([process.step(X[k], U[k]) for k in range(n)])
+    assert np.array_equal(process.step_batch(X, U), expected)
+    shared = np.array([process.step(X[k], U[0]) for k in range(n)])
+    assert np.array_equal(process.step_batch(X, U[0]), shared)
+    process.step_batch(X, U, out=X)  # in place
+    assert np.array_equal(X, expected)
+
+
+def test_step_batch_allocates_nothing_with_out():
+    model = model_of("arm7")
+    process = ProcessModel(model, dt=DT)
+    rng = np.random.default_rng(4)
+    X = np.array([process.x_from(*moving_state(model, rng)) for _ in range(2000)])
+    U = rng.normal(0.0, 1.0, (2000, model.nv))
+    out = np.empty_like(X)
+    process.step_batch(X, U, out=out)  # first call: compiled code, codes buffer
+    tracemalloc.start()
+    for _ in range(3):
+        process.step_batch(X, U, out=out)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 10_000, peak  # the result alone would be 2000 * 14 * 8 = 224 kB
+
+
+@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
+def test_step_partials_match_finite_differences_of_the_del_residual(label):
+    """R1 (with respect to q_k+1), P0 (q_k, read from the previous step) and R0 + P1 (the middle
+    configuration) against central differences of the two-configuration DEL residual."""
+    model = model_of(label)
+    rng = np.random.default_rng(5)
+    q, _ = moving_state(model, rng)
+    q_prev = integrate(model, q, rng.normal(0.0, 2e-3, model.nv))
+    q_next = integrate(model, q, rng.normal(0.0, 2e-3, model.nv))
+    R0, R1, _, _ = step_partials(model, DT, q, q_next)
+    _, _, P0_prev, P1_prev = step_partials(model, DT, q_prev, q)
+    eps = 1e-6
+    fd = {k: np.empty((model.nv, model.nv)) for k in ("prev", "mid", "next")}
+    for k in range(model.nv):
+        e = np.zeros(model.nv)
+        e[k] = eps
+        for key, at in (("prev", 0), ("mid", 1), ("next", 2)):
+            plus, minus = [q_prev, q, q_next], [q_prev, q, q_next]
+            plus[at], minus[at] = integrate(model, plus[at], e), integrate(model, minus[at], -e)
+            fd[key][:, k] = (del_residual(model, DT, *plus) - del_residual(model, DT, *minus)) \
+                / (2 * eps)
+    assert relative(R1, fd["next"]) < 1e-6
+    assert relative(P0_prev, fd["prev"]) < 1e-6
+    assert relative(R0 + P1_prev, fd["mid"]) < 1e-6
+
+
+@pytest.mark.parametrize("label, order", [("arm7", 2), ("box", 2), ("arm7_floating", 2),
+                                          ("arm7", 4)])
+def test_jacobians_match_central_finite_differences(label, order):
+    model = model_of(label)
+    rng = np.random.default_rng(6)
+    q, v = moving_state(model, rng)
+    process = ProcessModel(model, dt=DT, order=order)
+    x, u = process.x_from(q, v), rng.normal(0.0, 5.0, model.nv)
+    A, B = process.jacobians(x, u)
+    # the reference solves the step to its rounding floor (Newton, tolerance 1e-14)
+    reference = ProcessModel(model, dt=DT, order=order, root_finder="newton", tolerance=1e-14)
+    A_fd, B_fd = reference.finite_difference_jacobians(x, u, eps=1e-4, eps_u=1e-2)
+    assert A.shape == (2 * model.nv, 2 * model.nv) and B.shape == (2 * model.nv, model.nv)
+    assert relative(A, A_fd) < 1e-6
+    assert relative(B, B_fd) < 1e-6
+
+
+def test_jacobians_refuse_what_is_not_exact():
+    model = model_of("arm7")
+    x = ProcessModel(model, integrator="euler").x_from(model.neutral(), np.zeros(model.nv))
+    with pytest.raises(NotImplementedError, match="finite_difference_jacobians"):
+        ProcessModel(model, integrator="euler").jacobians(x)
+    text = shipped_urdf("arm7").read_text().replace('friction="0"', 'friction="0.5"')
+    with pytest.raises(NotImplementedError, match="friction"):
+        ProcessModel(load_urdf(text)).jacobians(x)
+
+
+def test_bad_input_names_the_argument():
+    model = model_of("box")
+    process = ProcessModel(model, dt=DT)
+    x = process.x_from(model.neutral(), np.zeros(6))
+    X = np.tile(x, (4, 1))
+    for call, name in ((lambda: process.step(x[:-1]), "x"),
+                       (lambda: process.step(x, np.zeros(5)), "u"),
+                       (lambda: process.step_batch(x), "X"),
+                       (lambda: process.step_batch(X, np.zeros((3, 6))), "U"),
+                       (lambda: process.step_batch(X, out=np.empty((4, 12))), "out"),
+                       (lambda: process.x_from(model.neutral(), np.zeros(7)), "v"),
+                       (lambda: process.jacobians(x, [np.nan] * 6), "u")):
+        with pytest.raises(ValueError, match=rf"^{name}\b"):
+            call()
+    bad = x.copy()
+    bad[9] = np.nan
+    with pytest.raises(ValueError, match=r"^x contains NaN"):
+        process.step(bad)
+    with pytest.raises(ValueError, match=r"^u contains NaN"):
+        process.step(x, [0, 0, np.inf, 0, 0, 0])
+    X[2, 9] = np.nan
+    with pytest.raises(ValueError, match=r"^X \(row 2\) contains NaN"):
+        process.step_batch(X)
+    X[2] = x
+    with pytest.raises(ValueError, match=r"^U contains NaN"):
+        process.step_batch(X, np.full((4, 6), np.nan))
+    bad = x.copy()
+    bad[3:7] = [0.0, 0.0, 0.0, 2.0]
+    with pytest.raises(ValueError, match=r"^x: a free-flyer quaternion"):
+        process.step(bad)
+    with pytest.raises(ValueError, match="integrator"):
+        ProcessModel(model, integrator="rk4")
+    with pytest.raises(ValueError, match="root_finder"):
+        ProcessModel(model, root_finder="secant")
+
+
+@pytest.mark.parametrize("failure", ["raise", "nan"])
+def test_a_failed_step_raises_or_leaves_nan(failure):
+    model = model_of("arm7")
+    process = ProcessModel(model, dt=DT, failure=failure, max_iterations=1,
+                           newton_fallback_iterations=0, tolerance=1e-14)
+    rng = np.random.default_rng(7)
+    X = np.array([process.x_from(*moving_state(model, rng)) for _ in range(3)])
+    X[1, model.nq:] = process.x_from(model.neutral(), np.full(model.nv, 50.0))[model.nq:]
+    if failure == "raise":
+        with pytest.raises(StepFailed, match="particles") as caught:
+            process.step_batch(X)
+        assert 1 in caught.value.particles
+    else:
+        out = process.step_batch(X)
+        assert np.isnan(out[1]).all()
+
+
+def test_ekf_example_tracks_the_double_pendulum():
+    """The EKF of examples/estimation_filters.py on 400 steps (1 ms) with 0.02 rad measurement
+    noise: RMS position error after 100 steps below 0.01 rad (half the measurement noise) and
+    velocity error below 0.5 rad/s."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    try:
+        import estimation_filters as example
+    finally:
+        sys.path.pop(0)
+    run = example.track(steps=400, particles=0)
+    error_q, error_v = example.rms_errors(run, "EKF", skip=100)
+    assert error_q < 0.01, error_q
+    assert error_v < 0.5, error_v
