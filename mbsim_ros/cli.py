@@ -1,4 +1,5 @@
-"""``mbsim-ros``: simulate (offline), inspect (what a model is), plot (a simulate result)."""
+"""``mbsim-ros``: run (the ROS 2 node), simulate (offline), inspect (what a model is), plot
+(a simulate result)."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .config import ConfigError, initial_configuration, read_config, resolve_urdf
 from .model import DEFAULT_ROBOT, Model, ModelError, load_urdf, shipped_urdf
 
 
@@ -24,38 +26,26 @@ def _floats(text: str) -> list[float]:
 def _load_config(path: str | None) -> dict:
     if not path:
         return {}
-    import yaml
-
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SystemExit(f"mbsim-ros: cannot read config {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise SystemExit(f"mbsim-ros: config {path}: expected a mapping at the top level")
-    return data
-
-
-def initial_configuration(model: Model, positions: dict) -> np.ndarray:
-    """The neutral configuration with the given joints (by name) set."""
-    q = model.neutral()
-    for name, value in (positions or {}).items():
-        try:
-            i = model.joint_index(name)
-        except KeyError as exc:
-            raise SystemExit(f"mbsim-ros: initial_positions: {exc.args[0]}") from None
-        if model.joint_kinds[i] == "free_flyer":
-            raise SystemExit(f"mbsim-ros: initial_positions: '{name}' is a free-flyer; "
-                             f"use --q0")
-        q[model.idx_q[i]] = float(value)
-    return q
+        return read_config(path)
+    except ConfigError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
 
 
 def _model_from_args(args, config: dict) -> Model:
-    urdf = args.urdf or config.get("urdf_path") or shipped_urdf(DEFAULT_ROBOT)
-    floating = bool(args.floating_base or config.get("floating_base", False))
     try:
+        urdf = args.urdf or (resolve_urdf(config["urdf_path"], config.get("config_dir"))
+                             if config.get("urdf_path") else shipped_urdf(DEFAULT_ROBOT))
+        floating = bool(args.floating_base or config.get("floating_base", False))
         return load_urdf(urdf, floating_base=floating)
-    except ModelError as exc:
+    except (ModelError, ConfigError) as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+
+
+def _initial_q(model: Model, config: dict) -> np.ndarray:
+    try:
+        return initial_configuration(model, config.get("initial_positions"))
+    except ConfigError as exc:
         raise SystemExit(f"mbsim-ros: {exc}") from None
 
 
@@ -64,8 +54,7 @@ def cmd_simulate(args) -> int:
 
     config = _load_config(args.config)
     model = _model_from_args(args, config)
-    q0 = np.array(args.q0) if args.q0 else initial_configuration(
-        model, config.get("initial_positions", {}))
+    q0 = np.array(args.q0) if args.q0 else _initial_q(model, config)
     v0 = np.array(args.v0) if args.v0 else None
     try:
         options = {k: v for k, v in (("order", args.order), ("root_finder", args.root_finder))
@@ -211,6 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
     _model_args(p)
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(func=cmd_inspect)
+    p = sub.add_parser("run", help="the ROS 2 simulation node (mbsim_node); node options "
+                       "follow --ros-args (-p name:=value, -r __node:=name, --params-file F)")
+    p.add_argument("--config", help="config YAML (a ROS 2 parameters file or a plain mapping "
+                                    "of the node's parameters)")
+    p.set_defaults(func=None)
     p = sub.add_parser("plot", help="plot joint positions and energy of a simulate result")
     p.add_argument("input", help=".npz written by simulate")
     p.add_argument("--out", help="PNG path (default: beside the input)")
@@ -219,15 +213,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    split = argv.index("--ros-args") if "--ros-args" in argv else len(argv)
+    args = build_parser().parse_args(argv[:split])
+    if args.command == "run":
+        return cmd_run(args, argv[split:])
     return args.func(args)
 
 
+def ros_arguments(config_path: str | None, ros_args: list[str]) -> list[str]:
+    """The node's command line: the config as a ``--params-file`` (plain configs converted to a
+    ROS 2 parameters file, urdf_path resolved against the config's folder), then the user's
+    ``--ros-args`` (whose ``-p`` overrides win over the file's values)."""
+    import tempfile
+
+    import yaml
+
+    args = ["mbsim-ros"]
+    if config_path:
+        config = _load_config(config_path)
+        config_dir = config.pop("config_dir")
+        if config.get("urdf_path"):
+            try:
+                config["urdf_path"] = str(resolve_urdf(config["urdf_path"], config_dir))
+            except ConfigError as exc:
+                raise SystemExit(f"mbsim-ros: {exc}") from None
+        params = tempfile.NamedTemporaryFile("w", prefix="mbsim-params-", suffix=".yaml",
+                                             delete=False)
+        with params:
+            yaml.safe_dump({"/**": {"ros__parameters": config}}, params)
+        args += ["--ros-args", "--params-file", params.name]
+    if ros_args:
+        args += ros_args if ros_args[0] == "--ros-args" else ["--ros-args", *ros_args]
+    return args
+
+
+def cmd_run(args, ros_args: list[str]) -> int:
+    from .ros.node import main as node
+
+    return node(ros_arguments(args.config, ros_args))
+
+
 def node_main(argv: list[str] | None = None) -> int:
-    """``mbsim_node``: the ROS 2 node's entry point (the node itself lands with issue 5)."""
-    print("mbsim_node: the ROS 2 simulation node is not part of this release yet; "
-          "use `mbsim-ros simulate` for offline runs", file=sys.stderr)
-    return 2
+    """``mbsim_node`` (``ros2 run mbsim_ros mbsim_node --ros-args ...``): the node itself."""
+    from .ros.node import main as node
+
+    return node(sys.argv if argv is None else ["mbsim_node", *argv])
 
 
 if __name__ == "__main__":

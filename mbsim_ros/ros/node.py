@@ -1,0 +1,504 @@
+"""``mbsim_node``: a thin rclpy shell around ``Simulator``.
+
+Two threads. The simulation loop (its own thread) sleeps to absolute deadlines, takes the
+latest command from a lock-free slot, steps the Simulator and publishes joint_states and /clock.
+The executor (the main thread) serves subscriptions, services and the 1 Hz diagnostics; it
+never runs per tick, except in lockstep pacing, where a command's arrival *is* the tick and the
+callback steps the simulation itself. ``self._lock`` serialises stepping against reset.
+Topics, parameters and semantics: docs/NODE.md.
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.exceptions import ParameterException
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+
+from ..config import ConfigError, initial_configuration, resolve_urdf
+from ..integrators import INTEGRATORS
+from ..model import DEFAULT_ROBOT, ModelError, load_urdf, shipped_urdf
+from ..sim import Simulator
+from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
+from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
+                       JointStateWriter, diagnostic_array, stamp_ns)
+from .pacing import Pacer, TickLog, timing_summary
+
+PACINGS = ("realtime", "fast", "lockstep")
+CLOCK_ON_RESET = ("continue", "restart")
+
+
+class StartupError(RuntimeError):
+    """A bad parameter or model at start-up: the node exits non-zero with this one line."""
+
+
+def _float_range(lo: float, hi: float) -> dict:
+    return {"floating_point_range": [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]}
+
+
+def _int_range(lo: int, hi: int) -> dict:
+    return {"integer_range": [IntegerRange(from_value=lo, to_value=hi, step=1)]}
+
+
+# name, default, description, descriptor constraints
+PARAMETERS = [
+    ("robot_description", "", "URDF XML (the ROS convention); wins over urdf_path", {}),
+    ("urdf_path", "", f"URDF file, shipped model name or example-robot-data robot; both this and "
+                      f"robot_description empty: the shipped '{DEFAULT_ROBOT}'", {}),
+    ("floating_base", False, "add a free-flyer root joint (pose on ~/base_pose)", {}),
+    ("scene", "", "scene file (contacts): not available until the compliant-contact "
+                  "integrator lands; must stay empty", {}),
+    ("integrator", "variational", f"one of: {', '.join(sorted(INTEGRATORS))}; its options are "
+                                  f"the parameters '<integrator>.<option>'", {}),
+    ("dt", 1e-3, "simulated seconds per step (a whole number of nanoseconds)", _float_range(1e-6, 1.0)),
+    ("rate_hz", 1000.0, "steps per wall-clock second in realtime pacing (real-time factor = "
+                        "dt * rate_hz)", _float_range(1.0, 100000.0)),
+    ("pacing", "realtime", "realtime: rate_hz against the wall clock; fast: as fast as it can; "
+                           "lockstep: one step per received command or ~/step call", {}),
+    ("command_timeout", 0.1, "a command older than this (simulated s) drops to zero effort; "
+                             "0 = never", _float_range(0.0, 1e9)),
+    ("publish_decimation", 1, "publish joint_states every N steps (/clock every step)",
+     _int_range(1, 1000000)),
+    ("clock_on_reset", "continue", "after ~/reset, /clock continues monotonically ('continue') "
+                                   "or restarts at 0 ('restart')", {}),
+    ("max_catchup", 100, "realtime: ticks caught up after a stall; a longer lag is skipped and "
+                         "counted as missed", _int_range(1, 1000000)),
+    ("diagnostics_period", 1.0, "wall seconds between /diagnostics messages",
+     _float_range(0.05, 3600.0)),
+    ("print_status", False, "log a status line (rate, real-time factor, jitter) with each "
+                            "diagnostics message", {}),
+]
+
+
+@dataclass
+class Settings:
+    robot_description: str
+    urdf_path: str
+    floating_base: bool
+    scene: str
+    integrator: str
+    dt: float
+    rate_hz: float
+    pacing: str
+    command_timeout: float
+    publish_decimation: int
+    clock_on_reset: str
+    max_catchup: int
+    diagnostics_period: float
+    print_status: bool
+
+
+def integrator_options(name: str) -> dict:
+    """The keyword options (with defaults) that an integrator's constructor takes."""
+    signature = inspect.signature(INTEGRATORS[name].__init__)
+    return {p.name: p.default for p in signature.parameters.values()
+            if p.kind is p.KEYWORD_ONLY and p.default is not p.empty}
+
+
+class SimulationNode(Node):
+    """The simulation node. Construct it after ``rclpy.init``; ``start()`` begins stepping;
+    ``stop()`` ends the loop thread. Raises StartupError for a bad model or parameter."""
+
+    def __init__(self, *, keep_ticks: int = 0, **node_kwargs) -> None:
+        super().__init__("mbsim", **node_kwargs)
+        self.settings = self._declare_settings()
+        self.model = self._load_model()
+        self.q0 = self._initial_configuration()
+        self.sim = self._make_simulator()
+        self._check_overrides()
+        s = self.settings
+        self.dt_ns = int(round(s.dt * 1e9))
+        self.joints = ActuatedJoints(self.model)
+        self.slot = CommandSlot(self.model, self.joints)
+        self._tau = np.zeros(self.model.nv + 1)  # the applied efforts and their command stamp
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._running = threading.Event()  # set: the loop steps; clear: paused
+        self._lockstep_paused = False
+        self._thread: threading.Thread | None = None
+        self.t0_ns = 0
+        self.ticks = TickLog(keep=keep_ticks)
+        self.pacer = Pacer(int(round(1e9 / s.rate_hz)), s.max_catchup)
+        self.counters = dict(accepted=0, rejected=0, fallbacks=0, stale_ticks=0)
+        self.stale = False
+        self.failure = ""
+        self.last_rejection = ""
+        self._make_interfaces()
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def _declare_settings(self) -> Settings:
+        values = {}
+        for name, default, description, constraints in PARAMETERS:
+            descriptor = ParameterDescriptor(description=description, read_only=True,
+                                             **constraints)
+            try:
+                values[name] = self.declare_parameter(name, default, descriptor).value
+            except ParameterException as exc:
+                raise StartupError(f"parameter '{name}': {exc}") from None
+        s = Settings(**values)
+        if s.integrator not in INTEGRATORS:
+            raise StartupError(f"parameter 'integrator': '{s.integrator}' is not one of "
+                               f"{', '.join(sorted(INTEGRATORS))}")
+        if s.pacing not in PACINGS:
+            raise StartupError(f"parameter 'pacing': '{s.pacing}' is not one of "
+                               f"{', '.join(PACINGS)}")
+        if s.clock_on_reset not in CLOCK_ON_RESET:
+            raise StartupError(f"parameter 'clock_on_reset': '{s.clock_on_reset}' is not one of "
+                               f"{', '.join(CLOCK_ON_RESET)}")
+        if abs(s.dt * 1e9 - round(s.dt * 1e9)) > 1e-6:
+            raise StartupError(f"parameter 'dt': {s.dt} s is not a whole number of nanoseconds")
+        if s.scene:
+            raise StartupError("parameter 'scene': scenes (contacts) are not available yet; "
+                               "leave it empty")
+        return s
+
+    def _load_model(self):
+        s = self.settings
+        try:
+            if s.robot_description.strip():
+                source = s.robot_description
+            else:
+                source = resolve_urdf(s.urdf_path) if s.urdf_path else shipped_urdf(DEFAULT_ROBOT)
+            return load_urdf(source, floating_base=s.floating_base)
+        except (ModelError, ConfigError, FileNotFoundError) as exc:
+            raise StartupError(" ".join(str(exc).split())) from None
+
+    def _initial_configuration(self) -> np.ndarray:
+        positions = {}
+        for name in ActuatedJoints(self.model).names:
+            key = f"initial_positions.{name}"
+            descriptor = ParameterDescriptor(description=f"initial position of {name} "
+                                                         f"(rad or m)", read_only=True)
+            try:
+                value = self.declare_parameter(key, 0.0, descriptor).value
+            except ParameterException as exc:
+                raise StartupError(f"parameter '{key}': {exc}") from None
+            positions[name] = value
+        try:
+            return initial_configuration(self.model, positions)
+        except ConfigError as exc:
+            raise StartupError(str(exc)) from None
+
+    def _make_simulator(self) -> Simulator:
+        s = self.settings
+        options = {}
+        for option, default in integrator_options(s.integrator).items():
+            key = f"{s.integrator}.{option}"
+            descriptor = ParameterDescriptor(
+                description=f"option '{option}' of the {s.integrator} integrator", read_only=True)
+            try:
+                options[option] = self.declare_parameter(key, default, descriptor).value
+            except ParameterException as exc:
+                raise StartupError(f"parameter '{key}': {exc}") from None
+        try:
+            sim = Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
+            sim.reset(self.q0)
+        except ValueError as exc:
+            raise StartupError(f"integrator '{s.integrator}': {exc}") from None
+        return sim
+
+    def _check_overrides(self) -> None:
+        """Unknown joint names or integrator options are errors; other unknown parameters
+        (a shared params file may carry other nodes' settings) are warnings."""
+        declared = set(self._parameters)
+        unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
+        strict = ("initial_positions.", f"{self.settings.integrator}.")
+        errors = [name for name in unknown if name.startswith(strict)]
+        if errors:
+            raise StartupError(f"unknown parameter(s) {', '.join(errors)} (joints: "
+                               f"{', '.join(ActuatedJoints(self.model).names)}; "
+                               f"{self.settings.integrator} options: "
+                               f"{', '.join(integrator_options(self.settings.integrator))})")
+        for name in unknown:
+            self.get_logger().warning(f"parameter '{name}' is not one of mbsim's; ignored")
+
+    def _make_interfaces(self) -> None:
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        events = PublisherEventCallbacks(matched=self._on_state_subscriber)
+        self.joint_state_pub = self.create_publisher(JointState, "joint_states", reliable,
+                                                     event_callbacks=events)
+        self.clock_pub = self.create_publisher(Clock, "/clock", reliable)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", reliable)
+        self.joint_state = JointStateWriter(self.joints.names, self.joints.idx_q,
+                                            self.joints.idx_v)
+        self.clock = ClockWriter()
+        free = [i for i, kind in enumerate(self.model.joint_kinds) if kind == "free_flyer"]
+        self.base = None
+        if len(free) == 1:
+            i = free[0]
+            self.base = BaseStateWriter(int(self.model.idx_q[i]), int(self.model.idx_v[i]),
+                                        self.model.body_names[i])
+            self.base_pose_pub = self.create_publisher(PoseStamped, "~/base_pose", reliable)
+            self.base_twist_pub = self.create_publisher(TwistStamped, "~/base_twist", reliable)
+        self.create_subscription(Float64MultiArray, "~/effort_commands", self._on_effort_array,
+                                 reliable)
+        self.create_subscription(JointState, "~/joint_commands", self._on_joint_commands,
+                                 reliable)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.create_service(SetBool, "~/pause", self._on_pause)
+        self.create_service(Trigger, "~/step", self._on_step)
+        self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
+        self._window_start = (time.monotonic_ns(), 0)
+
+    # -- the tick ---------------------------------------------------------------------------
+
+    @property
+    def t_ns(self) -> int:
+        """Simulated time of the current state (integer ns: no accumulated rounding)."""
+        return self.t0_ns + self.sim.steps * self.dt_ns
+
+    @property
+    def paused(self) -> bool:
+        if self.settings.pacing == "lockstep":
+            return self._lockstep_paused
+        return not self._running.is_set()
+
+    def _advance(self) -> bool:
+        """One step under the held command, then publish. Call with self._lock held.
+        Returns False (and pauses) when the simulation cannot continue."""
+        if self.failure:
+            return False
+        timeout_ns = int(self.settings.command_timeout * 1e9)
+        stale = take_command(self.slot, self._tau, self.t_ns, timeout_ns)
+        if stale != self.stale:
+            self.stale = stale
+            if stale:
+                self.get_logger().warning(
+                    f"command older than command_timeout ({self.settings.command_timeout} s): "
+                    f"applying zero effort")
+        self.counters["stale_ticks"] += stale
+        info = self.sim.step(self._tau[:-1])
+        if not info.converged:
+            self.failure = f"stopped at t = {self.t_ns * 1e-9:.6f} s: {info.message}"
+            self._running.clear()
+            self.get_logger().error(f"simulation {self.failure}; paused (call ~/reset)")
+            return False
+        self.counters["fallbacks"] += info.fallback
+        self.ticks.record(time.monotonic_ns(), info.iterations)
+        if self.sim.steps % self.settings.publish_decimation == 0:
+            self._publish_state()
+        self.clock_pub.publish(self.clock.fill(self.t_ns))
+        return True
+
+    def _publish_state(self) -> None:
+        t_ns, q, v = self.t_ns, self.sim.q, self.sim.v
+        self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, self._tau))
+        if self.base is not None:
+            self.base.fill(t_ns, q, v)
+            self.base_pose_pub.publish(self.base.pose)
+            self.base_twist_pub.publish(self.base.twist)
+
+    def _loop(self) -> None:
+        try:
+            self._run_loop()
+        except Exception:  # noqa: BLE001 - at shutdown, rcl invalidates publishers under us
+            if not (self._stop.is_set() or not self.context.ok()):
+                raise
+
+    def _run_loop(self) -> None:
+        realtime = self.settings.pacing == "realtime"
+        pacer = self.pacer
+        pacer.start()
+        while not self._stop.is_set():
+            if not self._running.is_set():
+                self._running.wait(0.05)
+                pacer.start()
+                continue
+            if realtime:
+                pacer.wait()
+            with self._lock:
+                self._advance()
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Publish the initial state and clock; start stepping (not in lockstep)."""
+        with self._lock:
+            self.clock_pub.publish(self.clock.fill(self.t_ns))
+            self._publish_state()
+        if self.settings.pacing == "lockstep":
+            return
+        if self.settings.pacing == "fast":
+            sys.setswitchinterval(2e-4)  # let the executor thread in between steps
+        self._running.set()
+        self._thread = threading.Thread(target=self._loop, name="mbsim-loop", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the loop thread (idempotent)."""
+        self._stop.set()
+        self._running.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)
+
+    def destroy_node(self) -> None:
+        self.stop()  # rclpy's shutdown destroys nodes first: stop publishing before that
+        super().destroy_node()
+
+    # -- subscriptions ------------------------------------------------------------------------
+
+    def _reject(self, reason: str) -> None:
+        self.counters["rejected"] += 1
+        self.last_rejection = reason
+        self.get_logger().warning(f"command rejected: {reason}; the last good command stays",
+                                  throttle_duration_sec=1.0)
+
+    def _lockstep_tick(self) -> None:
+        """In lockstep, every received command (accepted or not) advances one step."""
+        if self.settings.pacing == "lockstep" and not self._lockstep_paused:
+            with self._lock:
+                self._advance()
+
+    def _on_effort_array(self, msg: Float64MultiArray) -> None:
+        try:
+            self.slot.put_array(msg.data, self.t_ns)
+            self.counters["accepted"] += 1
+        except CommandError as exc:
+            self._reject(f"~/effort_commands: {exc}")
+        self._lockstep_tick()
+
+    def _on_joint_commands(self, msg: JointState) -> None:
+        stamp = stamp_ns(msg.header.stamp)
+        try:
+            self.slot.put_named(msg.name, msg.effort, stamp if stamp > 0 else self.t_ns)
+            self.counters["accepted"] += 1
+        except CommandError as exc:
+            self._reject(f"~/joint_commands: {exc}")
+        self._lockstep_tick()
+
+    def _on_state_subscriber(self, info) -> None:
+        """A new joint_states subscriber: in lockstep it may be a controller waiting for its
+        first state, so the current one is published again (same stamp; /clock is not)."""
+        if self.settings.pacing == "lockstep" and info.current_count_change > 0:
+            with self._lock:
+                self._publish_state()
+
+    # -- services ---------------------------------------------------------------------------
+
+    def _on_reset(self, request, response):
+        with self._lock:
+            t_ns = 0 if self.settings.clock_on_reset == "restart" else self.t_ns
+            self.sim.reset(self.q0)
+            self.t0_ns = t_ns
+            self.slot.clear()
+            self._tau[:] = 0.0
+            self.failure = ""
+            self.stale = False
+            if self.settings.clock_on_reset == "restart":
+                self.clock_pub.publish(self.clock.fill(self.t_ns))
+            if self.settings.pacing == "lockstep":
+                self._publish_state()
+        response.success = True
+        response.message = f"reset to the initial state at t = {self.t_ns * 1e-9:.6f} s"
+        return response
+
+    def _on_pause(self, request, response):
+        pause = bool(request.data)
+        if not pause and self.failure:
+            response.success = False
+            response.message = f"cannot resume: {self.failure}; call ~/reset"
+            return response
+        if self.settings.pacing == "lockstep":
+            self._lockstep_paused = pause
+        elif pause:
+            self._running.clear()
+        else:
+            self._running.set()
+        response.success = True
+        response.message = "paused" if pause else "running"
+        return response
+
+    def _on_step(self, request, response):
+        if self.settings.pacing != "lockstep" and not self.paused:
+            response.success = False
+            response.message = "the simulation is running; pause it first (~/pause true)"
+            return response
+        with self._lock:
+            ok = self._advance()
+        response.success = ok
+        response.message = (f"t = {self.t_ns * 1e-9:.6f} s" if ok else self.failure)
+        return response
+
+    # -- diagnostics --------------------------------------------------------------------------
+
+    def status(self) -> tuple[int, str, dict]:
+        """(level, message, values) over the window since the previous call."""
+        now = time.monotonic_ns()
+        wall0, steps0 = self._window_start
+        self._window_start = (now, self.sim.steps)
+        times, iterations = self.ticks.since(wall0)
+        timing = timing_summary(times, self.pacer.period_ns)
+        wall = (now - wall0) * 1e-9
+        sim_advanced = max(self.sim.steps - steps0, 0) * self.settings.dt
+        values = {
+            "pacing": self.settings.pacing, "integrator": self.settings.integrator,
+            "sim_time_s": f"{self.t_ns * 1e-9:.6f}", "steps": self.sim.steps,
+            "rate_hz": f"{(times.shape[0] / wall) if wall > 0 else 0.0:.2f}",
+            "real_time_factor": f"{sim_advanced / wall if wall > 0 else 0.0:.4f}",
+            "period_error_p50_ms": f"{timing['p50_s'] * 1e3:.3f}",
+            "period_error_p99_ms": f"{timing['p99_s'] * 1e3:.3f}",
+            "period_error_max_ms": f"{timing['max_s'] * 1e3:.3f}",
+            "missed_ticks": self.pacer.missed,
+            "solver_iterations_mean": f"{iterations.mean() if iterations.size else 0.0:.2f}",
+            "solver_iterations_max": int(iterations.max()) if iterations.size else 0,
+            "solver_fallbacks": self.counters["fallbacks"],
+            "commands_accepted": self.counters["accepted"],
+            "commands_rejected": self.counters["rejected"],
+            "last_rejection": self.last_rejection,
+            "command_stale": self.stale, "stale_ticks": self.counters["stale_ticks"],
+        }
+        if self.failure:
+            return LEVEL_ERROR, f"simulation {self.failure}", values
+        if self.stale:
+            return LEVEL_WARN, "command timed out: applying zero effort", values
+        return LEVEL_OK, "paused" if self.paused else "running", values
+
+    def _publish_diagnostics(self) -> None:
+        level, message, values = self.status()
+        self.diagnostics_pub.publish(diagnostic_array(
+            self.t_ns, f"{self.get_name()}: simulation", self.model.name, level, message, values))
+        if self.settings.print_status:
+            self.get_logger().info(
+                f"t {values['sim_time_s']} s | rate {values['rate_hz']} Hz | RTF "
+                f"{values['real_time_factor']} | period error p99 "
+                f"{values['period_error_p99_ms']} ms | missed {values['missed_ticks']} | "
+                f"iterations {values['solver_iterations_mean']} | {message}")
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the node until SIGINT / SIGTERM (exit 0); a bad start-up exits 1 with one line."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        try:
+            node = SimulationNode()
+        except StartupError as exc:
+            print(f"mbsim_node: error: {exc}", file=sys.stderr)
+            return 1
+        node.start()
+        executor = rclpy.executors.SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.stop()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

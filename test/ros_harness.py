@@ -1,0 +1,173 @@
+"""What the node's integration tests share: the node as a separate process (``mbsim-ros run``)
+and a real rclpy client in the test process, on a ROS_DOMAIN_ID of their own."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MBSIM = str(Path(sys.executable).with_name("mbsim-ros"))
+
+
+def unique_domain_id() -> int:
+    """A DDS domain per test process (Fast DDS takes 0-232), so parallel runs do not mix."""
+    return 1 + (os.getpid() * 7 + int(time.time())) % 200
+
+
+class NodeProcess:
+    """``mbsim-ros run`` in a child process; ``stop()`` sends SIGINT and returns the exit code."""
+
+    def __init__(self, domain_id: int, *args: str, log_dir: Path) -> None:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED="1")
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.stderr_path = log_dir / f"node-{time.monotonic_ns()}.log"
+        self._stderr = open(self.stderr_path, "w")
+        self.process = subprocess.Popen([MBSIM, "run", *args], env=env, cwd=ROOT,
+                                        stdout=self._stderr, stderr=subprocess.STDOUT)
+
+    def log(self) -> str:
+        return self.stderr_path.read_text()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 20.0) -> int:
+        if self.alive():
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._stderr.close()
+        return self.process.returncode
+
+
+class Client:
+    """A real rclpy node that talks to mbsim over DDS: collects joint_states, /clock and
+    /diagnostics, publishes commands, calls the services."""
+
+    def __init__(self, context, node_name: str = "mbsim") -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from std_srvs.srv import SetBool, Trigger
+
+        self.node = rclpy.create_node(f"test_client_{os.getpid()}", context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self.states: list = []
+        self.clocks: list[int] = []
+        self.diagnostics: list = []
+        self.node.create_subscription(JointState, "/joint_states", self.states.append, qos)
+        self.node.create_subscription(
+            Clock, "/clock", lambda m: self.clocks.append(m.clock.sec * 10**9 + m.clock.nanosec),
+            qos)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append,
+                                      qos)
+        self.efforts = self.node.create_publisher(Float64MultiArray,
+                                                  f"/{node_name}/effort_commands", qos)
+        self.joint_commands = self.node.create_publisher(JointState,
+                                                         f"/{node_name}/joint_commands", qos)
+        self.services = {
+            "reset": self.node.create_client(Trigger, f"/{node_name}/reset"),
+            "step": self.node.create_client(Trigger, f"/{node_name}/step"),
+            "pause": self.node.create_client(SetBool, f"/{node_name}/pause"),
+        }
+        self._Float64MultiArray, self._JointState = Float64MultiArray, JointState
+        self._Trigger, self._SetBool = Trigger, SetBool
+
+    def spin_until(self, condition, timeout: float, what: str) -> None:
+        end = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > end:
+                raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def spin_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def wait_for_states(self, count: int, timeout: float = 10.0) -> None:
+        self.spin_until(lambda: len(self.states) >= count, timeout, f"{count} joint_states")
+
+    def send_efforts(self, efforts) -> None:
+        self.efforts.publish(self._Float64MultiArray(data=[float(x) for x in efforts]))
+
+    def send_named(self, names, efforts, stamp_ns: int = 0) -> None:
+        msg = self._JointState(name=list(names), effort=[float(x) for x in efforts])
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10**9)
+        self.joint_commands.publish(msg)
+
+    def call(self, service: str, data: bool | None = None, timeout: float = 10.0):
+        client = self.services[service]
+        self.spin_until(lambda: client.service_is_ready(), timeout, f"service {service}")
+        request = self._SetBool.Request(data=data) if service == "pause" else \
+            self._Trigger.Request()
+        future = client.call_async(request)
+        self.spin_until(future.done, timeout, f"the {service} response")
+        return future.result()
+
+    def latest_diagnostic(self) -> dict:
+        status = self.diagnostics[-1].status[0]
+        values = {kv.key: kv.value for kv in status.values}
+        values["level"] = status.level[0] if isinstance(status.level, bytes) else status.level
+        values["message"] = status.message
+        return values
+
+    def destroy(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+def state_time_ns(msg) -> int:
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+
+def arrays(msg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.array(msg.position), np.array(msg.velocity), np.array(msg.effort)
+
+
+def ros_session(module: str):
+    """(domain_id, context) for one test module: rclpy initialised on a domain of its own."""
+    import rclpy
+
+    domain = (unique_domain_id() + sum(map(ord, module))) % 200 + 1
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    return domain, context
+
+
+def warm_kernels() -> None:
+    """Compile (or load) the kernels in the test process first, so that a node started next
+    finds them in the on-disk cache instead of compiling them itself."""
+    from mbsim_ros import Simulator, load_urdf
+    from mbsim_ros.model import shipped_urdf
+
+    for integrator in ("variational", "euler"):
+        Simulator(load_urdf(shipped_urdf("arm7")), integrator=integrator).step()
+
+
+def start_node(domain: int, context, log_dir: Path, *args: str, startup_timeout: float = 180.0):
+    """A node process and a connected client that has received the first joint_states."""
+    node = NodeProcess(domain, *args, log_dir=log_dir)
+    client = Client(context)
+    try:
+        client.wait_for_states(1, timeout=startup_timeout)
+    except TimeoutError:
+        client.destroy()
+        node.stop()
+        raise AssertionError(f"the node did not publish joint_states; its log:\n{node.log()}")
+    return node, client
