@@ -100,6 +100,17 @@ class Client:
         while time.monotonic() < end:
             self.executor.spin_once(timeout_sec=0.01)
 
+    def drain(self, quiet: float = 0.3, timeout: float = 30.0) -> None:
+        """Read until nothing has arrived for ``quiet`` seconds, then forget what was read."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            before = len(self.states) + len(self.clocks)
+            self.spin_for(quiet)
+            if len(self.states) + len(self.clocks) == before:
+                break
+        self.states.clear()
+        self.clocks.clear()
+
     def wait_for_states(self, count: int, timeout: float = 10.0) -> None:
         self.spin_until(lambda: len(self.states) >= count, timeout, f"{count} joint_states")
 

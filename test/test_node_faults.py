@@ -1,0 +1,108 @@
+"""Start-up errors exit non-zero with one line; a diverging simulation pauses itself, reports
+an error in /diagnostics, publishes no NaN, and comes back with ~/reset."""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from ros_harness import (MBSIM, ROOT, arrays, ros_session, start_node, state_time_ns,
+                         warm_kernels)
+
+from mbsim_ros.model import shipped_urdf
+
+
+def run_node(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ROS_DOMAIN_ID="231")
+    return subprocess.run([MBSIM, "run", *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=180)
+
+
+def one_line_error(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 1, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{result.stderr}"
+    return lines[0]
+
+
+def test_a_bad_urdf_exits_non_zero_naming_the_element(tmp_path):
+    bad = tmp_path / "bad.urdf"
+    bad.write_text('<robot name="r"><link name="a"/><link name="b"/>'
+                   '<joint name="hinge" type="revolute"><parent link="a"/><child link="nope"/>'
+                   '<axis xyz="0 0 1"/></joint></robot>')
+    line = one_line_error(run_node("--ros-args", "-p", f"urdf_path:={bad}", tmp_path=tmp_path))
+    assert "hinge" in line and "nope" in line
+
+
+@pytest.mark.parametrize("override, words", [
+    ("integrator:=rk45", ["integrator", "rk45", "variational"]),
+    ("pacing:=sometimes", ["pacing", "lockstep"]),
+    ("dt:=-0.001", ["dt"]),
+    ("initial_positions.elbow:=1.0", ["initial_positions.elbow", "joint1"]),
+    ("variational.tolerance:=2.0", ["tolerance"]),
+    ("variational.no_such_option:=1", ["no_such_option", "root_finder"]),
+    ("urdf_path:=/no/such.urdf", ["/no/such.urdf"]),
+])
+def test_a_bad_parameter_exits_non_zero_with_one_line(tmp_path, override, words):
+    line = one_line_error(run_node("--ros-args", "-p", override, tmp_path=tmp_path))
+    for word in words:
+        assert word in line, line
+
+
+def test_the_mbsim_node_script_takes_ros_args(tmp_path):
+    node = str(Path(sys.executable).with_name("mbsim_node"))
+    result = subprocess.run([node, "--ros-args", "-p", "integrator:=rk45"], capture_output=True,
+                            text=True, timeout=180, env=dict(os.environ, ROS_DOMAIN_ID="231"))
+    assert result.returncode == 1 and "rk45" in result.stderr
+
+
+def unbounded_pendulum() -> str:
+    """The shipped pendulum with an effort limit that lets a command blow the state up."""
+    text = shipped_urdf("pendulum").read_text()
+    return text.replace('effort="50"', 'effort="1e300"')
+
+
+def test_divergence_pauses_reports_and_publishes_no_nan(tmp_path):
+    import rclpy
+
+    warm_kernels()
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"/**": {"ros__parameters": {
+        "robot_description": unbounded_pendulum(), "pacing": "lockstep",
+        "diagnostics_period": 0.2}}}))
+    domain, context = ros_session(__name__)
+    node, client = start_node(domain, context, tmp_path, "--ros-args", "--params-file",
+                              str(params))
+    try:
+        client.states.clear()
+        client.send_efforts([1.0])
+        client.wait_for_states(1)
+        client.send_efforts([1e300])
+        client.spin_until(lambda: client.diagnostics and
+                          client.latest_diagnostic()["level"] == 2, 10.0,
+                          "an ERROR in diagnostics")
+        message = client.latest_diagnostic()["message"]
+        assert "stopped at t = 0.001" in message
+        for state in client.states:
+            assert all(np.all(np.isfinite(a)) for a in arrays(state))
+        assert max(state_time_ns(s) for s in client.states) == 1_000_000, \
+            "no state is published for the failed step"
+        resume = client.call("pause", False)
+        assert not resume.success and "reset" in resume.message
+        assert not client.call("step").success
+        assert client.call("reset").success
+        client.states.clear()
+        client.send_efforts([0.5])
+        client.wait_for_states(1)
+        assert math.isfinite(arrays(client.states[-1])[0][0])
+        assert node.alive()
+    finally:
+        client.destroy()
+        code = node.stop()
+        rclpy.shutdown(context=context)
+    assert code == 0, node.log()
