@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from mbsim_ros import Simulator
-from mbsim_ros.dynamics import del_residual, integrate
-from mbsim_ros.dynamics.drnea_partials import step_partials
+from mbsim_ros.dynamics import crba, del_residual, integrate
+from mbsim_ros.dynamics.drnea_partials import mass_diagonal_partials, step_partials
 from mbsim_ros.estimation import ProcessModel, StepFailed
 from mbsim_ros.model import load_urdf, shipped_urdf
 
@@ -142,14 +142,47 @@ def test_jacobians_match_central_finite_differences(label, order):
     assert relative(B, B_fd) < 1e-6
 
 
-def test_jacobians_refuse_what_is_not_exact():
+def test_jacobians_with_friction_follow_the_branch_the_step_took():
+    """Coulomb friction 3 N m on every joint of arm7, four joints starting at rest: in this state
+    the first-half impulse is inside its bounds on joints 5-7 (the stick estimate, whose
+    derivative needs dM_jj and dx*), joint 7 stays stuck (its momentum row is zero) and the
+    others slip."""
+    text = shipped_urdf("arm7").read_text().replace('friction="0"', 'friction="3.0"')
+    model = load_urdf(text)
+    rng = np.random.default_rng(8)
+    q, v = moving_state(model, rng)
+    v[[1, 3, 5, 6]] = 0.0
+    process = ProcessModel(model, dt=DT)
+    x, u = process.x_from(q, v), rng.normal(0.0, 0.5, model.nv)
+    x_next = process.step(x, u)
+    assert np.flatnonzero(x_next[model.nq:] == 0.0).tolist() == [6]
+    A, B = process.jacobians(x, u)
+    reference = ProcessModel(model, dt=DT, root_finder="newton", tolerance=1e-14)
+    A_fd, B_fd = reference.finite_difference_jacobians(x, u, eps=1e-4, eps_u=1e-2)
+    assert relative(A, A_fd) < 1e-6
+    assert relative(B, B_fd) < 1e-6
+
+
+def test_mass_diagonal_partials_match_finite_differences():
+    model = model_of("arm7_floating")
+    q, _ = moving_state(model, np.random.default_rng(9))
+    diagonal, D = mass_diagonal_partials(model, q)
+    assert np.allclose(diagonal, np.diag(crba(model, q)), rtol=1e-12, atol=1e-12)
+    eps = 1e-6
+    D_fd = np.empty_like(D)
+    for b in range(model.nv):
+        e = np.zeros(model.nv)
+        e[b] = eps
+        D_fd[:, b] = (np.diag(crba(model, integrate(model, q, e)))
+                      - np.diag(crba(model, integrate(model, q, -e)))) / (2 * eps)
+    assert relative(D, D_fd) < 1e-7
+
+
+def test_euler_has_no_exact_jacobians():
     model = model_of("arm7")
-    x = ProcessModel(model, integrator="euler").x_from(model.neutral(), np.zeros(model.nv))
+    process = ProcessModel(model, integrator="euler")
     with pytest.raises(NotImplementedError, match="finite_difference_jacobians"):
-        ProcessModel(model, integrator="euler").jacobians(x)
-    text = shipped_urdf("arm7").read_text().replace('friction="0"', 'friction="0.5"')
-    with pytest.raises(NotImplementedError, match="friction"):
-        ProcessModel(load_urdf(text)).jacobians(x)
+        process.jacobians(process.x_from(model.neutral(), np.zeros(model.nv)))
 
 
 def test_bad_input_names_the_argument():

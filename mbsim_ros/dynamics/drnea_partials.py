@@ -16,6 +16,9 @@ and every term responds to zeta_i through a 6x6 block:
 
 so R0 = dr/ddelta_k, R1 = dr/ddelta_k+1 (Newton's matrix), P0 = dp_k+1/ddelta_k and
 P1 = dp_k+1/ddelta_k+1 are four CRBA-like assemblies of subtree sums of these blocks.
+
+Coulomb friction's stick estimate reads the diagonal of M(q_k) (integrators/variational.py);
+``mass_diagonal_partials`` gives it with its derivative.
 """
 from __future__ import annotations
 
@@ -24,11 +27,12 @@ import numpy as np
 from .._jit import kernel, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from .checks import as_vector
+from .crba import mass_matrix_diagonal
 from .drnea import (body_inertia, discrete_momentum, gravity_wrench,
                     project_subtree_sums)
 from .drnea_derivative import (assemble_jacobian, body_jacobian_block,
                                coadjoint_swap)
-from .kinematics import kinematics_step, motion_cross_motion
+from .kinematics import inertia_times_motion, kinematics_step, motion_cross_motion
 
 
 @step
@@ -151,3 +155,56 @@ def step_partials(model, dt: float, q, q_next) -> tuple:
     step_partials_kernel(model.joint_int, model.joint_real, model.gravity, model.damping,
                          float(dt), q, q_next, *out)
     return out
+
+
+@routine
+def mass_diagonal_derivative(joint_int, oS, Yc, tmp, cross, D):
+    """D[k, b] = dM_kk/ddelta_b from the composite inertias Yc that mass_matrix_diagonal leaves.
+    M_kk = S_k^T Yc_j S_k (k a dof of joint j). A dof b of a joint l below j turns the subtree
+    of l inside that of j: dYc = -ad(S_b)^T Yc_l - Yc_l ad(S_b), so
+    dM_kk = -2 (S_b x S_k) . (Yc_l S_k); the dofs of j and its ancestors move the subtree of j
+    rigidly with S_k and leave M_kk alone."""
+    nj = joint_int.shape[0]
+    for r in range(D.shape[0]):
+        for c in range(D.shape[1]):
+            D[r, c] = 0.0
+    for l in range(nj):
+        lv, nl = joint_int[l, I_IDX_V], joint_int[l, I_NV]
+        j = joint_int[l, I_PARENT]
+        while j >= 0:
+            jv = joint_int[j, I_IDX_V]
+            for k in range(jv, jv + joint_int[j, I_NV]):
+                inertia_times_motion(Yc[l], oS[k], tmp)
+                for b in range(lv, lv + nl):
+                    motion_cross_motion(oS[b], oS[k], cross)
+                    s = 0.0
+                    for r in range(6):
+                        s += cross[r] * tmp[r]
+                    D[k, b] = -2.0 * s
+            j = joint_int[j, I_PARENT]
+
+
+@kernel
+def mass_diagonal_partials_kernel(joint_int, joint_real, q, diagonal, D):
+    nj = joint_int.shape[0]
+    nv = diagonal.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    oS = np.empty((nv, 6))
+    oY = np.empty((nj, 10))
+    Yc = np.empty((nj, 10))
+    Rq = np.empty((3, 3))
+    pq = np.empty(3)
+    tmp = np.empty((2, 6))
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+    mass_matrix_diagonal(joint_int, oS, oY, Yc, tmp[0], diagonal)
+    mass_diagonal_derivative(joint_int, oS, Yc, tmp[0], tmp[1], D)
+
+
+def mass_diagonal_partials(model, q) -> tuple:
+    """(diag M(q), D) with D[k, b] = dM_kk / ddelta_b at q (+) delta (nv, nv x nv)."""
+    q = as_vector(q, model.nq, "q")
+    diagonal, D = np.empty(model.nv), np.empty((model.nv, model.nv))
+    mass_diagonal_partials_kernel(model.joint_int, model.joint_real, q, diagonal, D)
+    return diagonal, D

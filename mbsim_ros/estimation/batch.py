@@ -9,7 +9,7 @@ import math
 import numba
 from numba import prange
 
-from .._jit import kernel, parallel_kernel, routine
+from .._jit import kernel, parallel_kernel, routine, step
 from ..dynamics.checks import BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite
 from ..integrators.euler import euler_step_kernel
 from ..integrators.variational import variational_step_kernel
@@ -35,6 +35,26 @@ def first_bad_row(joint_int, X) -> tuple:
     return -1, OK
 
 
+@step
+def load_row(X, n, q, second):
+    """(q, second) = row n of X (copied, so that out may be X itself)."""
+    nq = q.shape[0]
+    for k in range(nq):
+        q[k] = X[n, k]
+    for k in range(second.shape[0]):
+        second[k] = X[n, nq + k]
+
+
+@step
+def store_row(code, q, second, n, out):
+    """Row n of out = (q, second), or NaN when the step failed (code != OK)."""
+    nq = q.shape[0]
+    for k in range(nq):
+        out[n, k] = q[k] if code == OK else math.nan
+    for k in range(second.shape[0]):
+        out[n, nq + k] = second[k] if code == OK else math.nan
+
+
 @routine
 def variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
                       settings, tol, X, U, start, end, ws, vws, buf, stats, codes, out):
@@ -45,21 +65,14 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt,
     q, p = buf[0:nq], buf[nq:nq + nv]
     q_out, p_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
     v_out, residual = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:]
-    shared_u = U.shape[0] == 1
     for n in range(start, end):
-        for k in range(nq):
-            q[k] = X[n, k]
-        for k in range(nv):
-            p[k] = X[n, nq + k]
-        u = U[0] if shared_u else U[n]
+        load_row(X, n, q, p)
         code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, Yb,
-                                       dt, substeps, q, p, u, settings, tol, ws, vws, q_out,
-                                       p_out, v_out, stats, residual)
+                                       dt, substeps, q, p, U[0 if U.shape[0] == 1 else n],
+                                       settings, tol, ws, vws, q_out, p_out, v_out, stats,
+                                       residual)
         codes[n] = code
-        for k in range(nq):
-            out[n, k] = q_out[k] if code == OK else math.nan
-        for k in range(nv):
-            out[n, nq + k] = p_out[k] if code == OK else math.nan
+        store_row(code, q_out, p_out, n, out)
 
 
 @routine
@@ -72,20 +85,12 @@ def euler_chunk(joint_int, joint_real, gravity, damping, dt, X, U, start, end, w
     q, v = buf[0:nq], buf[nq:nq + nv]
     q_out, v_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
     tau_total, a = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:2 * nq + 4 * nv]
-    shared_u = U.shape[0] == 1
     for n in range(start, end):
-        for k in range(nq):
-            q[k] = X[n, k]
-        for k in range(nv):
-            v[k] = X[n, nq + k]
-        u = U[0] if shared_u else U[n]
-        code = euler_step_kernel(joint_int, joint_real, gravity, damping, dt, q, v, u, ws,
-                                 tau_total, a, q_out, v_out)
+        load_row(X, n, q, v)
+        code = euler_step_kernel(joint_int, joint_real, gravity, damping, dt, q, v,
+                                 U[0 if U.shape[0] == 1 else n], ws, tau_total, a, q_out, v_out)
         codes[n] = code
-        for k in range(nq):
-            out[n, k] = q_out[k] if code == OK else math.nan
-        for k in range(nv):
-            out[n, nq + k] = v_out[k] if code == OK else math.nan
+        store_row(code, q_out, v_out, n, out)
 
 
 @kernel

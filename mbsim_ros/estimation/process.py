@@ -7,7 +7,7 @@ import numpy as np
 from ..dynamics.checks import (BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite_kernel,
                                as_vector)
 from ..dynamics.configuration import difference_kernel, integrate_kernel
-from ..dynamics.drnea_partials import step_partials_kernel
+from ..dynamics.drnea_partials import mass_diagonal_partials_kernel, step_partials_kernel
 from ..dynamics.minv import minv
 from ..dynamics.workspace import workspace_size
 from ..integrators import make_integrator
@@ -216,16 +216,13 @@ class ProcessModel:
         R0, R1 the derivatives of the DEL residual r with respect to q_k and q_k+1 and P0, P1
         those of p_k+1, d q_k+1 = -R1^-1 (R0 dq_k + dp_k + h/2 du) and
         dp_k+1 = P0 dq_k + P1 dq_k+1 + h/2 du. Fourth order: the product over the substeps.
-        Variational integrator only, without Coulomb friction (whose impulse switches between
-        stick and slip); ``finite_difference_jacobians`` serves every other case."""
+        Coulomb friction: the derivative of the branch the step took (stick or slip, per joint),
+        one-sided where a joint sits exactly on the switch. Variational integrator only
+        (``finite_difference_jacobians`` serves the Euler integrator)."""
         if self.integrator_name != "variational":
             raise NotImplementedError(
                 f"exact Jacobians exist for the variational integrator; for "
                 f"'{self.integrator_name}' use finite_difference_jacobians")
-        if np.any(self.model.friction > 0.0):
-            raise NotImplementedError(
-                "exact Jacobians with Coulomb joint friction are not implemented (the friction "
-                "impulse switches between stick and slip); use finite_difference_jacobians")
         x = self._check_state(x, "x")
         u = self._zero_u[0] if u is None else self._check_input(u, "u")
         nq, nv = self.nq, self.nv
@@ -234,18 +231,19 @@ class ProcessModel:
         q, p = x[:nq].copy(), x[nq:].copy()
         for fraction in self.integrator.substeps:
             h = self.dt * fraction
-            q_next, p_next = self._substep(q, p, u, h)
-            A_s, B_s = self._substep_jacobians(q, q_next, h)
+            q_next, p_next = self._substep(q, p, u, h, self.model.friction)
+            A_s, B_s = self._substep_jacobians(q, p, u, q_next, p_next, h)
             A = A_s @ A
             B = A_s @ B + B_s
             q, p = q_next, p_next
         return A, B
 
-    def _substep(self, q, p, u, h) -> tuple[np.ndarray, np.ndarray]:
+    def _substep(self, q, p, u, h, friction) -> tuple[np.ndarray, np.ndarray]:
+        """One DEL substep of length h (the integrator's own kernel)."""
         m, it = self.model, self.integrator
         q_next, p_next, v_next = np.empty(self.nq), np.empty(self.nv), np.empty(self.nv)
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
-                                       m.friction, it.Yb, h, _ONE_SUBSTEP, q, p, u, it.settings,
+                                       friction, it.Yb, h, _ONE_SUBSTEP, q, p, u, it.settings,
                                        it.tolerance, self._ws[0], self._vws[0], q_next, p_next,
                                        v_next, self._stats[0], self._buf[0, -1:])
         if code != OK:
@@ -253,18 +251,62 @@ class ProcessModel:
                              np.zeros(1, dtype=np.int64))
         return q_next, p_next
 
-    def _substep_jacobians(self, q, q_next, h) -> tuple[np.ndarray, np.ndarray]:
-        """One DEL substep of length h: A = d(q', p')/d(q, p), B = d(q', p')/du."""
+    def _partials(self, q, q_next, h) -> tuple[np.ndarray, ...]:
         m, nv = self.model, self.nv
         R0, R1, P0, P1 = (np.empty((nv, nv)) for _ in range(4))
         step_partials_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, h, q, q_next, R0,
                              R1, P0, P1)
-        # d q' = -R1^-1 (R0 dq + dp + h/2 du); dp' = P0 dq + P1 dq' + h/2 du
-        Z = np.linalg.solve(R1, np.hstack([R0, np.eye(nv)]))
-        dq_dq, dq_dp = -Z[:, :nv], -Z[:, nv:]
-        A = np.block([[dq_dq, dq_dp], [P0 + P1 @ dq_dq, P1 @ dq_dp]])
-        B = 0.5 * h * np.vstack([dq_dp, np.eye(nv) + P1 @ dq_dp])
-        return A, B
+        return R0, R1, P0, P1
+
+    def _substep_jacobians(self, q, p, u, q_next, p_next, h) -> tuple[np.ndarray, np.ndarray]:
+        """One DEL substep of length h: A = d(q', p')/d(q, p), B = d(q', p')/du. The DEL
+        equation is solved under the effective effort u_eff = u + 2 F-/h (u without friction)."""
+        nv = self.nv
+        E_x, E_u = self._friction_before_derivative(q, p, u, h)  # du_eff = E_x dx + E_u du
+        R0, R1, P0, P1 = self._partials(q, q_next, h)
+        # dq' = -R1^-1 (R0 dq + dp + h/2 du_eff); dp' = P0 dq + P1 dq' + h/2 du
+        rhs = np.hstack([R0, np.eye(nv), np.zeros((nv, nv))])
+        rhs[:, :2 * nv] += 0.5 * h * E_x
+        rhs[:, 2 * nv:] += 0.5 * h * E_u
+        Z = -np.linalg.solve(R1, rhs)
+        dq_dx, dq_du = Z[:, :2 * nv], Z[:, 2 * nv:]
+        dp_dx = P1 @ dq_dx
+        dp_dx[:, :nv] += P0
+        dp_du = P1 @ dq_du + 0.5 * h * np.eye(nv)
+        # second half of friction (friction_after): F+ = clamp(-p, +-h f/2) is constant while
+        # the joint slips and takes all of its momentum while it sticks (p_k+1 = 0 exactly)
+        stuck = (self.model.friction > 0.0) & (p_next == 0.0)
+        dp_dx[stuck] = 0.0
+        dp_du[stuck] = 0.0
+        return np.vstack([dq_dx, dp_dx]), np.vstack([dq_du, dp_du])
+
+    def _friction_before_derivative(self, q, p, u, h) -> tuple[np.ndarray, np.ndarray]:
+        """d u_eff/d(dq, dp) and d u_eff/du for the first half of the friction impulse
+        (variational.py friction_before): u_eff = u + 2 F-/h, F-_j = clamp(-M_jj(q) x*_j / h,
+        +-h f_j / 2) with x* the frictionless step. Clamped (slipping): constant. Inside the
+        bounds: dF-_j = -(dM_jj x*_j + M_jj dx*_j) / h, with dx* from the implicit function
+        theorem on the frictionless DEL equation (friction acts on 1-dof joints)."""
+        m, nv = self.model, self.nv
+        E_x, E_u = np.zeros((nv, 2 * nv)), np.eye(nv)
+        if not np.any(m.friction > 0.0):
+            return E_x, E_u
+        q_star, _ = self._substep(q, p, u, h, np.zeros(nv))
+        x_star = np.empty(nv)
+        difference_kernel(m.joint_int, q, q_star, x_star)
+        diagonal, dM = np.empty(nv), np.empty((nv, nv))
+        mass_diagonal_partials_kernel(m.joint_int, m.joint_real, q, diagonal, dM)
+        inside = (m.friction > 0.0) & (np.abs(diagonal * x_star / h) < 0.5 * h * m.friction)
+        if not inside.any():
+            return E_x, E_u
+        R0, R1, _, _ = self._partials(q, q_star, h)
+        # dq* = -R1^-1 (R0 dq + dp + h/2 du); dx* = dq* - dq on 1-dof joints
+        dx_star = -np.linalg.solve(R1, np.hstack([R0, np.eye(nv), 0.5 * h * np.eye(nv)]))
+        dx_star[:, :nv] -= np.eye(nv)
+        dF = -diagonal[:, None] * dx_star / h
+        dF[:, :nv] -= dM * x_star[:, None] / h
+        E_x[inside] = 2.0 / h * dF[inside, :2 * nv]
+        E_u[inside] += 2.0 / h * dF[inside, 2 * nv:]
+        return E_x, E_u
 
     def finite_difference_jacobians(self, x, u=None, eps: float = 1e-5, eps_u: float = 1e-3
                                     ) -> tuple[np.ndarray, np.ndarray]:
