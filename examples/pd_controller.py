@@ -2,7 +2,12 @@
 """A joint-space PD + gravity-compensation controller that closes the loop through the node's
 topics: the canonical controller-in-the-loop use of mbsim_node.
 
-    tau = g(q) + Kp (q_target - q) - Kd v        (g from mbsim_ros.dynamics.rnea)
+    tau = M(q) (kp (q_target - q) - kd v) + g(q) + D v
+        = rnea(q, 0, kp (q_target - q) - kd v) + D v      (D: the URDF's joint damping)
+
+The PD gains are weighted by the mass matrix so that every joint gets the same closed-loop
+bandwidth (sqrt(kp) rad/s): plain scalar gains that hold the shoulder make the light wrist
+links unstable at a 1 ms step with one tick of delay.
 
 It answers every joint_states message with one effort command, so it runs at the simulation's
 rate in realtime or fast pacing and drives the simulation in lockstep pacing.
@@ -37,8 +42,8 @@ class PDController(Node):
         description = self.declare_parameter("robot_description", "").value
         self.target = np.array(self.declare_parameter("target", [0.0]).value, dtype=float)
         self.hold_first = self.target.shape == (1,) and self.target[0] == 0.0
-        self.kp = self.declare_parameter("kp", 400.0).value
-        self.kd = self.declare_parameter("kd", 40.0).value
+        self.kp = self.declare_parameter("kp", 100.0).value  # 1/s^2: 10 rad/s bandwidth
+        self.kd = self.declare_parameter("kd", 20.0).value   # 1/s: critically damped
         topic = self.declare_parameter("command_topic", "/mbsim/effort_commands").value
         self.model = load_urdf(description or resolve_urdf(urdf_path))
         if self.model.nq != self.model.nv:
@@ -58,8 +63,8 @@ class PDController(Node):
             self.get_logger().error(f"target has {self.target.size} values, the robot "
                                     f"{q.size} joints", throttle_duration_sec=1.0)
             return
-        gravity = rnea(self.model, q, self.zero, self.zero)
-        tau = gravity + self.kp * (self.target - q) - self.kd * v
+        tau = rnea(self.model, q, self.zero, self.kp * (self.target - q) - self.kd * v)
+        tau += self.model.damping * v
         self.command.data = tau.tolist()
         self.publisher.publish(self.command)
 
