@@ -240,8 +240,8 @@ def test_a_failed_step_raises_or_leaves_nan(failure):
 
 def test_ekf_example_tracks_the_double_pendulum():
     """The EKF of examples/estimation_filters.py on 400 steps (1 ms) with 0.02 rad measurement
-    noise: RMS position error after 100 steps below 0.01 rad (half the measurement noise) and
-    velocity error below 0.5 rad/s."""
+    noise: RMS position error after 100 steps below 0.01 rad (half the measurement noise;
+    observed 0.003) and velocity error below 0.15 rad/s (observed 0.035)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
     try:
         import estimation_filters as example
@@ -250,4 +250,4 @@ def test_ekf_example_tracks_the_double_pendulum():
     run = example.track(steps=400, particles=0)
     error_q, error_v = example.rms_errors(run, "EKF", skip=100)
     assert error_q < 0.01, error_q
-    assert error_v < 0.5, error_v
+    assert error_v < 0.15, error_v
