@@ -1,6 +1,6 @@
 """The process model (mbsim_ros.estimation): step against Simulator.step bit for bit, the batch
-against single steps, the exact Jacobians and the partials they are built from against central
-finite differences, bad input, and the EKF example's error."""
+against single steps, the exact Jacobians (variational and Euler) and the derivatives they are
+built from against central finite differences, bad input, and the EKF example's error."""
 import sys
 import tracemalloc
 from pathlib import Path
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from mbsim_ros import Simulator
-from mbsim_ros.dynamics import crba, del_residual, integrate
+from mbsim_ros.dynamics import crba, del_residual, integrate, rnea
 from mbsim_ros.dynamics.drnea_partials import mass_diagonal_partials, step_partials
+from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives
 from mbsim_ros.estimation import ProcessModel, StepFailed
 from mbsim_ros.model import load_urdf, shipped_urdf
 
@@ -178,11 +179,35 @@ def test_mass_diagonal_partials_match_finite_differences():
     assert relative(D, D_fd) < 1e-7
 
 
-def test_euler_has_no_exact_jacobians():
-    model = model_of("arm7")
-    process = ProcessModel(model, integrator="euler")
-    with pytest.raises(NotImplementedError, match="finite_difference_jacobians"):
-        process.jacobians(process.x_from(model.neutral(), np.zeros(model.nv)))
+@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
+def test_rnea_derivatives_match_finite_differences(label):
+    model = model_of(label)
+    rng = np.random.default_rng(10)
+    q, v = moving_state(model, rng)
+    a = rng.normal(0.0, 1.0, model.nv)
+    dtau_dq, dtau_dv = rnea_derivatives(model, q, v, a)
+    eps = 1e-6
+    fd_q, fd_v = np.empty_like(dtau_dq), np.empty_like(dtau_dv)
+    for k in range(model.nv):
+        e = np.zeros(model.nv)
+        e[k] = eps
+        fd_q[:, k] = (rnea(model, integrate(model, q, e), v, a)
+                      - rnea(model, integrate(model, q, -e), v, a)) / (2 * eps)
+        fd_v[:, k] = (rnea(model, q, v + e, a) - rnea(model, q, v - e, a)) / (2 * eps)
+    assert relative(dtau_dq, fd_q) < 1e-7
+    assert relative(dtau_dv, fd_v) < 1e-7
+
+
+@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
+def test_euler_jacobians_match_central_finite_differences(label):
+    model = model_of(label)
+    rng = np.random.default_rng(11)
+    process = ProcessModel(model, dt=DT, integrator="euler")
+    x, u = process.x_from(*moving_state(model, rng)), rng.normal(0.0, 5.0, model.nv)
+    A, B = process.jacobians(x, u)
+    A_fd, B_fd = process.finite_difference_jacobians(x, u, eps=1e-5, eps_u=1e-3)
+    assert relative(A, A_fd) < 1e-6
+    assert relative(B, B_fd) < 1e-6
 
 
 def test_bad_input_names_the_argument():

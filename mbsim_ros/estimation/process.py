@@ -8,7 +8,10 @@ from ..dynamics.checks import (BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_fin
                                as_vector)
 from ..dynamics.configuration import difference_kernel, integrate_kernel
 from ..dynamics.drnea_partials import mass_diagonal_partials_kernel, step_partials_kernel
+from ..dynamics.aba import aba
+from ..dynamics.crba import crba
 from ..dynamics.minv import minv
+from ..dynamics.rnea_derivative import rnea_derivatives_kernel
 from ..dynamics.workspace import workspace_size
 from ..integrators import make_integrator
 from ..integrators.euler import _FAILURES as EULER_FAILURES
@@ -16,6 +19,7 @@ from ..integrators.variational import _FAILURES as VARIATIONAL_FAILURES
 from ..integrators.variational import (momentum_kernel, variational_step_kernel,
                                        variational_workspace_size)
 from ..model import Model
+from ..spatial import Ad, dexp, exp_se3
 from .batch import (euler_batch, euler_batch_parallel, first_bad_row, thread_count,
                     variational_batch, variational_batch_parallel)
 
@@ -152,8 +156,10 @@ class ProcessModel:
     def step_batch(self, X, U=None, out=None, *, parallel: bool | None = None) -> np.ndarray:
         """Every row of X (N x nx) one step on, under U (N x nv, or one nv-vector for all rows,
         or None for zero) into ``out`` (N x nx, float64, C order; may be X itself), allocated
-        when None. With ``out`` given nothing is allocated after the first call with N rows.
-        ``parallel``: None chooses (threads when there are a few particles per thread)."""
+        when None. With ``out`` given (and X, U already C-ordered float64) nothing is allocated
+        after the first call with N rows. ``parallel``: None chooses (threads from a few
+        particles per thread up); the per-thread workspaces are made at construction, for the
+        threads available then."""
         X = self._check_matrix(X, "X")
         n = X.shape[0]
         if U is None:
@@ -217,14 +223,12 @@ class ProcessModel:
         those of p_k+1, d q_k+1 = -R1^-1 (R0 dq_k + dp_k + h/2 du) and
         dp_k+1 = P0 dq_k + P1 dq_k+1 + h/2 du. Fourth order: the product over the substeps.
         Coulomb friction: the derivative of the branch the step took (stick or slip, per joint),
-        one-sided where a joint sits exactly on the switch. Variational integrator only
-        (``finite_difference_jacobians`` serves the Euler integrator)."""
-        if self.integrator_name != "variational":
-            raise NotImplementedError(
-                f"exact Jacobians exist for the variational integrator; for "
-                f"'{self.integrator_name}' use finite_difference_jacobians")
+        one-sided where a joint sits exactly on the switch. Euler: from the derivatives of
+        inverse dynamics (``_euler_jacobians``)."""
         x = self._check_state(x, "x")
         u = self._zero_u[0] if u is None else self._check_input(u, "u")
+        if self.integrator_name == "euler":
+            return self._euler_jacobians(x, u)
         nq, nv = self.nq, self.nv
         A = np.eye(2 * nv)
         B = np.zeros((2 * nv, nv))
@@ -308,6 +312,25 @@ class ProcessModel:
         E_u[inside] += 2.0 / h * dF[inside, 2 * nv:]
         return E_x, E_u
 
+    def _euler_jacobians(self, x, u) -> tuple[np.ndarray, np.ndarray]:
+        """Semi-implicit Euler: a = ABA(q, v, u - c v), v' = v + h a, q' = q (+) h v'. Keeping
+        RNEA(q, v, a) = u - c v gives M da = du - (dtau/dq) dq - (dtau/dv + c) dv."""
+        m, nq, nv, h = self.model, self.nq, self.nv, self.dt
+        q, v = x[:nq], x[nq:]
+        a = aba(m, q, v, u - m.damping * v)
+        dtau_dq, dtau_dv = np.empty((nv, nv)), np.empty((nv, nv))
+        rnea_derivatives_kernel(m.joint_int, m.joint_real, m.gravity, q, v, a, dtau_dq, dtau_dv)
+        # columns: d/dq, d/dv, d/du
+        da = np.linalg.solve(crba(m, q), np.hstack([-dtau_dq, -dtau_dv - np.diag(m.damping),
+                                                    np.eye(nv)]))
+        dv_next = h * da
+        dv_next[:, nv:2 * nv] += np.eye(nv)
+        to_next, dexp_right = _integrate_jacobians(m, h * (v + h * a))
+        dq_next = h * dexp_right @ dv_next
+        dq_next[:, :nv] += to_next
+        return (np.vstack([dq_next[:, :2 * nv], dv_next[:, :2 * nv]]),
+                np.vstack([dq_next[:, 2 * nv:], dv_next[:, 2 * nv:]]))
+
     def finite_difference_jacobians(self, x, u=None, eps: float = 1e-5, eps_u: float = 1e-3
                                     ) -> tuple[np.ndarray, np.ndarray]:
         """(A, B) by central differences of ``step`` in the tangent space (2 (ndx + nu) steps),
@@ -364,6 +387,21 @@ class ProcessModel:
         if not all_finite_kernel(u):
             raise ValueError(f"{name} contains NaN or infinity")
         return u
+
+
+def _integrate_jacobians(model, w) -> tuple[np.ndarray, np.ndarray]:
+    """The derivatives of q' = q (+) w in the tangent spaces: d q' = T dq + D dw. Identity on
+    1-dof joints; a free-flyer moves by M exp(w), so M exp(d) exp(w) = M exp(w) exp(Ad(exp(-w)) d)
+    and exp(w + dw) = exp(w) exp(Ad(exp(-w)) dexp(w) dw) (dexp right-trivialised, spatial.py)."""
+    T, D = np.eye(model.nv), np.eye(model.nv)
+    for i in range(model.njoints):
+        if model.joint_kinds[i] == "free_flyer":
+            iv = model.idx_v[i]
+            block = slice(iv, iv + 6)
+            back = Ad(exp_se3(-w[block]))
+            T[block, block] = back
+            D[block, block] = back @ dexp(w[block].copy())
+    return T, D
 
 
 def _as_matrix(X, ncols: int, name: str) -> np.ndarray:

@@ -1,0 +1,184 @@
+"""The derivatives of inverse dynamics (rnea.py) with respect to q (in the tangent space, q (+) d)
+and v, in the world frame: for the exact linearisation of the semi-implicit Euler step
+(mbsim_ros.estimation; derivation in docs/ESTIMATION.md).
+
+A dof b of joint l moves the subtree of l rigidly by the world twist zeta = S_b d_b and leaves
+every other body alone. Everything world-frame that belongs to the subtree turns with it
+(motion subspaces, inertias, velocities and accelerations relative to the parent lambda of l),
+while the parent's ov_lambda, oa_lambda stay; so for body i below l, with
+w_i = ov_i - ov_lambda (its velocity relative to lambda):
+
+    d ov_i = zeta x w_i
+    d oa_i = zeta x (oa_i - oa_lambda - ov_lambda x w_i) + ov_lambda x d ov_i
+    d Y_i x = zeta x* (Y_i x) - Y_i (zeta x x)
+
+and a velocity dv_b gives d ov_i = S_b, d oa_i = S_b x w_i + ov_l x S_b. Each changes the body
+wrench of_i = Y_i oa_i + ov_i x* Y_i ov_i; tau_a = S_a^T F_j (F_j: the subtree sum at joint j of
+a) takes the change of F, plus (zeta x S_a) . F_j when joint j itself is in the subtree of l.
+O(n) per dof: O(n * nv) in all.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel, routine, step
+from ..model.model import I_IDX_V, I_NV, I_PARENT
+from .checks import as_vector
+from .kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
+                         motion_cross_force, motion_cross_motion)
+from .rnea import rnea_backward_step, rnea_forward_step
+
+
+@step
+def in_subtree(i, l, joint_int) -> bool:
+    """Is joint i joint l or below it (parents come before their children)?"""
+    while i > l:
+        i = joint_int[i, I_PARENT]
+    return i == l
+
+
+@step
+def wrench_derivative(Y, ov, dov, doa, dY_ov, dY_oa, tmp, out):
+    """d(Y oa + ov x* Y ov) from d ov, d oa and the inertia's change applied to ov and oa."""
+    inertia_times_motion(Y, doa, out)
+    for r in range(6):
+        out[r] += dY_oa[r]
+    inertia_times_motion(Y, ov, tmp[0])
+    motion_cross_force(dov, tmp[0], tmp[1])  # d ov x* Y ov
+    inertia_times_motion(Y, dov, tmp[0])
+    for r in range(6):
+        tmp[0, r] += dY_ov[r]  # d(Y ov)
+    motion_cross_force(ov, tmp[0], tmp[2])  # ov x* d(Y ov)
+    for r in range(6):
+        out[r] += tmp[1, r] + tmp[2, r]
+
+
+@step
+def inertia_turned(Y, zeta, x, tmp, out):
+    """dY x = zeta x* (Y x) - Y (zeta x x), the change of an inertia turned by zeta."""
+    inertia_times_motion(Y, x, tmp[0])
+    motion_cross_force(zeta, tmp[0], out)
+    motion_cross_motion(zeta, x, tmp[0])
+    inertia_times_motion(Y, tmp[0], tmp[1])
+    for r in range(6):
+        out[r] -= tmp[1, r]
+
+
+@routine
+def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, by_velocity, tmp, df):
+    """df_i for every body i below l (zero elsewhere), then summed over subtrees (df_l: the
+    whole subtree). by_velocity: the derivative with respect to v_b (zeta = S_b) instead of q_b."""
+    nj = joint_int.shape[0]
+    w, dov, doa, dY_ov, dY_oa = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
+    for i in range(nj):
+        for r in range(6):
+            df[i, r] = 0.0
+    for i in range(l, nj):
+        if not in_subtree(i, l, joint_int):
+            continue
+        for r in range(6):
+            w[r] = ov[i, r] - ov0[r]
+        if by_velocity:  # d ov = S_b, d oa = S_b x w + ov_l x S_b
+            motion_cross_motion(zeta, w, doa)
+            motion_cross_motion(ov[l], zeta, dov)
+            for r in range(6):
+                doa[r] += dov[r]
+                dov[r] = zeta[r]
+                dY_ov[r] = 0.0
+                dY_oa[r] = 0.0
+        else:  # d ov = zeta x w; d oa = zeta x (oa - oa0 - ov0 x w) + ov0 x d ov
+            motion_cross_motion(zeta, w, dov)
+            motion_cross_motion(ov0, w, tmp[5])
+            for r in range(6):
+                tmp[5, r] = oa[i, r] - oa0[r] - tmp[5, r]
+            motion_cross_motion(zeta, tmp[5], doa)
+            motion_cross_motion(ov0, dov, tmp[5])
+            for r in range(6):
+                doa[r] += tmp[5, r]
+            inertia_turned(oY[i], zeta, ov[i], tmp[6:8], dY_ov)
+            inertia_turned(oY[i], zeta, oa[i], tmp[6:8], dY_oa)
+        wrench_derivative(oY[i], ov[i], dov, doa, dY_ov, dY_oa, tmp[5:8], df[i])
+    for i in range(nj - 1, l, -1):
+        p = joint_int[i, I_PARENT]
+        if p >= l:
+            for r in range(6):
+                df[p, r] += df[i, r]
+
+
+@routine
+def project_column(joint_int, oS, F, df, l, zeta, turn, tmp, column):
+    """column_a = S_a . df_j (+ (zeta x S_a) . F_j when turn) for the dofs a of joint j in the
+    subtree of l; S_a . df_l for the dofs of l's ancestors; 0 elsewhere."""
+    nj = joint_int.shape[0]
+    for a in range(column.shape[0]):
+        column[a] = 0.0
+    for j in range(nj):
+        jv, nvj = joint_int[j, I_IDX_V], joint_int[j, I_NV]
+        below = in_subtree(j, l, joint_int)
+        if not below and not in_subtree(l, j, joint_int):
+            continue
+        source = j if below else l
+        for a in range(jv, jv + nvj):
+            s = 0.0
+            for r in range(6):
+                s += oS[a, r] * df[source, r]
+            if below and turn:
+                motion_cross_motion(zeta, oS[a], tmp)
+                for r in range(6):
+                    s += tmp[r] * F[j, r]
+            column[a] = s
+
+
+@kernel
+def rnea_derivatives_kernel(joint_int, joint_real, gravity, q, v, a, dtau_dq, dtau_dv):
+    nj = joint_int.shape[0]
+    nv = v.shape[0]
+    oR = np.empty((nj, 3, 3))
+    op = np.empty((nj, 3))
+    oS = np.empty((nv, 6))
+    oY = np.empty((nj, 10))
+    ov = np.empty((nj, 6))
+    oa = np.empty((nj, 6))
+    F = np.empty((nj, 6))
+    df = np.empty((nj, 6))
+    tmp = np.zeros((10, 6))
+    column = np.empty(nv)
+    tau = np.empty(nv)
+    zero = np.zeros(6)
+    Rq = np.empty((3, 3))
+    pq = np.empty(3)
+    a_world = np.empty(6)
+    gravity_acceleration(gravity, a_world)
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+        rnea_forward_step(i, joint_int, oS, v, a, oY, ov, oa, F, a_world, tmp[8], tmp)
+    for i in range(nj - 1, -1, -1):
+        rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
+    for l in range(nj):
+        lam = joint_int[l, I_PARENT]
+        ov0 = ov[lam] if lam >= 0 else zero
+        oa0 = oa[lam] if lam >= 0 else a_world
+        lv = joint_int[l, I_IDX_V]
+        for b in range(lv, lv + joint_int[l, I_NV]):
+            zeta = oS[b]
+            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, False, tmp,
+                                       df)
+            project_column(joint_int, oS, F, df, l, zeta, True, tmp[9], column)
+            for k in range(nv):
+                dtau_dq[k, b] = column[k]
+            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, True, tmp, df)
+            project_column(joint_int, oS, F, df, l, zeta, False, tmp[9], column)
+            for k in range(nv):
+                dtau_dv[k, b] = column[k]
+
+
+def rnea_derivatives(model, q, v, a) -> tuple:
+    """(d tau / d q, d tau / d v) of tau = rnea(model, q, v, a) (nv x nv each; q moved as
+    q (+) delta, in the tangent space)."""
+    q = as_vector(q, model.nq, "q")
+    v = as_vector(v, model.nv, "v")
+    a = as_vector(a, model.nv, "a")
+    dtau_dq, dtau_dv = np.empty((model.nv, model.nv)), np.empty((model.nv, model.nv))
+    rnea_derivatives_kernel(model.joint_int, model.joint_real, model.gravity, q, v, a, dtau_dq,
+                            dtau_dv)
+    return dtau_dq, dtau_dv
