@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat setup.py | md5sum | cut -c1-12)
 
-.PHONY: run test bench venv clean
+.PHONY: run simulate test bench bench-node venv clean
 
 venv: $(STAMP)
 
@@ -15,9 +15,15 @@ $(STAMP): setup.py
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-# Until the node lands: an offline simulation of the default 7-DOF arm, with a summary.
+# The simulation node on the default 7-DOF arm, realtime pacing at 1 kHz, a status line each
+# second (rate, real-time factor, jitter); Ctrl-C stops it. ROS_ARGS adds node options, e.g.
+# make run ROS_ARGS="-p pacing:=fast".
 run: $(STAMP)
-	$(VENV)/bin/mbsim-ros simulate --urdf urdf/arm7.urdf --config config/arm7.yaml \
+	$(VENV)/bin/mbsim-ros run --config config/arm7.yaml --ros-args -p print_status:=true $(ROS_ARGS)
+
+# An offline run of the same arm, written to runs/arm7.npz and plotted to runs/arm7.png.
+simulate: $(STAMP)
+	$(VENV)/bin/mbsim-ros simulate --config config/arm7.yaml \
 	    --integrator variational --dt 0.001 --steps 5000 --out runs/arm7.npz
 	$(VENV)/bin/mbsim-ros plot runs/arm7.npz --out runs/arm7.png
 
@@ -27,6 +33,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/dynamics.py
 	$(PY) bench/variational.py
+	$(PY) bench/node.py --quick
+
+# The node's timing figures as the README reports them (60 s per measurement, ~4 minutes).
+bench-node: $(STAMP)
+	$(PY) bench/node.py
 
 clean:
 	rm -rf $(VENV) runs

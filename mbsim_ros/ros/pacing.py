@@ -95,7 +95,8 @@ def timing_summary(times_ns: np.ndarray, period_ns: int) -> dict:
 
 def deadline_floor(rate_hz: float, seconds: float, max_catchup: int = 100) -> dict:
     """What the machine allows: the same Pacer with no work per tick, for ``seconds``. The
-    benchmark prints the node's figures next to these, measured in the same run."""
+    benchmark prints the node's figures next to these, measured in the same run. Returns the
+    timing summary plus ``missed`` and the period ``errors`` (s)."""
     period_ns = int(round(1e9 / rate_hz))
     pacer = Pacer(period_ns, max_catchup)
     log = TickLog(keep=int(rate_hz * seconds) + 1)
@@ -106,6 +107,8 @@ def deadline_floor(rate_hz: float, seconds: float, max_catchup: int = 100) -> di
         if now >= end:
             break
         log.record(now, 0)
-    summary = timing_summary(log.recorded(), period_ns)
+    times = log.recorded()
+    summary = timing_summary(times, period_ns)
     summary["missed"] = pacer.missed
+    summary["errors"] = period_errors(times, period_ns)
     return summary

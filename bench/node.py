@@ -1,0 +1,225 @@
+"""The node's timing on this machine, each figure next to the floor the machine sets, measured in
+the same run (docs/NODE.md, README):
+
+1. realtime pacing, default arm, variational: mean rate, tick-period error p50/p99/max, missed
+   ticks; beside a plain Python sleep-to-deadline loop (same Pacer, no work);
+2. controller round trip over DDS (a second process answers each joint_states with a command):
+   fraction of commands applied at the next tick, state-to-command latency p50/p99; beside a
+   bare rclpy ping-pong between the same two processes;
+3. fast pacing: real-time factor.
+
+    python bench/node.py [--quick] [--seconds S]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import rclpy  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from mbsim_ros.cli import ros_arguments  # noqa: E402
+from mbsim_ros.ros.node import SimulationNode  # noqa: E402
+from mbsim_ros.ros.pacing import Pacer, deadline_floor, period_errors, timing_summary  # noqa: E402
+
+DOMAIN = 150 + os.getpid() % 50
+
+
+class RoundTripNode(SimulationNode):
+    """The node, recording for every command: the step it answers (data[0], set by the echo
+    process), the step that applied it, and when DDS received it; and when each state was
+    published (system clock, as DDS's reception stamps)."""
+
+    def __init__(self, capacity: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.published = np.zeros(capacity, dtype=np.int64)
+        self.answered = np.zeros(capacity, dtype=np.int64)
+        self.applied = np.zeros(capacity, dtype=np.int64)
+        self.received = np.zeros(capacity, dtype=np.int64)
+        self.n = 0
+
+    def _publish_state(self) -> None:
+        super()._publish_state()
+        if self.sim.steps < self.published.shape[0]:
+            self.published[self.sim.steps] = time.time_ns()
+
+    def _poll_commands(self) -> None:
+        subscription = self._polled[0][0]
+        while True:
+            with subscription.handle:
+                taken = subscription.handle.take_message(subscription.msg_type,
+                                                         subscription.raw)
+            if taken is None:
+                break
+            msg, info = taken
+            if self.n < self.answered.shape[0]:
+                self.answered[self.n] = int(msg.data[0])
+                self.applied[self.n] = self.sim.steps + 1
+                self.received[self.n] = info["received_timestamp"]
+                self.n += 1
+            msg.data[0] = 0.0
+            self._on_effort_array(msg)
+
+
+def run_node(seconds: float, pacing: str, node_class=SimulationNode, **kwargs):
+    """Run the node in this process for `seconds` of wall time; returns it, stopped."""
+    args = ros_arguments(str(ROOT / "config" / "arm7.yaml"), ["-p", f"pacing:={pacing}"])
+    context = rclpy.Context()
+    rclpy.init(args=args, context=context, domain_id=DOMAIN)
+    node = node_class(keep_ticks=int(seconds * 1000 * 20) + 10, context=context, **kwargs)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    node.start()
+    wall = time.monotonic()
+    executor.spin_until_future_complete(rclpy.task.Future(), timeout_sec=seconds)
+    node.stop()
+    node.wall_s = time.monotonic() - wall
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+    return node
+
+
+def echo_process(n_joints: int) -> subprocess.Popen:
+    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN))
+    return subprocess.Popen([sys.executable, str(ROOT / "bench" / "echo_node.py"), "1000000",
+                             str(n_joints)], env=env)
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGINT)
+    process.wait(20)
+
+
+def ping_pong(seconds: float) -> np.ndarray:
+    """Round-trip times (s) of pings sent open-loop at 1 kHz to the echo process and back,
+    measured like the node's round trip: from publishing to DDS's reception stamp of the
+    answer (the answers are read between pings)."""
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN)
+    node = rclpy.create_node("bench_ping", context=context)
+    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    pong = node.create_subscription(Float64MultiArray, "/pong", lambda m: None, qos)
+    pub = node.create_publisher(Float64MultiArray, "/ping", qos)
+    end = time.monotonic() + 5.0  # discovery
+    while (pub.get_subscription_count() == 0 or pong.get_publisher_count() == 0) \
+            and time.monotonic() < end:
+        time.sleep(0.05)
+    msg = Float64MultiArray(data=[0.0])
+    count = int(seconds * 1000)
+    sent = np.zeros(count, dtype=np.int64)
+    rtts = []
+    pacer = Pacer(1_000_000)
+    pacer.start()
+    for k in range(count):  # open loop at 1 kHz, like the node's states
+        pacer.wait()
+        sent[k] = time.time_ns()
+        msg.data[0] = float(k)
+        pub.publish(msg)
+        while True:
+            with pong.handle:
+                taken = pong.handle.take_message(pong.msg_type, pong.raw)
+            if taken is None:
+                break
+            rtts.append(taken[1]["received_timestamp"] - sent[int(taken[0].data[0])])
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+    return np.array(rtts[5:]) * 1e-9
+
+
+def fmt_timing(summary: dict) -> str:
+    return (f"rate {summary['rate_hz']:8.2f} Hz  period error p50 {summary['p50_s'] * 1e3:6.3f} "
+            f"p99 {summary['p99_s'] * 1e3:6.3f} max {summary['max_s'] * 1e3:7.3f} ms  "
+            f"missed {summary.get('missed', 0)}")
+
+
+def realtime(seconds: float, rounds: int) -> None:
+    """Interleaved rounds of (floor, node), so that both see the same background load; the
+    period errors of all rounds are pooled per kind."""
+    floor_errors, node_errors, floor_p99, node_p99 = [], [], [], []
+    missed = [0, 0]
+    for _ in range(rounds):
+        floor = deadline_floor(1000.0, seconds / rounds)
+        floor_errors.append(floor.pop("errors"))
+        missed[0] += floor["missed"]
+        node = run_node(seconds / rounds, "realtime")
+        times = node.ticks.recorded()
+        node_errors.append(period_errors(times, node.pacer.period_ns))
+        missed[1] += node.pacer.missed
+        floor_p99.append(floor["p99_s"])
+        node_p99.append(timing_summary(times, node.pacer.period_ns)["p99_s"])
+        rate = (times.shape[0] - 1) / ((times[-1] - times[0]) * 1e-9)
+    ours, base = np.concatenate(node_errors), np.concatenate(floor_errors)
+    print(f"realtime, arm7, variational: {rounds} interleaved rounds of {seconds / rounds:.0f} s "
+          f"(floor, node)")
+    for label, errors, lost in (("node       ", ours, missed[1]), ("sleep floor", base, missed[0])):
+        print(f"  {label}  period error p50 {np.percentile(errors, 50) * 1e3:6.3f} p99 "
+              f"{np.percentile(errors, 99) * 1e3:6.3f} max {errors.max() * 1e3:7.3f} ms  "
+              f"missed {lost}")
+    print(f"  per-round p99 (ms): node {' '.join(f'{x * 1e3:.3f}' for x in node_p99)}; floor "
+          f"{' '.join(f'{x * 1e3:.3f}' for x in floor_p99)}")
+    print(f"  p99 ratio {np.percentile(ours, 99) / np.percentile(base, 99):.2f} (target <= 1.25); "
+          f"last round's mean rate {rate:.2f} Hz ({(rate / 1000 - 1) * 100:+.3f}%, target "
+          f"within 0.1%)")
+
+
+def round_trip(seconds: float) -> None:
+    echo = echo_process(7)
+    try:
+        time.sleep(2.0)
+        pings = ping_pong(min(seconds, 20.0))
+        node = run_node(seconds, "realtime", RoundTripNode, capacity=int(seconds * 1100) + 100)
+    finally:
+        stop(echo)
+    n = node.n
+    answered, applied, received = node.answered[:n], node.applied[:n], node.received[:n]
+    valid = (answered >= 1) & (answered < node.published.shape[0])
+    answered, applied, received = answered[valid], applied[valid], received[valid]
+    latency = (received - node.published[answered]) * 1e-9  # state k out -> its command in
+    ticks = node.sim.steps
+    next_tick = np.count_nonzero(applied == answered + 1)
+    print(f"controller round trip over DDS, realtime, {seconds:.0f} s ({ticks} ticks, "
+          f"{n} commands)")
+    print(f"  applied at the next tick: {next_tick / ticks * 100:.1f}% of ticks; "
+          f"state-to-command latency p50 {np.percentile(latency, 50) * 1e3:.3f} ms, "
+          f"p99 {np.percentile(latency, 99) * 1e3:.3f} ms")
+    print(f"  bare rclpy ping-pong:     RTT p50 {np.percentile(pings, 50) * 1e3:.3f} ms, "
+          f"p99 {np.percentile(pings, 99) * 1e3:.3f} ms ({pings.size} pings)")
+    print(f"  ratio p50 {np.percentile(latency, 50) / np.percentile(pings, 50):.2f}, p99 "
+          f"{np.percentile(latency, 99) / np.percentile(pings, 99):.2f} (target <= 1.25)")
+
+
+def fast(seconds: float) -> None:
+    node = run_node(seconds, "fast")
+    rtf = node.sim.steps * node.settings.dt / node.wall_s
+    print(f"fast pacing, arm7, variational, joint_states + /clock every 1 ms of sim time: "
+          f"real-time factor {rtf:.2f} ({node.sim.steps / node.wall_s:.0f} steps/s)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="5 s per measurement")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    args = parser.parse_args()
+    seconds = 5.0 if args.quick else args.seconds
+    print(f"bench/node.py  (ROS_DOMAIN_ID {DOMAIN}, {os.cpu_count()} cores)")
+    realtime(seconds, 2 if args.quick else 6)
+    round_trip(seconds)
+    fast(min(seconds, 20.0))
+    print("quadruped scene with contacts: n/a until the compliant-contact integrator lands")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
