@@ -94,3 +94,13 @@ def test_tick_log_ring_and_summary():
     assert list(log.recorded()) == [0, 1000, 2000]
     summary = timing_summary(times, 1000)
     assert summary["max_s"] == pytest.approx(50e-9) and summary["ticks"] == 4
+
+
+def test_every_node_parameter_is_documented():
+    from pathlib import Path
+
+    from mbsim_ros.ros.node import PARAMETERS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "NODE.md").read_text()
+    for name, *_ in PARAMETERS:
+        assert f"| `{name}` |" in text, name

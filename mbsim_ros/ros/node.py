@@ -140,6 +140,11 @@ class SimulationNode(Node):
         self.dt_ns = int(round(s.dt * 1e9))
         self.joints = ActuatedJoints(self.model)
         self.slot = CommandSlot(self.model, self.joints)
+        unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
+                      if limit == 0.0]
+        if unactuated:
+            self.get_logger().warning(f"the URDF gives {', '.join(unactuated)} an effort limit "
+                                      f"of 0: commands to them are clamped to zero")
         self._tau = np.zeros(self.model.nv + 1)  # the applied efforts and their command stamp
         self._lock = threading.Lock()
         self._stop = threading.Event()
