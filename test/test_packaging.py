@@ -49,11 +49,3 @@ def test_make_targets_and_ci():
     assert "make run" in readme and "make test" in readme
     assert ".venv/" in (ROOT / ".gitignore").read_text()
 
-
-def test_config_names_real_joints():
-    import yaml
-
-    from mbsim_ros.model import load_urdf
-    config = yaml.safe_load((ROOT / "config" / "arm7.yaml").read_text())
-    model = load_urdf(ROOT / config["urdf_path"])
-    assert set(config["initial_positions"]) <= set(model.joint_names)
