@@ -3,6 +3,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat setup.py | md5sum | cut -c1-12)
+BENCH_STAMP := $(VENV)/.bench-installed-$(shell cat setup.py | md5sum | cut -c1-12)
 
 .PHONY: run simulate test bench bench-node venv clean
 
@@ -30,10 +31,17 @@ simulate: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q test
 
-bench: $(STAMP)
+# The peers (MuJoCo, PyBullet, DART) for bench/peers.py: only `make bench` installs them.
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[ros,test,bench]'
+	rm -f $(VENV)/.bench-installed-*
+	touch $@
+
+bench: $(BENCH_STAMP)
 	$(PY) bench/dynamics.py
 	$(PY) bench/variational.py
 	$(PY) bench/node.py --quick
+	$(PY) bench/peers.py --report docs/BENCHMARKS.md
 
 # The node's timing figures as the README reports them (60 s per measurement, ~4 minutes).
 bench-node: $(STAMP)

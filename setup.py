@@ -33,6 +33,14 @@ TEST = {
     "pytest>=7": "python3-pytest",
     "example-robot-data>=4.0": "example-robot-data",
 }
+# The peers that bench/peers.py compares against (`pip install .[bench]`, `make bench`): wheels
+# from PyPI, not dependencies of the ROS package, so they have no rosdep key and package.xml
+# does not list them.
+BENCH = {
+    "mujoco>=3.0": None,
+    "pybullet>=3.2": None,
+    "dartpy>=6.20": None,
+}
 
 setup(
     name=PACKAGE,
@@ -50,7 +58,7 @@ setup(
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
     ],
     install_requires=list(RUNTIME),
-    extras_require={"ros": list(ROS), "test": list(TEST)},
+    extras_require={"ros": list(ROS), "test": list(TEST), "bench": list(BENCH)},
     zip_safe=True,
     tests_require=list(TEST),
     entry_points={"console_scripts": [

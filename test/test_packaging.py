@@ -32,6 +32,18 @@ def test_package_xml_lists_every_dependency_of_setup_py():
         "package.xml names a dependency that setup.py does not install"
 
 
+def test_benchmark_peers_are_an_extra_only():
+    """The peers of bench/peers.py install with `.[bench]` (make bench), never with the package."""
+    deps = setup_dependencies()
+    names = {name.split(">")[0].split("=")[0] for name in deps["BENCH"]}
+    assert names == {"mujoco", "pybullet", "dartpy"}
+    package_xml = (ROOT / "package.xml").read_text()
+    assert not any(name in package_xml for name in names)
+    setup_text = (ROOT / "setup.py").read_text()
+    assert '"bench": list(BENCH)' in setup_text
+    assert ".[ros,test,bench]" in (ROOT / "Makefile").read_text()
+
+
 def test_installed_data_exists():
     assert (ROOT / "resource" / "mbsim_ros").is_file()
     for name in ("pendulum", "double_pendulum", "arm7"):

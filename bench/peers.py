@@ -1,0 +1,272 @@
+"""Side by side with the peers (issue 8): MuJoCo, PyBullet, DART and pinocchio against our
+integrators on identical models, measured in one run on this machine.
+
+0. Agreement: every engine's own energy at a random state equals ours to 1e-9 (relative).
+1. Step cost (no contact, dt = 1 ms): the 7-DOF arm, chains of 10, 50, 100, 200 links.
+2. Energy: the passive 10-link chain (1 m, 1 kg links curled 0.3 rad), 100 s at 1 ms: max
+   relative energy error and drift, one energy function (ours) from every engine's state.
+3. Accuracy-cost frontier: wall time to simulate 10 s of that chain with the relative energy
+   error below 1e-4, halving dt from 16 ms until an engine gets there.
+4. Contact (bench/peer_contact.py): inclined box, sphere stack, quadruped standing.
+
+Run: `.venv/bin/python bench/peers.py [--quick] [--report docs/BENCHMARKS.md]` (or `make bench`,
+which installs the peers: `pip install .[bench]`). A peer that is not installed is left out.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mbsim_ros.model import chain_urdf, shipped_urdf  # noqa: E402
+
+from peer_engines import installed_configs, is_ours, reference_energy  # noqa: E402
+from peer_models import Description, describe  # noqa: E402
+
+AGREEMENT_TOLERANCE = 1e-9
+ENERGY_TOLERANCE = 1e-4  # the frontier's target: max |E - E0| / |E0|
+SAMPLE = 1e-4  # s: the energy is evaluated at least this often in simulated time
+MIN_DT = 1e-7  # s: the frontier's search stops here whatever the budget
+
+
+def step_models(quick: bool) -> list[Description]:
+    """Workload 1's models: the default arm and chains (0.1 m, 0.1 kg links, 3-D)."""
+    sizes = (10,) if quick else (10, 50, 100, 200)
+    return [describe(shipped_urdf("arm7"), "arm7")] + \
+        [describe(chain_urdf(n), f"chain{n}") for n in sizes]
+
+
+def energy_chain() -> Description:
+    """Workloads 2 and 3 (Lee et al. Fig. 2's chain): ten 1 m, 1 kg links, planar."""
+    return describe(chain_urdf(10, axes="y", link_length=1.0, link_mass=1.0), "chain10 (1 m)")
+
+
+def agreement(descs: list[Description], configs: dict) -> dict[tuple[str, str], float]:
+    """(model, engine) -> |own energy - ours| / |ours| at a random state (q, v), after a
+    check that the engine reports back the state it was given."""
+    out = {}
+    for desc in descs:
+        model = desc.model()
+        rng = np.random.default_rng(7)
+        q, v = rng.uniform(-1.0, 1.0, desc.nv), rng.normal(size=desc.nv)
+        e = reference_energy(model, q, v)
+        for label, factory in configs.items():
+            engine = factory(desc, 1e-3)
+            engine.reset(q, v)
+            q_back, v_back = engine.state()
+            if not (np.allclose(q_back, q, atol=1e-12) and np.allclose(v_back, v, atol=1e-12)):
+                raise AssertionError(f"{label} on {desc.name}: the state does not map back")
+            out[desc.name, label] = abs(engine.own_energy() - e) / abs(e)
+    return out
+
+
+def start_state(desc: Description) -> tuple[np.ndarray, np.ndarray]:
+    return np.random.default_rng(0).uniform(-0.3, 0.3, desc.nv), np.zeros(desc.nv)
+
+
+def step_cost_us(desc: Description, factory, steps: int, repeats: int) -> float:
+    """Median over `repeats` blocks of the mean time per step (us), after 10 warm-up steps;
+    nan if the engine fails on the way."""
+    engine = factory(desc, 1e-3)
+    engine.reset(*start_state(desc))
+    try:
+        for _ in range(10):
+            engine.step()
+        blocks = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(steps):
+                engine.step()
+            blocks.append((time.perf_counter() - start) / steps)
+    except FloatingPointError:
+        return float("nan")
+    return statistics.median(blocks) * 1e6
+
+
+@dataclass
+class EnergyRun:
+    """One run of the energy chain: relative error every `stride` steps, wall time spent in
+    step()."""
+
+    dt: float
+    stride: int
+    error: np.ndarray
+    wall: float
+    diverged_at: float | None = None
+
+    @property
+    def max_error(self) -> float:
+        return float(np.abs(self.error).max()) if self.diverged_at is None else float("inf")
+
+    @property
+    def drift(self) -> float:
+        """Mean error of the last 10 % of the run minus that of the first 10 %."""
+        tenth = max(1, self.error.size // 10)
+        return float(self.error[-tenth:].mean() - self.error[:tenth].mean())
+
+
+def energy_run(desc: Description, factory, dt: float, seconds: float,
+               give_up_above: float = 1.0) -> EnergyRun:
+    """Run the energy chain from q = 0.3 rad per joint at rest; stop early when the error
+    exceeds give_up_above or the state stops being finite. The energy is evaluated after
+    every step, or every SAMPLE seconds of simulated time when dt is shorter."""
+    model, engine = desc.model(), factory(desc, dt)
+    q0 = np.full(desc.nv, 0.3)
+    engine.reset(q0, np.zeros(desc.nv))
+    e0 = reference_energy(model, q0, np.zeros(desc.nv))
+    stride = max(1, int(round(SAMPLE / dt)))
+    samples = int(round(seconds / dt)) // stride
+    error, wall = np.empty(samples), 0.0
+    for k in range(samples):
+        start = time.perf_counter()
+        try:
+            for _ in range(stride):
+                engine.step()
+        except FloatingPointError:
+            return EnergyRun(dt, stride, error[:k], wall, k * stride * dt)
+        wall += time.perf_counter() - start
+        q, v = engine.state()
+        error[k] = (reference_energy(model, q, v) - e0) / abs(e0) \
+            if np.all(np.isfinite(q)) and np.all(np.isfinite(v)) else np.inf
+        if not abs(error[k]) <= give_up_above:
+            return EnergyRun(dt, stride, error[:k + 1], wall, (k + 1) * stride * dt)
+    return EnergyRun(dt, stride, error, wall)
+
+
+@dataclass
+class Frontier:
+    """The dt sweep of one engine: every run, and the cheapest that met the tolerance."""
+
+    runs: list[EnergyRun] = field(default_factory=list)
+    met: EnergyRun | None = None
+    extrapolated_wall: float | None = None  # when the budget ran out first
+
+    def summary(self, seconds: float) -> str:
+        if self.met is not None:
+            return f"{self.met.wall:.3g} s at dt = {self.met.dt * 1e3:.3g} ms " \
+                   f"(error {self.met.max_error:.1e})"
+        last = self.runs[-1]
+        reached = f"not reached (dt = {last.dt * 1e3:.3g} ms: error {last.max_error:.1e})"
+        if self.extrapolated_wall is not None:
+            return f"{reached}; ~{self.extrapolated_wall:.3g} s extrapolated"
+        return reached
+
+
+def frontier(desc: Description, factory, seconds: float, budget: float,
+             dt0: float = 16e-3) -> Frontier:
+    """Halve dt from dt0 until the max error over `seconds` is below ENERGY_TOLERANCE, as long
+    as the next run (predicted: twice the last, bookkeeping included) fits in `budget` seconds.
+    If it does not, extrapolate the wall time from the error's observed order in dt (labelled
+    as such)."""
+    energy_run(desc, factory, dt0, 10 * dt0)  # warm-up (first calls, compilation)
+    result, dt = Frontier(), dt0
+    while True:
+        start = time.perf_counter()
+        run = energy_run(desc, factory, dt, seconds)
+        elapsed = time.perf_counter() - start
+        result.runs.append(run)
+        if run.diverged_at is None and run.max_error < ENERGY_TOLERANCE:
+            result.met = run
+            return result
+        if 2 * elapsed > budget or dt < MIN_DT:
+            per_step = run.wall / (run.error.size * run.stride)
+            result.extrapolated_wall = _extrapolate(result.runs, per_step, seconds)
+            return result
+        dt /= 2
+
+
+def _extrapolate(runs: list[EnergyRun], per_step: float, seconds: float) -> float | None:
+    finished = [r for r in runs if r.diverged_at is None]
+    if len(finished) < 2:
+        return None
+    a, b = finished[-2], finished[-1]
+    order = np.log(a.max_error / b.max_error) / np.log(a.dt / b.dt)
+    if not order > 0.5:
+        return None
+    dt_needed = b.dt * (ENERGY_TOLERANCE / b.max_error) ** (1.0 / order)
+    return per_step * seconds / dt_needed
+
+
+def ratio_line(name: str, values: dict[str, float], unit: str, fmt: str = "{:.3g}") -> str:
+    """One line per workload: every engine's value, then our variational integrator and our
+    best configuration against the best peer."""
+    cells = " | ".join(f"{label} {fmt.format(value)}" for label, value in values.items())
+    ours = [v for k, v in values.items() if is_ours(k) and np.isfinite(v)]
+    peers = [v for k, v in values.items() if not is_ours(k) and np.isfinite(v)]
+    if not (ours and peers):
+        return f"{name} [{unit}]: {cells} || ours / best peer n/a"
+    variational = values.get("ours variational o2", np.nan)
+    return (f"{name} [{unit}]: {cells} || ours variational o2 / best peer "
+            f"{variational / min(peers):.3g}, best ours / best peer {min(ours) / min(peers):.3g}")
+
+
+def run(quick: bool, emit) -> dict:
+    """Every workload; emit(line) receives one line per workload as it finishes."""
+    from peer_contact import contact_workloads, summary_lines
+
+    configs = installed_configs()
+    results = {"configs": list(configs), "quick": quick}
+    descs = step_models(quick)
+    results["agreement"] = agreement(descs + [energy_chain()], configs)
+    worst = max(results["agreement"].values())
+    emit(f"agreement at t = 0 (own energy vs ours, relative): worst {worst:.1e} "
+         f"({'ok' if worst <= AGREEMENT_TOLERANCE else 'MODELS DIFFER'})")
+
+    steps, repeats = (100, 3) if quick else (300, 7)
+    results["step"] = {}
+    for desc in descs:
+        row = {label: step_cost_us(desc, f, steps, repeats) for label, f in configs.items()}
+        results["step"][desc.name] = row
+        emit(ratio_line(f"step {desc.name}", row, "us", "{:.1f}"))
+
+    chain = energy_chain()
+    seconds = 5.0 if quick else 100.0
+    results["energy"] = {label: energy_run(chain, f, 1e-3, seconds, give_up_above=np.inf)
+                         for label, f in configs.items()}
+    results["energy_seconds"] = seconds
+    emit(ratio_line(f"energy {seconds:g} s max error", {k: r.max_error for k, r in
+                                                        results["energy"].items()}, "rel",
+                    "{:.1e}"))
+
+    horizon, budget = (1.0, 1.0) if quick else (10.0, 30.0)
+    results["frontier"] = {label: frontier(chain, f, horizon, budget)
+                           for label, f in configs.items()}
+    results["frontier_seconds"] = horizon
+    walls = {k: (f.met.wall if f.met else np.inf) for k, f in results["frontier"].items()}
+    emit(ratio_line(f"frontier {horizon:g} s below {ENERGY_TOLERANCE:g}", walls, "s"))
+
+    results["contact"] = contact_workloads(quick)
+    for line in summary_lines(results["contact"]):
+        emit(line)
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a reduced run, under a minute")
+    parser.add_argument("--report", type=Path, help="write the Markdown report and figures")
+    args = parser.parse_args(argv)
+    lines = []
+
+    def emit(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    results = run(args.quick, emit)
+    if args.report:
+        import peer_report
+
+        peer_report.write(args.report, results, lines)
+        print(f"report: {args.report}")
+    return 0 if max(results["agreement"].values()) <= AGREEMENT_TOLERANCE else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
