@@ -1,6 +1,8 @@
 """The Simulator: one Model, one State, one Integrator; what the node and the library drive."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .dynamics.checks import all_finite_kernel, as_vector
@@ -36,6 +38,7 @@ class Simulator:
         self._t0 = 0.0
         self.steps = 0
         self.failed: StepInfo | None = None
+        self.scene = options.get("scene")
         self.reset()
 
     @property
@@ -84,6 +87,38 @@ class Simulator:
         self.integrator.commit()
         self.steps += 1
         return info
+
+    @classmethod
+    def from_scene(cls, scene, dt: float = 1e-3, integrator: str = "compliant",
+                   **options) -> "Simulator":
+        """A Simulator for a scene (a YAML path, the same structure as a dict, or a loaded
+        contact.Scene): its models merged in the order listed, reset to their poses. The
+        integrator must model contact (take a ``scene`` option): "compliant"."""
+        from .contact.scene import Scene, load_scene
+        from .integrators import INTEGRATORS
+
+        loaded = scene if isinstance(scene, Scene) else load_scene(scene)
+        if integrator not in INTEGRATORS:
+            make_integrator(integrator, loaded.model, dt)  # raises, listing the names
+        if "scene" not in inspect.signature(INTEGRATORS[integrator].__init__).parameters:
+            raise ValueError(f"integrator '{integrator}' does not model contact; scenes need "
+                             f"one that does (compliant)")
+        sim = cls(loaded.model, dt, integrator, scene=loaded, **options)
+        sim.scene = loaded
+        sim.reset(loaded.q0)
+        return sim
+
+    def contacts(self) -> list:
+        """The contacts of the last step (point, normal, depth, force, link): empty for an
+        integrator without contact."""
+        contacts = getattr(self.integrator, "contacts", None)
+        return contacts() if contacts else []
+
+    def contact_wrenches(self) -> dict:
+        """Link name -> [fx, fy, fz, tx, ty, tz]: the contact force on the link and its torque
+        about the link frame's origin, world frame (last step)."""
+        wrenches = getattr(self.integrator, "contact_wrenches", None)
+        return wrenches() if wrenches else {}
 
     def energy(self) -> float:
         """Kinetic + gravitational potential energy (J) of the current state."""

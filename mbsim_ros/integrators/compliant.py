@@ -1,0 +1,484 @@
+"""The compliant-contact integrator (Drumwright, seed 002, sections 4-6; our derivation in
+docs/COMPLIANT.md): joint limits, bilateral point constraints and frictional contacts as
+implicit spring-dampers in constraint space; the multibody state advanced semi-explicitly.
+
+One step of length h from (q0, v0):
+
+    M~ = M(q0) + h D,  v* = v0 + h M~^-1 (tau - b(q0, v0) - D v0)         (D: joint damping)
+    W = G M~^-1 G^T,  u = G v*,  per row: E^-1 = 1 / (h (h k + b)),  c = u + k phi0 / (h k + b)
+    gamma = argmin 1/2 |(W + E^-1) gamma + c|^2_Q  over the rows' cones        (COMPLIANT.md)
+    v1 = v* + M~^-1 G^T gamma,  q1 = q0 (+) h v1
+
+Only bilateral rows: (W + E^-1) gamma = -c, one SPD solve.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from ..contact.detection import detect_contacts
+from ..contact.jacobian import contact_directions, point_rows
+from ..contact.scene import Scene
+from ..dynamics.configuration import integrate_kernel
+from ..dynamics.crba import crba_kernel
+from ..dynamics.rnea import rnea_kernel
+from ..dynamics.workspace import carve, workspace
+from .base import Integrator, StepInfo, register
+
+BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
+CONES = ("true", "pyramid")
+QP_SOLVERS = ("clarabel", "osqp")
+
+
+@dataclass
+class Contact:
+    """One contact of the last step: where, which way, how deep, what force (world frame)."""
+
+    point: np.ndarray     # on the surface, world frame
+    normal: np.ndarray    # unit, pushing body a (link) away from body b
+    depth: float          # penetration (m); negative: a gap that the step closed or watched
+    force: np.ndarray     # on body a, N, world frame (body b gets the opposite)
+    link: str
+    other: str
+
+
+class PointConstraint:
+    """A bilateral constraint holding a point of a body (given in the frame of the joint that
+    moves it) to a point in the world, in x, y and z: the seed's pendulum."""
+
+    def __init__(self, joint: int, local_point, world_point, stiffness: float = math.inf,
+                 damping: float = 0.0) -> None:
+        self.joint = int(joint)
+        self.local = np.asarray(local_point, dtype=float).reshape(3)
+        self.target = np.asarray(world_point, dtype=float).reshape(3)
+        self.stiffness, self.damping = float(stiffness), float(damping)
+
+
+@register("compliant")
+class CompliantIntegrator(Integrator):
+    """Options: ``scene`` (contact.Scene: ground, boxes, shapes, material), ``cone`` ("true": an
+    SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along the slip),
+    ``qp_solver`` ("clarabel", or "osqp" for QPs: the pyramid and frictionless problems; each
+    falls back to the other), ``joint_limits`` (URDF limits as
+    unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0: effectively rigid),
+    ``constraints`` (PointConstraint list), ``normal_weight`` (weight of the normal and limit
+    rows' law residual against the friction rows'), ``margin`` (m: contacts watched before
+    touching), ``max_contacts``, ``hertz_reference_depth`` (m: the depth at which a Hertz
+    contact's stiffness is taken before it touches), ``friction_regularization``."""
+
+    def __init__(self, model, dt: float, *, scene: Scene | None = None, cone: str = "true",
+                 joint_limits: bool = True, limit_stiffness: float = math.inf,
+                 limit_damping: float = 0.0, constraints: list | tuple = (),
+                 normal_weight: float = 1e3, margin: float = 0.01, max_contacts: int = 512,
+                 hertz_reference_depth: float = 1e-8,
+                 friction_regularization: float = 1e-7, qp_solver: str = "clarabel") -> None:
+        super().__init__(model, dt)
+        if cone not in CONES:
+            raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
+        if qp_solver not in QP_SOLVERS:
+            raise ValueError(f"qp_solver must be one of {QP_SOLVERS}, got {qp_solver!r}")
+        for name, value in (("limit_stiffness", limit_stiffness), ("margin", margin),
+                            ("normal_weight", normal_weight),
+                            ("hertz_reference_depth", hertz_reference_depth)):
+            if not (isinstance(value, (int, float)) and value > 0):
+                raise ValueError(f"{name} must be positive, got {value!r}")
+        if not (isinstance(limit_damping, (int, float)) and limit_damping >= 0):
+            raise ValueError(f"limit_damping must be non-negative, got {limit_damping!r}")
+        self.scene = scene
+        self.cone = cone
+        self.qp_solver = qp_solver
+        self.joint_limits = bool(joint_limits)
+        self.limit_stiffness, self.limit_damping = float(limit_stiffness), float(limit_damping)
+        self.constraints = list(constraints)
+        self.normal_weight = float(normal_weight)
+        self.margin = float(margin)
+        self.reference_depth = float(hertz_reference_depth)
+        self.regularization = float(friction_regularization)
+        self._ws = workspace(model)
+        self._M = np.zeros((model.nv, model.nv))
+        self._bias = np.zeros(model.nv)
+        self._zero = np.zeros(model.nv)
+        self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
+        self._contact_real = np.zeros((max_contacts, 8))
+        self._scratch = np.zeros((5, 3, 3))
+        self._n_contacts = 0
+        self._gamma = np.zeros(0)
+        self._directions = np.zeros((0, 3, 3))
+        self._solvers = {}
+        self._info = StepInfo()
+        self._limited = np.isfinite(model.lower_position_limit) | \
+            np.isfinite(model.upper_position_limit)
+
+    # -- one step ---------------------------------------------------------------------------
+
+    def step(self, q, v, tau, q_out, v_out) -> StepInfo:
+        h, m = self.dt, self.model
+        info = self._info
+        info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
+        rnea_kernel(m.joint_int, m.joint_real, m.gravity, q, v, self._zero, self._ws,
+                    self._bias)
+        self._M[:] = 0.0
+        crba_kernel(m.joint_int, m.joint_real, q, self._ws, self._M)  # leaves kinematics at q
+        M_tilde = self._M + h * np.diag(m.damping)
+        try:
+            factor = scipy.linalg.cho_factor(M_tilde)
+        except np.linalg.LinAlgError:
+            return self._fail("the joint-space inertia is not positive definite")
+        force = tau - self._bias - m.damping * v
+        v_star = v + h * scipy.linalg.cho_solve(factor, force)
+        G, phi, kind, k, b, mu = self._rows(q, v)
+        if G.shape[0]:
+            Y = scipy.linalg.cho_solve(factor, G.T)
+            gamma = self._solve(G @ Y, G @ v_star, G, phi, kind, k, b, mu)
+            if gamma is None:
+                return self._fail(info.message)
+            v_out[:] = v_star + Y @ gamma
+        else:
+            gamma = np.zeros(0)
+            v_out[:] = v_star
+        self._gamma = gamma
+        integrate_kernel(m.joint_int, q, v_out, h, q_out)
+        if not (np.all(np.isfinite(q_out)) and np.all(np.isfinite(v_out))):
+            return self._fail("diverged: the new state is not finite")
+        info.converged = True
+        return info
+
+    def _fail(self, message: str) -> StepInfo:
+        self._info.converged = False
+        self._info.message = message
+        return self._info
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def _rows(self, q, v):
+        """(G, phi0, kind, stiffness, damping, mu) of every active row: contacts (n, t1, t2),
+        joint limits, point constraints."""
+        blocks = [self._contact_rows(v), self._limit_rows(q, v), self._point_rows()]
+        blocks = [blk for blk in blocks if blk[0].shape[0]]
+        if not blocks:
+            return np.zeros((0, self.model.nv)), *(np.zeros(0) for _ in range(5))
+        return tuple(np.concatenate([blk[i] for blk in blocks]) for i in range(6))
+
+    def _contact_rows(self, v):
+        scene, m = self.scene, self.model
+        empty = (np.zeros((0, m.nv)), *(np.zeros(0) for _ in range(5)))
+        self._n_contacts = 0
+        if scene is None or len(scene.shapes) == 0:
+            return empty
+        oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
+        s = self._scratch
+        shapes = scene.shapes
+        # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
+        # m/s and rad/s: exact for points within 1 m of a rotation axis)
+        margin = self.margin + self.dt * float(np.sqrt(v @ v))
+        n = detect_contacts(oR, op, shapes.body, shapes.kind, shapes.R, shapes.p, shapes.size,
+                            scene.ground, scene.boxes, 0.005, margin, s[0], s[1, 0],
+                            s[2], s[1, 1], s[1, 2], self._contact_int, self._contact_real)
+        self._n_contacts = n
+        if n == 0:
+            return empty
+        self._origins = op.copy()  # link frame origins for the wrenches
+        ci, cr = self._contact_int[:n], self._contact_real[:n]
+        directions = np.empty((3 * n, 3))
+        contact_directions(m.joint_int, oS, v, ci, cr, n, s[3, 0], s[3, 1], directions)
+        self._directions = directions.reshape(n, 3, 3)
+        G = np.zeros((3 * n, m.nv))
+        point_rows(m.joint_int, oS, np.repeat(ci[:, 0], 3), np.repeat(ci[:, 1], 3),
+                   np.repeat(cr[:, 0:3], 3, axis=0), directions, G)
+        distance = cr[:, 6]
+        k, b = self._contact_law(distance, cr[:, 7])
+        kind = np.tile([NORMAL, TANGENT, TANGENT], n)
+        phi = np.zeros(3 * n)
+        phi[0::3] = distance
+        stiffness, damping = np.zeros(3 * n), np.zeros(3 * n)
+        stiffness[0::3], damping[0::3] = k, b
+        mu = np.zeros(3 * n)
+        mu[0::3] = scene.material.friction
+        return G, phi, kind, stiffness, damping, mu
+
+    def _contact_law(self, distance, radius):
+        """Normal stiffness and damping per contact: Hertz's secant stiffness
+        F / delta = 4/3 E* sqrt(R delta) at delta = max(depth, reference depth), Hunt-Crossley
+        damping dissipation * F; or the material's plain stiffness and damping. No damping
+        before touching (the row then only stops the gap from closing)."""
+        material = self.scene.material
+        depth = np.maximum(-distance, self.reference_depth)
+        if material.stiffness is not None:
+            k = np.full(distance.shape, material.stiffness)
+            b = np.where(distance < 0, material.damping, 0.0)
+        else:
+            k = 4.0 / 3.0 * material.effective_modulus * np.sqrt(radius * depth)
+            b = np.where(distance < 0, material.dissipation * k * depth + material.damping, 0.0)
+        return k, b
+
+    def _limit_rows(self, q, v):
+        m = self.model
+        nv = m.nv
+        if not self.joint_limits or not self._limited.any():
+            return np.zeros((0, nv)), *(np.zeros(0) for _ in range(5))
+        rows, phis = [], []
+        for i in np.flatnonzero(self._limited):
+            iq, iv = self._q_index(i), i
+            watch = self.margin + self.dt * abs(v[iv])  # what this step can cover
+            lower, upper = m.lower_position_limit[iq], m.upper_position_limit[iq]
+            if q[iq] - lower < watch:
+                rows.append((iv, 1.0))
+                phis.append(q[iq] - lower)
+            if upper - q[iq] < watch:
+                rows.append((iv, -1.0))
+                phis.append(upper - q[iq])
+        G = np.zeros((len(rows), nv))
+        for r, (iv, sign) in enumerate(rows):
+            G[r, iv] = sign
+        count = len(rows)
+        return (G, np.array(phis), np.full(count, UNILATERAL),
+                np.full(count, self.limit_stiffness), np.full(count, self.limit_damping),
+                np.zeros(count))
+
+    def _q_index(self, iv: int) -> int:
+        """q index of velocity coordinate iv of a one-DOF joint (limits exist only there)."""
+        return int(self._v_to_q[iv])
+
+    @property
+    def _v_to_q(self) -> np.ndarray:
+        m = self.model
+        if not hasattr(self, "_v_to_q_cache"):
+            table = np.zeros(m.nv, dtype=np.int64)
+            for i in range(m.njoints):
+                if m.joint_kinds[i] != "free_flyer":
+                    table[m.idx_v[i]] = m.idx_q[i]
+            self._v_to_q_cache = table
+        return self._v_to_q_cache
+
+    def _point_rows(self):
+        m = self.model
+        if not self.constraints:
+            return np.zeros((0, m.nv)), *(np.zeros(0) for _ in range(5))
+        oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
+        count = 3 * len(self.constraints)
+        G = np.zeros((count, m.nv))
+        phi, k, b = np.zeros(count), np.zeros(count), np.zeros(count)
+        points = np.zeros((count, 3))
+        directions = np.tile(np.eye(3), (len(self.constraints), 1))
+        bodies = np.zeros(count, dtype=np.int64)
+        for c, con in enumerate(self.constraints):
+            x = op[con.joint] + oR[con.joint] @ con.local
+            rows = slice(3 * c, 3 * c + 3)
+            points[rows], bodies[rows] = x, con.joint
+            phi[rows] = x - con.target
+            k[rows], b[rows] = con.stiffness, con.damping
+        point_rows(m.joint_int, oS, bodies, np.full(count, -1), points, directions, G)
+        return G, phi, np.full(count, BILATERAL), k, b, np.zeros(count)
+
+    # -- the constraint solve -------------------------------------------------------------------
+
+    def _solve(self, W, u, G, phi, kind, k, b, mu):
+        """gamma (impulses) for the rows; None when no solver succeeds (message in info)."""
+        h = self.dt
+        soft = h * k + b
+        rigid = ~np.isfinite(k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e_inv = np.where(rigid, 0.0, 1.0 / (h * soft))
+            erp = np.where(rigid, 1.0 / h, np.where(soft > 0, k / soft, 0.0))
+        tangent = kind == TANGENT
+        if tangent.any():  # memoryless friction rows: no stiffness, (near) infinite damping
+            e_inv[tangent] = self.regularization * max(np.mean(np.diag(W)), 1e-12)
+        H = W + np.diag(e_inv)
+        c = u + erp * phi
+        if np.all(kind == BILATERAL):
+            try:
+                return scipy.linalg.solve(H, -c, assume_a="pos")
+            except np.linalg.LinAlgError:
+                self._info.message = "the bilateral constraint matrix is singular"
+                return None
+        return self._solve_active_set(H, c, kind, mu)
+
+    def _solve_active_set(self, H, c, kind, mu, max_rounds: int = 8):
+        """min 1/2 g.H g + c.g + w/2 sum over pushing rows of r_i^2 (r = H g + c) over the
+        rows' cones, the rows that do not push held at zero (docs/COMPLIANT.md). The first part
+        alone is the convex, maximal-dissipation form; the penalty holds the pushing rows'
+        spring-damper law against the friction cone's pull (no "gliding"). Which rows push:
+        those of the convex form's solution, then an active set (a pushing row whose impulse
+        comes out zero is held at zero; a held row that would close, r < 0, pushes)."""
+        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
+        gamma = self._solve_weighted(H, c, np.zeros(len(kind)), kind, mu)
+        if gamma is None:
+            return None
+        iterations = self._info.iterations
+        # interior-point solutions leave non-pushing rows slightly positive
+        tolerance = 1e-7 * max(np.abs(gamma).max(), 1e-12)
+        pushing = (kind == BILATERAL) | (one_sided & (gamma > tolerance))
+        owner = np.arange(len(kind))
+        owner[kind == TANGENT] = np.flatnonzero(kind == TANGENT) // 3 * 3  # contacts come first
+        for _ in range(max_rounds):
+            held = (one_sided & ~pushing)[owner]
+            trial_kind = np.where(held, FIXED, kind)
+            gamma = self._solve_weighted(H, c, self.normal_weight * pushing, trial_kind,
+                                         np.where(held, 0.0, mu))
+            if gamma is None:
+                return None
+            iterations += self._info.iterations
+            r = H @ gamma + c
+            leave = one_sided & pushing & (gamma <= tolerance)
+            join = one_sided & ~pushing & (r < -tolerance)
+            if not (leave.any() or join.any()):
+                break
+            pushing = (pushing & ~leave) | join
+        self._info.iterations = iterations
+        return gamma
+
+    def _solve_weighted(self, H, c, weight, kind, mu):
+        if self.qp_solver == "osqp" and (self.cone == "pyramid" or not (kind == NORMAL).any()):
+            return self._solve_osqp(H, c, weight, kind, mu)
+        return self._solve_clarabel(H, c, weight, kind, mu, self.cone == "pyramid")
+
+    def _solve_clarabel(self, H, c, weight, kind, mu, pyramid: bool):
+        """min 1/2 |H gamma + c|^2_Q over gamma_n >= 0 and, per contact, the cone
+        |gamma_t| <= mu gamma_n or the pyramid |gamma_t1|, |gamma_t2| <= mu gamma_n (clarabel:
+        an SOCP, or a QP in its nonnegative cone)."""
+        import clarabel
+        import scipy.sparse as sp
+
+        P = H + H.T @ (weight[:, None] * H)
+        q = c + H.T @ (weight * c)
+        A_rows, cones = [], []
+        unilateral = np.flatnonzero((kind == UNILATERAL) | (kind == NORMAL))
+        m = len(kind)
+        if unilateral.size:
+            A_rows.append(-sp.csr_matrix((np.ones(unilateral.size),
+                                          (np.arange(unilateral.size), unilateral)),
+                                         shape=(unilateral.size, m)))
+            cones.append(clarabel.NonnegativeConeT(unilateral.size))
+        normals = np.flatnonzero(kind == NORMAL)
+        frictionless = normals[mu[normals] == 0.0]
+        cols = np.concatenate([frictionless + 1, frictionless + 2, np.flatnonzero(kind == FIXED)])
+        if cols.size:
+            A_rows.append(sp.csr_matrix((np.ones(cols.size), (np.arange(cols.size), cols)),
+                                        shape=(cols.size, m)))
+            cones.append(clarabel.ZeroConeT(cols.size))
+        for i in normals[mu[normals] > 0.0]:
+            if pyramid:  # mu gamma_n -+ gamma_t >= 0 for t1 and t2
+                block = sp.csr_matrix(
+                    ([-mu[i], -1.0, -mu[i], 1.0, -mu[i], -1.0, -mu[i], 1.0],
+                     ([0, 0, 1, 1, 2, 2, 3, 3], [i, i + 1, i, i + 1, i, i + 2, i, i + 2])),
+                    shape=(4, m))
+                cones.append(clarabel.NonnegativeConeT(4))
+            else:
+                block = sp.csr_matrix(([-mu[i], -1.0, -1.0], ([0, 1, 2], [i, i + 1, i + 2])),
+                                      shape=(3, m))
+                cones.append(clarabel.SecondOrderConeT(3))
+            A_rows.append(block)
+        A = sp.vstack(A_rows).tocsc()
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        solver = clarabel.DefaultSolver(sp.triu(sp.csc_matrix(P)).tocsc(), q, A,
+                                        np.zeros(A.shape[0]), cones, settings)
+        solution = solver.solve()
+        self._info.iterations = int(solution.iterations)
+        status = str(solution.status)
+        if "Solved" not in status:
+            if "AlmostSolved" in status:
+                self._info.fallback = True
+            else:
+                self._info.message = f"clarabel: {status}"
+                return self._fallback(H, c, weight, kind, mu, "clarabel")
+        return np.array(solution.x)
+
+    def _solve_osqp(self, H, c, weight, kind, mu):
+        """The same objective over the pyramid -mu gamma_n <= gamma_t1, gamma_t2 <= mu gamma_n
+        (t1 along the slip: exact for the sliding direction); osqp, warm-started, with its
+        matrices' pattern reused while the rows keep their kinds."""
+        import osqp
+        import scipy.sparse as sp
+
+        P = sp.triu(sp.csc_matrix(H + H.T @ (weight[:, None] * H))).tocsc()
+        q = c + H.T @ (weight * c)
+        m = len(kind)
+        rows, cols, vals, lower, upper = [], [], [], [], []
+        r = 0
+        for i in np.flatnonzero((kind == UNILATERAL) | (kind == NORMAL)):
+            rows.append(r), cols.append(i), vals.append(1.0)
+            lower.append(0.0), upper.append(np.inf)
+            r += 1
+        for i in np.flatnonzero(kind == NORMAL):
+            for t in (i + 1, i + 2):
+                for sign in (1.0, -1.0):  # sign * gamma_t - mu gamma_n <= 0
+                    rows += [r, r]
+                    cols += [t, i]
+                    vals += [sign, -mu[i]]
+                    lower.append(-np.inf), upper.append(0.0)
+                    r += 1
+        for i in np.flatnonzero(kind == FIXED):
+            rows.append(r), cols.append(i), vals.append(1.0)
+            lower.append(0.0), upper.append(0.0)
+            r += 1
+        A = sp.csc_matrix((vals, (rows, cols)), shape=(r, m))
+        key = (m, tuple(kind), r)
+        solver = self._solvers.get(key)
+        if solver is None:
+            solver = osqp.OSQP()
+            solver.setup(P, q, A, np.array(lower), np.array(upper), verbose=False,
+                         eps_abs=1e-10, eps_rel=1e-10, max_iter=20000, polishing=False)
+            self._solvers = {key: solver}
+        else:
+            solver.update(Px=P.data, q=q, Ax=A.data)
+        result = solver.solve(raise_error=False)
+        self._info.iterations = int(result.info.iter)
+        if result.info.status_val not in (1, 2):  # solved, solved inaccurate
+            self._info.message = f"osqp: {result.info.status}"
+            return self._fallback(H, c, weight, kind, mu, "osqp")
+        self._info.fallback |= result.info.status_val == 2
+        return np.array(result.x)
+
+    def _fallback(self, H, c, weight, kind, mu, failed: str):
+        """The other solver on the same problem (osqp <-> clarabel; the true cone falls back to
+        the pyramid), once, flagged in StepInfo; None if it fails too."""
+        if self._info.fallback:
+            return None
+        self._info.fallback = True
+        message = self._info.message
+        if failed == "clarabel":
+            gamma = self._solve_osqp(H, c, weight, kind, mu)
+        else:
+            gamma = self._solve_clarabel(H, c, weight, kind, mu, self.cone == "pyramid")
+        if gamma is None:
+            self._info.message = f"{message}; fallback failed too: {self._info.message}"
+        return gamma
+
+    # -- outputs ------------------------------------------------------------------------------
+
+    def contact_wrenches(self) -> dict[str, np.ndarray]:
+        """Per link in contact: [fx, fy, fz, tx, ty, tz], the total contact force on the link
+        and its torque about the link frame's origin, world frame (last step)."""
+        out: dict[str, np.ndarray] = {}
+        for c, contact in enumerate(self.contacts()):
+            for link, body, sign in ((contact.link, self._contact_int[c, 0], 1.0),
+                                     (contact.other, self._contact_int[c, 1], -1.0)):
+                if body < 0:
+                    continue
+                force = sign * contact.force
+                torque = np.cross(contact.point - self._origins[body], force)
+                wrench = out.setdefault(link, np.zeros(6))
+                wrench[:3] += force
+                wrench[3:] += torque
+        return out
+
+    def contacts(self) -> list[Contact]:
+        """The contacts of the last step with their forces (gamma / h)."""
+        scene = self.scene
+        out = []
+        if scene is None:
+            return out
+        names = self.model.body_names
+        for c in range(self._n_contacts):
+            a, b, _ = self._contact_int[c]
+            row = self._contact_real[c]
+            g = self._gamma[3 * c:3 * c + 3] / self.dt
+            force = self._directions[c].T @ g
+            out.append(Contact(point=row[0:3].copy(), normal=row[3:6].copy(),
+                               depth=float(-row[6]), force=force,
+                               link=names[a], other=names[b] if b >= 0 else "world"))
+        return out
