@@ -55,6 +55,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config/scenes", glob("config/scenes/*.yaml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
     ],
     install_requires=list(RUNTIME),

@@ -53,22 +53,30 @@ def cmd_simulate(args) -> int:
     from .sim import Simulator
 
     config = _load_config(args.config)
-    model = _model_from_args(args, config)
-    q0 = np.array(args.q0) if args.q0 else _initial_q(model, config)
-    v0 = np.array(args.v0) if args.v0 else None
+    options = {k: v for k, v in (("order", args.order), ("root_finder", args.root_finder))
+               if v is not None}
     try:
-        options = {k: v for k, v in (("order", args.order), ("root_finder", args.root_finder))
-                   if v is not None}
-        sim = Simulator(model, dt=args.dt, integrator=args.integrator, **options)
-        sim.reset(q0, v0)
-    except ValueError as exc:
+        if "models" in config:  # a scene file
+            sim = Simulator.from_scene(args.config, dt=args.dt, integrator=args.integrator,
+                                       **options)
+            model = sim.model
+            q0 = np.array(args.q0) if args.q0 else sim.q.copy()
+        else:
+            model = _model_from_args(args, config)
+            q0 = np.array(args.q0) if args.q0 else _initial_q(model, config)
+            sim = Simulator(model, dt=args.dt, integrator=args.integrator, **options)
+        sim.reset(q0, np.array(args.v0) if args.v0 else None)
+    except ValueError as exc:  # SceneError included
         raise SystemExit(f"mbsim-ros: {exc}") from None
+    links = sorted({model.body_names[b] for b in sim.scene.shapes.body if b >= 0}) \
+        if sim.scene is not None else []
     n = args.steps
     t = np.empty(n + 1)
     q = np.empty((n + 1, model.nq))
     v = np.empty((n + 1, model.nv))
     energy = np.empty(n + 1)
     tau = np.zeros((n + 1, model.nv))
+    wrenches = np.zeros((n + 1, len(links), 6))
     t[0], q[0], v[0], energy[0] = sim.t, sim.q, sim.v, sim.energy()
     done = n
     wall = time.perf_counter()
@@ -79,11 +87,15 @@ def cmd_simulate(args) -> int:
             done = k - 1
             break
         t[k], q[k], v[k], energy[k] = sim.t, sim.q, sim.v, sim.energy()
+        for link, wrench in sim.contact_wrenches().items():
+            wrenches[k, links.index(link)] = wrench
     wall = time.perf_counter() - wall
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    contact = {"contact_links": np.array(links), "contact_wrenches": wrenches[:done + 1]} \
+        if links else {}
     np.savez(out, t=t[:done + 1], q=q[:done + 1], v=v[:done + 1], tau=tau[:done + 1],
-             energy=energy[:done + 1], joint_names=np.array(model.joint_names))
+             energy=energy[:done + 1], joint_names=np.array(model.joint_names), **contact)
     drift = np.abs(energy[:done + 1] - energy[0])
     print(f"model      {model.name}: {model.njoints} joints, nq={model.nq}, nv={model.nv}, "
           f"{model.total_mass:.2f} kg")
@@ -174,8 +186,9 @@ def cmd_plot(args) -> int:
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--urdf", help=f"URDF file (default: the shipped {DEFAULT_ROBOT})")
     p.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
-    p.add_argument("--config", help="YAML with initial_positions (by joint name), urdf_path, "
-                                    "floating_base")
+    p.add_argument("--config", help="YAML: a config (urdf_path, floating_base, "
+                                    "initial_positions by joint name; plain or a ROS 2 "
+                                    "parameters file) or a scene (ground, boxes, models)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -238,6 +251,8 @@ def ros_arguments(config_path: str | None, ros_args: list[str]) -> list[str]:
                 config["urdf_path"] = str(resolve_urdf(config["urdf_path"], config_dir))
             except ConfigError as exc:
                 raise SystemExit(f"mbsim-ros: {exc}") from None
+        if config.get("scene") and not Path(config["scene"]).is_absolute():
+            config["scene"] = str(Path(config_dir) / config["scene"])
         params = tempfile.NamedTemporaryFile("w", prefix="mbsim-params-", suffix=".yaml",
                                              delete=False)
         with params:

@@ -11,9 +11,10 @@ import array
 import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import Point, PoseStamped, TwistStamped, WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import Marker, MarkerArray
 
 NS_PER_S = 1_000_000_000
 
@@ -84,6 +85,60 @@ class BaseStateWriter:
         lin, ang = self.twist.twist.linear, self.twist.twist.angular
         lin.x, lin.y, lin.z = float(v[j]), float(v[j + 1]), float(v[j + 2])
         ang.x, ang.y, ang.z = float(v[j + 3]), float(v[j + 4]), float(v[j + 5])
+
+
+class WrenchWriter:
+    """geometry_msgs/WrenchStamped of one link's contact wrench: force and torque in the world
+    frame's axes (frame_id ``world``), the torque about the link frame's origin (not the world
+    origin); zero while the link touches nothing."""
+
+    def __init__(self, link: str) -> None:
+        self.msg = WrenchStamped()
+        self.msg.header.frame_id = "world"
+        self.link = link
+
+    def fill(self, t_ns: int, wrench) -> WrenchStamped:
+        set_stamp(self.msg.header.stamp, t_ns)
+        f, tau = self.msg.wrench.force, self.msg.wrench.torque
+        if wrench is None:
+            f.x = f.y = f.z = tau.x = tau.y = tau.z = 0.0
+        else:
+            f.x, f.y, f.z = float(wrench[0]), float(wrench[1]), float(wrench[2])
+            tau.x, tau.y, tau.z = float(wrench[3]), float(wrench[4]), float(wrench[5])
+        return self.msg
+
+
+def topic_segment(name: str) -> str:
+    """A link name as a ROS topic name segment (letters, digits, _ and /)."""
+    cleaned = "".join(ch if ch.isalnum() or ch in "_/" else "_" for ch in name).strip("/")
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"_{cleaned}"
+
+
+FORCE_SCALE_M_PER_N = 0.01
+
+
+def contact_markers(t_ns: int, contacts) -> MarkerArray:
+    """RViz markers in ``world``: the contact points (one sphere list, red) and one arrow per
+    contact force (green, 1 cm per N). Built at about 30 Hz, off the loop."""
+    points = Marker(ns="contact_points", id=0, type=Marker.SPHERE_LIST, action=Marker.ADD)
+    points.scale.x = points.scale.y = points.scale.z = 0.01
+    points.color.r, points.color.a = 1.0, 1.0
+    delete = Marker(ns="contact_forces", action=Marker.DELETEALL)
+    markers = [delete, points]
+    for k, contact in enumerate(contacts):
+        p = contact.point
+        points.points.append(Point(x=float(p[0]), y=float(p[1]), z=float(p[2])))
+        tip = p + FORCE_SCALE_M_PER_N * contact.force
+        arrow = Marker(ns="contact_forces", id=k, type=Marker.ARROW, action=Marker.ADD)
+        arrow.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])),
+                        Point(x=float(tip[0]), y=float(tip[1]), z=float(tip[2]))]
+        arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.005, 0.01, 0.01
+        arrow.color.g, arrow.color.a = 1.0, 1.0
+        markers.append(arrow)
+    for marker in markers:
+        marker.header.frame_id = "world"
+        set_stamp(marker.header.stamp, t_ns)
+    return MarkerArray(markers=markers)
 
 
 def diagnostic_array(t_ns: int, name: str, hardware_id: str, level: int, message: str,

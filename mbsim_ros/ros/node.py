@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.callback_groups import CallbackGroup
 from rclpy.event_handler import PublisherEventCallbacks
@@ -29,14 +29,17 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
+from visualization_msgs.msg import MarkerArray
 
 from ..config import ConfigError, initial_configuration, resolve_urdf
+from ..contact.scene import SceneError, load_scene
 from ..integrators import INTEGRATORS
 from ..model import DEFAULT_ROBOT, ModelError, load_urdf, shipped_urdf
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
 from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
-                       JointStateWriter, diagnostic_array, stamp_ns)
+                       JointStateWriter, WrenchWriter, contact_markers, diagnostic_array,
+                       stamp_ns, topic_segment)
 from .pacing import Pacer, TickLog, timing_summary
 
 PACINGS = ("realtime", "fast", "lockstep")
@@ -76,8 +79,8 @@ PARAMETERS = [
     ("urdf_path", "", f"URDF file, shipped model name or example-robot-data robot; both this and "
                       f"robot_description empty: the shipped '{DEFAULT_ROBOT}'", {}),
     ("floating_base", False, "add a free-flyer root joint (pose on ~/base_pose)", {}),
-    ("scene", "", "scene file (contacts): not available until the compliant-contact "
-                  "integrator lands; must stay empty", {}),
+    ("scene", "", "scene file (ground, boxes, models; contacts): replaces robot_description "
+                  "and urdf_path; needs a contact integrator (compliant)", {}),
     ("integrator", "variational", f"one of: {', '.join(sorted(INTEGRATORS))}; its options are "
                                   f"the parameters '<integrator>.<option>'", {}),
     ("dt", 1e-3, "simulated seconds per step (a whole number of nanoseconds)", _float_range(1e-6, 1.0)),
@@ -119,10 +122,11 @@ class Settings:
 
 
 def integrator_options(name: str) -> dict:
-    """The keyword options (with defaults) that an integrator's constructor takes."""
+    """The keyword options (with defaults) that an integrator's constructor takes and a ROS
+    parameter can carry (the scene comes from the ``scene`` parameter)."""
     signature = inspect.signature(INTEGRATORS[name].__init__)
     return {p.name: p.default for p in signature.parameters.values()
-            if p.kind is p.KEYWORD_ONLY and p.default is not p.empty}
+            if p.kind is p.KEYWORD_ONLY and isinstance(p.default, (bool, int, float, str))}
 
 
 class SimulationNode(Node):
@@ -183,37 +187,44 @@ class SimulationNode(Node):
                                f"{', '.join(CLOCK_ON_RESET)}")
         if abs(s.dt * 1e9 - round(s.dt * 1e9)) > 1e-6:
             raise StartupError(f"parameter 'dt': {s.dt} s is not a whole number of nanoseconds")
-        if s.scene:
-            raise StartupError("parameter 'scene': scenes (contacts) are not available yet; "
-                               "leave it empty")
         return s
 
     def _load_model(self):
         s = self.settings
+        self.scene = None
         try:
+            if s.scene:
+                self.scene = load_scene(s.scene)
+                return self.scene.model
             if s.robot_description.strip():
                 source = s.robot_description
             else:
                 source = resolve_urdf(s.urdf_path) if s.urdf_path else shipped_urdf(DEFAULT_ROBOT)
             return load_urdf(source, floating_base=s.floating_base)
+        except SceneError as exc:
+            raise StartupError(f"parameter 'scene': {exc}") from None
         except (ModelError, ConfigError, FileNotFoundError) as exc:
             raise StartupError(" ".join(str(exc).split())) from None
 
     def _initial_configuration(self) -> np.ndarray:
+        """The scene's poses (or the neutral configuration) with initial_positions.<joint>."""
+        q = self.scene.q0.copy() if self.scene is not None else self.model.neutral()
+        joints = ActuatedJoints(self.model)
         positions = {}
-        for name in ActuatedJoints(self.model).names:
+        for name, iq in zip(joints.names, joints.idx_q):
             key = f"initial_positions.{name}"
             descriptor = ParameterDescriptor(description=f"initial position of {name} "
                                                          f"(rad or m)", read_only=True)
             try:
-                value = self.declare_parameter(key, 0.0, descriptor).value
+                positions[name] = self.declare_parameter(key, float(q[iq]), descriptor).value
             except ParameterException as exc:
                 raise StartupError(f"parameter '{key}': {exc}") from None
-            positions[name] = value
         try:
-            return initial_configuration(self.model, positions)
+            for name, iq in zip(joints.names, joints.idx_q):
+                q[iq] = initial_configuration(self.model, {name: positions[name]})[iq]
         except ConfigError as exc:
             raise StartupError(str(exc)) from None
+        return q
 
     def _make_simulator(self) -> Simulator:
         s = self.settings
@@ -227,7 +238,11 @@ class SimulationNode(Node):
             except ParameterException as exc:
                 raise StartupError(f"parameter '{key}': {exc}") from None
         try:
-            sim = Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
+            if self.scene is not None:
+                sim = Simulator.from_scene(self.scene, dt=s.dt, integrator=s.integrator,
+                                           **options)
+            else:
+                sim = Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
             sim.reset(self.q0)
             sim.step()  # load the compiled step now, not on the first tick (~0.1 s stall)
             sim.reset(self.q0)
@@ -268,6 +283,17 @@ class SimulationNode(Node):
                                         self.model.body_names[i])
             self.base_pose_pub = self.create_publisher(PoseStamped, "~/base_pose", reliable)
             self.base_twist_pub = self.create_publisher(TwistStamped, "~/base_twist", reliable)
+        self.contact_pubs = {}
+        if self.scene is not None:
+            bodies = sorted({int(b) for b in self.scene.shapes.body if b >= 0})
+            for body in bodies:
+                link = self.model.body_names[body]
+                topic = f"~/contact_wrenches/{topic_segment(link)}"
+                self.contact_pubs[link] = (self.create_publisher(WrenchStamped, topic,
+                                                                 reliable),
+                                           WrenchWriter(link))
+            self.marker_pub = self.create_publisher(MarkerArray, "~/contact_markers", reliable)
+            self.create_timer(1.0 / 30.0, self._publish_markers)
         # lockstep: the executor delivers commands (each one is a tick); realtime / fast: the
         # loop thread takes them itself right before each step (no executor in the tick path)
         group = None if self.settings.pacing == "lockstep" else PolledGroup()
@@ -348,6 +374,21 @@ class SimulationNode(Node):
             self.base.fill(t_ns, q, v)
             self.base_pose_pub.publish(self.base.pose)
             self.base_twist_pub.publish(self.base.twist)
+        if self.contact_pubs:
+            self._publish_wrenches(t_ns)
+
+    def _publish_wrenches(self, t_ns: int) -> None:
+        """Every link that can touch gets its contact wrench each publication (zero when it
+        does not touch), so a subscriber sees the contact end."""
+        wrenches = self.sim.contact_wrenches()
+        for link, (publisher, writer) in self.contact_pubs.items():
+            publisher.publish(writer.fill(t_ns, wrenches.get(link)))
+
+    def _publish_markers(self) -> None:
+        with self._lock:
+            contacts = self.sim.contacts()
+            t_ns = self.t_ns
+        self.marker_pub.publish(contact_markers(t_ns, contacts))
 
     def _loop(self) -> None:
         try:
