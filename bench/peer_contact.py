@@ -22,7 +22,7 @@ import numpy as np
 from mbsim_ros.integrators import INTEGRATORS
 
 from peer_engines import available
-from peer_models import numbers
+from peer_models import mujoco_friction, numbers
 
 THETA = np.radians(30.0)
 G = 9.81
@@ -65,7 +65,7 @@ class MuJoCoScene:
         import mujoco
 
         self.mj = mujoco
-        mu = f"{float(scene.friction)!r} 0.005 0.0001"
+        mu = mujoco_friction(scene.friction)
         bodies = "".join(
             f'    <body pos="{numbers(b.position)}"><freejoint/>'
             f'<geom type="{b.shape}" size="{numbers(b.size)}" mass="{numbers(b.mass)}" '

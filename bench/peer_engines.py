@@ -22,6 +22,13 @@ from mbsim_ros.dynamics import energy as our_energy
 from peer_models import Description, mjcf, urdf
 
 
+PYBULLET_MAX_DOF = 128
+
+
+class Unsupported(Exception):
+    """An engine cannot run this model (the message says why); its cell reads n/a."""
+
+
 class Engine:
     """One engine and integrator on one model (the interface; see the module docstring)."""
 
@@ -158,6 +165,9 @@ class PyBullet(Engine):
     def __init__(self, desc: Description, dt: float) -> None:
         import pybullet as p
 
+        if desc.nv > PYBULLET_MAX_DOF:
+            raise Unsupported(f"PyBullet's API reports at most {PYBULLET_MAX_DOF} joint states "
+                              f"(MAX_DEGREE_OF_FREEDOM); {desc.name} has {desc.nv}")
         self.p = p
         self.client = p.connect(p.DIRECT)
         p.setGravity(*desc.gravity, physicsClientId=self.client)

@@ -69,6 +69,11 @@ def numbers(values) -> str:
     return " ".join(repr(float(x)) for x in np.atleast_1d(values))
 
 
+def mujoco_friction(mu: float) -> str:
+    """A geom's friction attribute: sliding mu, MuJoCo's default torsional and rolling."""
+    return f"{float(mu)!r} 0.005 0.0001"
+
+
 def _parent_link(desc: Description, j: JointSpec) -> str:
     return "base" if j.parent < 0 else desc.joints[j.parent].body
 
@@ -111,7 +116,7 @@ def mjcf(desc: Description, dt: float, integrator: str, friction: float = 1.0) -
     children: dict[int, list[int]] = {}
     for k, j in enumerate(desc.joints):
         children.setdefault(j.parent, []).append(k)
-    mu = f"{float(friction)!r} 0.005 0.0001"
+    mu = mujoco_friction(friction)
 
     def body(k: int, indent: str) -> str:
         j = desc.joints[k]

@@ -59,19 +59,39 @@ def start_position() -> tuple[float, float, float]:
     return 0.0, 0.0, BASE_HEIGHT + FOOT_RADIUS - FOOT_HEIGHT
 
 
+def _mujoco_elliptic(desc: Description) -> MuJoCo:
+    """MuJoCo with the friction settings its documentation advises against slip: elliptic
+    cones and impratio 10 (the defaults are pyramidal cones and 1)."""
+    import mujoco
+
+    engine = MuJoCo(desc, DT, "Euler")
+    engine.model.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    engine.model.opt.impratio = 10.0
+    return engine
+
+
 PEERS = {"MuJoCo": ("mujoco", lambda d: MuJoCo(d, DT, "Euler")),
+         "MuJoCo elliptic": ("mujoco", _mujoco_elliptic),
          "PyBullet": ("pybullet", lambda d: PyBullet(d, DT)),
          "DART": ("dartpy", lambda d: Dart(d, DT))}
 
 
 def _with_ground(label: str, engine):
-    """MuJoCo's file has its plane; the others get one here (friction 1 everywhere)."""
+    """MuJoCo's file has its plane; the others get one here. Friction 1 everywhere (PyBullet's
+    URDF links default to 0.5, DART's shapes to 1: both set)."""
     if label == "PyBullet":
         import pybullet
 
         pybullet_ground(pybullet, engine.client)
+        for link, _ in engine.spheres:
+            pybullet.changeDynamics(engine.body, link, lateralFriction=1.0,
+                                    physicsClientId=engine.client)
     elif label == "DART":
         dart_ground(engine.world, 1.0)
+        for node, _ in engine.spheres:
+            for shape in node.getShapeNodes():
+                if shape.hasDynamicsAspect():
+                    shape.getDynamicsAspect().setFrictionCoeff(1.0)
     return engine
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from peer_contact import FRICTIONS, THETA
-from peer_engines import is_ours
+from peer_engines import PYBULLET_MAX_DOF, is_ours
 
 VERSIONS = ("numpy", "numba", "pin", "mujoco", "pybullet", "dartpy", "matplotlib")
 
@@ -112,8 +112,8 @@ def step_section(results: dict, figures: Path) -> str:
     for model, values in results["step"].items():
         best_peer = _best(values, False)[1]
         ours = values.get("ours variational o2", np.nan)
-        rows.append([model] + [f"{values[c]:.1f}" for c in configs] +
-                    [f"{ours / best_peer:.2g}"])
+        rows.append([model] + [f"{values[c]:.1f}" if np.isfinite(values[c]) else "n/a"
+                               for c in configs] + [f"{ours / best_peer:.2g}"])
     plt, fig, ax, name = _plot("peers_step_cost.png")
     sizes = {m: (7 if m == "arm7" else int(m.removeprefix("chain"))) for m in results["step"]}
     chains = [m for m in results["step"] if m != "arm7"]
@@ -128,7 +128,9 @@ def step_section(results: dict, figures: Path) -> str:
             "Median over 7 blocks of 300 steps of the mean time per step (us), from rest at "
             "random angles in [-0.3, 0.3] rad, gravity, zero effort. Every engine is stepped "
             "from Python, one call per step (MuJoCo's C loop or `rollout` would be cheaper per "
-            "step, and so would calling our kernels without the Simulator's checks).\n\n"
+            "step, and so would calling our kernels without the Simulator's checks). n/a: "
+            f"PyBullet's API reports at most {PYBULLET_MAX_DOF} joint states, so it cannot be "
+            "set to the start state of a longer chain.\n\n"
             + _table(["model"] + configs + ["ours variational o2 / best peer"], rows)
             + f"\n\n![step cost]({path})\n")
 
@@ -242,7 +244,9 @@ def contact_section(results: dict) -> str:
           "friction 1), in the SRDF's standing posture, held by joint PD (5 N m/rad, "
           "0.1 N m s/rad) for 3 s at 1 ms. Slip: the largest horizontal travel of a foot "
           "after the first 0.5 s; sink: the deepest foot penetration after 0.5 s; step: "
-          "median us per step including the PD loop's state read-out.\n\n"
+          "median us per step including the PD loop's state read-out. \"MuJoCo elliptic\": "
+          "elliptic friction cones and impratio 10, the settings MuJoCo's documentation "
+          "advises against slip (its defaults: pyramidal, 1).\n\n"
         + _table(["engine", "feet slip [mm]", "sink [mm]", "step [us]"], quad_rows) + "\n")
 
 

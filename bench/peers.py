@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mbsim_ros.model import chain_urdf, shipped_urdf  # noqa: E402
 
-from peer_engines import installed_configs, is_ours, reference_energy  # noqa: E402
+from peer_engines import (Unsupported, installed_configs, is_ours,  # noqa: E402
+                          reference_energy)
 from peer_models import Description, describe  # noqa: E402
 
 AGREEMENT_TOLERANCE = 1e-9
@@ -60,7 +61,10 @@ def agreement(descs: list[Description], configs: dict) -> dict[tuple[str, str], 
         q, v = rng.uniform(-1.0, 1.0, desc.nv), rng.normal(size=desc.nv)
         e = reference_energy(model, q, v)
         for label, factory in configs.items():
-            engine = factory(desc, 1e-3)
+            try:
+                engine = factory(desc, 1e-3)
+            except Unsupported:
+                continue
             engine.reset(q, v)
             q_back, v_back = engine.state()
             if not (np.allclose(q_back, q, atol=1e-12) and np.allclose(v_back, v, atol=1e-12)):
@@ -75,8 +79,11 @@ def start_state(desc: Description) -> tuple[np.ndarray, np.ndarray]:
 
 def step_cost_us(desc: Description, factory, steps: int, repeats: int) -> float:
     """Median over `repeats` blocks of the mean time per step (us), after 10 warm-up steps;
-    nan if the engine fails on the way."""
-    engine = factory(desc, 1e-3)
+    nan if the engine cannot run the model or fails on the way."""
+    try:
+        engine = factory(desc, 1e-3)
+    except Unsupported:
+        return float("nan")
     engine.reset(*start_state(desc))
     try:
         for _ in range(10):
@@ -209,7 +216,8 @@ def _extrapolate(runs: list[EnergyRun], per_step: float, seconds: float) -> floa
 def ratio_line(name: str, values: dict[str, float], unit: str, fmt: str = "{:.3g}") -> str:
     """One line per workload: every engine's value, then our variational integrator and our
     best configuration against the best peer."""
-    cells = " | ".join(f"{label} {fmt.format(value)}" for label, value in values.items())
+    cells = " | ".join(f"{label} {fmt.format(value) if np.isfinite(value) else 'n/a'}"
+                       for label, value in values.items())
     ours = [v for k, v in values.items() if is_ours(k) and np.isfinite(v)]
     peers = [v for k, v in values.items() if not is_ours(k) and np.isfinite(v)]
     if not (ours and peers):

@@ -30,7 +30,7 @@ def test_engine_agrees_with_ours_at_t0(label, descriptions):
     assert worst <= peers.AGREEMENT_TOLERANCE, errors
 
 
-@pytest.mark.parametrize("label", ["MuJoCo", "PyBullet", "DART"])
+@pytest.mark.parametrize("label", ["MuJoCo", "MuJoCo elliptic", "PyBullet", "DART"])
 def test_quadruped_starts_with_every_foot_on_the_ground(label):
     import peer_quadruped
 
