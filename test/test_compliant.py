@@ -87,25 +87,45 @@ def test_pyramid_cone_brackets_the_true_cone(brick_path):
     assert 0.9 * slides["true"] < slides["pyramid"] <= slides["true"] * 1.001
 
 
-def test_bilateral_pendulum_holds_its_pivot_and_energy():
-    """A free body held at a point by a rigid bilateral constraint: on SE(3) the pivot stays put
-    to rounding (a twist with zero velocity at the pivot is a rotation about it), and the
-    first-order scheme loses energy linearly in dt."""
+def test_bilateral_pendulum_deviation_is_second_order_and_energy_first():
+    """A free body held at a point by a rigid bilateral constraint (the seed's pendulum): the
+    velocity-level constraint lets the pivot drift by O(dt^2) (seed, Fig. 4); the first-order
+    scheme loses energy linearly in dt."""
     scene = load_scene({"models": [{"sphere": {"radius": 0.05, "mass": 1.0},
                                     "position": [0.5, 0.0, 1.0], "name": "bob"}]})
-    losses = []
+    deviations, losses = [], []
     for dt in (2e-3, 1e-3):
         pivot = PointConstraint(0, [-0.5, 0.0, 0.0], [0.0, 0.0, 1.0])
         sim = Simulator(scene.model, dt, "compliant", constraints=[pivot])
         sim.reset(scene.q0)
-        e0 = sim.energy()
+        e0, worst = sim.energy(), 0.0
         for _ in range(int(round(1.0 / dt))):
             sim.step()
             held = sim.q[:3] + quaternion_to_matrix(sim.q[3:7]) @ pivot.local
-            assert np.linalg.norm(held - pivot.target) < 1e-12
+            worst = max(worst, np.linalg.norm(held - pivot.target))
+        deviations.append(worst)
         losses.append(abs(sim.energy() - e0) / e0)
+    assert deviations[1] < 2e-5  # measured 9.8e-6 m at 1 ms
+    assert 3.6 < deviations[0] / deviations[1] < 4.4, "second order"
     assert losses[1] < 2e-3
     assert 1.8 < losses[0] / losses[1] < 2.2, "first order"
+
+
+def test_collapsing_sphere_pile_gains_no_energy():
+    """An offset stack topples (an unstable equilibrium) into a pile of rolling, colliding
+    spheres: at 10 ms the energy never rises above its start beyond the Hertz springs' settling
+    (a body-frame explicit step would feed the spheres' spin into their speed)."""
+    r = 0.05
+    models = [{"sphere": {"radius": r, "mass": 1.0}, "name": f"s{k}",
+               "position": [1e-4 * (-1) ** k, 0.0, r + k * (2 * r + 1e-3)]} for k in range(6)]
+    sim = Simulator.from_scene({"ground": {"friction": 0.5}, "models": models}, dt=0.01)
+    e0 = sim.energy()
+    highest = e0
+    for _ in range(150):
+        assert sim.step().converged
+        highest = max(highest, sim.energy())
+    assert highest < e0 + 1e-3
+    assert np.all(sim.q[2::7] > r - 1e-3), "no sphere sinks into the ground"
 
 
 @pytest.fixture(scope="module")

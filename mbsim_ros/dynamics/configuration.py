@@ -95,3 +95,65 @@ def difference(model, q0, q1) -> np.ndarray:
     x = np.empty(model.nv)
     difference_kernel(model.joint_int, q0, q1, x)
     return x
+
+
+@kernel
+def frame_rate_correction(joint_int, v0, dt, v):
+    """v += dt (w0 x v0_lin) on every free-flyer: removes the frame-rotation term -w x v_lin
+    that an explicit step puts into a body-frame linear velocity, so that v_lin then moves as
+    the velocity of the body origin in axes fixed at the step's start (integrate_world_aligned
+    rotates it into the new body frame exactly)."""
+    for i in range(joint_int.shape[0]):
+        if joint_int[i, I_TYPE] != FREE_FLYER:
+            continue
+        iv = joint_int[i, I_IDX_V]
+        w0, w1, w2 = v0[iv + 3], v0[iv + 4], v0[iv + 5]
+        u0, u1, u2 = v0[iv], v0[iv + 1], v0[iv + 2]
+        v[iv] += dt * (w1 * u2 - w2 * u1)
+        v[iv + 1] += dt * (w2 * u0 - w0 * u2)
+        v[iv + 2] += dt * (w0 * u1 - w1 * u0)
+
+
+@kernel
+def integrate_world_aligned(joint_int, q, v, dt, q_out, v_out):
+    """The free-flyer moved with a constant origin velocity and angular velocity given in the
+    body axes at the step's start: p' = p + dt R v_lin, R' = R exp(dt [w]); v_out is the same
+    motion in the new body axes (v_lin rotated by exp(-dt [w]), w unchanged), so the linear
+    velocity keeps its length (no energy from the frame's rotation). Other joints: q + dt v."""
+    for i in range(joint_int.shape[0]):
+        iq = joint_int[i, I_IDX_Q]
+        iv = joint_int[i, I_IDX_V]
+        if joint_int[i, I_TYPE] != FREE_FLYER:
+            q_out[iq] = q[iq] + dt * v[iv]
+            v_out[iv] = v[iv]
+            continue
+        x, y, z, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+        u0, u1, u2 = v[iv], v[iv + 1], v[iv + 2]
+        q_out[iq] = q[iq] + dt * ((1 - 2 * (y * y + z * z)) * u0 + 2 * (x * y - z * qw) * u1
+                                  + 2 * (x * z + y * qw) * u2)
+        q_out[iq + 1] = q[iq + 1] + dt * (2 * (x * y + z * qw) * u0
+                                          + (1 - 2 * (x * x + z * z)) * u1
+                                          + 2 * (y * z - x * qw) * u2)
+        q_out[iq + 2] = q[iq + 2] + dt * (2 * (x * z - y * qw) * u0 + 2 * (y * z + x * qw) * u1
+                                          + (1 - 2 * (x * x + y * y)) * u2)
+        w0, w1, w2 = dt * v[iv + 3], dt * v[iv + 4], dt * v[iv + 5]
+        theta = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+        half = 0.5 * theta
+        s = math.sin(half) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
+        bx, by, bz, bw = s * w0, s * w1, s * w2, math.cos(half)
+        nx = qw * bx + x * bw + y * bz - z * by
+        ny = qw * by - x * bz + y * bw + z * bx
+        nz = qw * bz + x * by - y * bx + z * bw
+        nw = qw * bw - x * bx - y * by - z * bz
+        norm = math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+        q_out[iq + 3], q_out[iq + 4] = nx / norm, ny / norm
+        q_out[iq + 5], q_out[iq + 6] = nz / norm, nw / norm
+        # v_lin in the new axes: exp(-[dt w]) u (Rodrigues)
+        a1, a2 = so3_coefficients(theta)  # (1 - cos t)/t^2, (t - sin t)/t^3
+        sinc = 1.0 - theta * theta * a2   # sin t / t
+        c0, c1, c2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
+        d0, d1, d2 = w1 * c2 - w2 * c1, w2 * c0 - w0 * c2, w0 * c1 - w1 * c0
+        v_out[iv] = u0 - sinc * c0 + a1 * d0
+        v_out[iv + 1] = u1 - sinc * c1 + a1 * d1
+        v_out[iv + 2] = u2 - sinc * c2 + a1 * d2
+        v_out[iv + 3], v_out[iv + 4], v_out[iv + 5] = v[iv + 3], v[iv + 4], v[iv + 5]

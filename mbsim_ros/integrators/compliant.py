@@ -5,9 +5,11 @@ implicit spring-dampers in constraint space; the multibody state advanced semi-e
 One step of length h from (q0, v0):
 
     M~ = M(q0) + h D,  v* = v0 + h M~^-1 (tau - b(q0, v0) - D v0)         (D: joint damping)
+         (free-flyers: v*_lin += h w0 x v0_lin, the velocity in the step-start axes)
     W = G M~^-1 G^T,  u = G v*,  per row: E^-1 = 1 / (h (h k + b)),  c = u + k phi0 / (h k + b)
     gamma = argmin 1/2 |(W + E^-1) gamma + c|^2_Q  over the rows' cones        (COMPLIANT.md)
-    v1 = v* + M~^-1 G^T gamma,  q1 = q0 (+) h v1
+    v1 = v* + M~^-1 G^T gamma,  q1 = q0 + h v1 (free-flyers: p += h R v_lin, R <- R exp(h w),
+         v_lin re-expressed in the new axes: its length kept)
 
 Only bilateral rows: (W + E^-1) gamma = -c, one SPD solve.
 """
@@ -22,7 +24,7 @@ import scipy.linalg
 from ..contact.detection import detect_contacts
 from ..contact.jacobian import contact_directions, point_rows
 from ..contact.scene import Scene
-from ..dynamics.configuration import integrate_kernel
+from ..dynamics.configuration import frame_rate_correction, integrate_world_aligned
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.workspace import carve, workspace
@@ -100,6 +102,7 @@ class CompliantIntegrator(Integrator):
         self._ws = workspace(model)
         self._M = np.zeros((model.nv, model.nv))
         self._bias = np.zeros(model.nv)
+        self._v_step = np.zeros(model.nv)
         self._zero = np.zeros(model.nv)
         self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
         self._contact_real = np.zeros((max_contacts, 8))
@@ -129,6 +132,7 @@ class CompliantIntegrator(Integrator):
             return self._fail("the joint-space inertia is not positive definite")
         force = tau - self._bias - m.damping * v
         v_star = v + h * scipy.linalg.cho_solve(factor, force)
+        frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: axes of the step start
         G, phi, kind, k, b, mu = self._rows(q, v)
         if G.shape[0]:
             Y = scipy.linalg.cho_solve(factor, G.T)
@@ -140,7 +144,8 @@ class CompliantIntegrator(Integrator):
             gamma = np.zeros(0)
             v_out[:] = v_star
         self._gamma = gamma
-        integrate_kernel(m.joint_int, q, v_out, h, q_out)
+        self._v_step[:] = v_out
+        integrate_world_aligned(m.joint_int, q, self._v_step, h, q_out, v_out)
         if not (np.all(np.isfinite(q_out)) and np.all(np.isfinite(v_out))):
             return self._fail("diverged: the new state is not finite")
         info.converged = True
