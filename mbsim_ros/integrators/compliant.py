@@ -112,8 +112,11 @@ class CompliantIntegrator(Integrator):
         self._directions = np.zeros((0, 3, 3))
         self._solvers = {}
         self._info = StepInfo()
-        self._limited = np.isfinite(model.lower_position_limit) | \
-            np.isfinite(model.upper_position_limit)
+        one_dof = [i for i in range(model.njoints) if model.joint_kinds[i] != "free_flyer"]
+        bounded = [i for i in one_dof if np.isfinite(model.lower_position_limit[model.idx_q[i]])
+                   or np.isfinite(model.upper_position_limit[model.idx_q[i]])]
+        self._limit_iq = np.array([model.idx_q[i] for i in bounded], dtype=np.int64)
+        self._limit_iv = np.array([model.idx_v[i] for i in bounded], dtype=np.int64)
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -222,13 +225,12 @@ class CompliantIntegrator(Integrator):
     def _limit_rows(self, q, v):
         m = self.model
         nv = m.nv
-        if not self.joint_limits or not self._limited.any():
+        if not self.joint_limits or self._limit_iv.size == 0:
             return np.zeros((0, nv)), *(np.zeros(0) for _ in range(5))
         rows, phis = [], []
-        for i in np.flatnonzero(self._limited):
-            iq, iv = self._q_index(i), i
-            watch = self.margin + self.dt * abs(v[iv])  # what this step can cover
+        for iq, iv in zip(self._limit_iq, self._limit_iv):
             lower, upper = m.lower_position_limit[iq], m.upper_position_limit[iq]
+            watch = self.margin + self.dt * abs(v[iv])  # what this step can cover
             if q[iq] - lower < watch:
                 rows.append((iv, 1.0))
                 phis.append(q[iq] - lower)
@@ -242,21 +244,6 @@ class CompliantIntegrator(Integrator):
         return (G, np.array(phis), np.full(count, UNILATERAL),
                 np.full(count, self.limit_stiffness), np.full(count, self.limit_damping),
                 np.zeros(count))
-
-    def _q_index(self, iv: int) -> int:
-        """q index of velocity coordinate iv of a one-DOF joint (limits exist only there)."""
-        return int(self._v_to_q[iv])
-
-    @property
-    def _v_to_q(self) -> np.ndarray:
-        m = self.model
-        if not hasattr(self, "_v_to_q_cache"):
-            table = np.zeros(m.nv, dtype=np.int64)
-            for i in range(m.njoints):
-                if m.joint_kinds[i] != "free_flyer":
-                    table[m.idx_v[i]] = m.idx_q[i]
-            self._v_to_q_cache = table
-        return self._v_to_q_cache
 
     def _point_rows(self):
         m = self.model
