@@ -73,13 +73,15 @@ class RoundTripNode(SimulationNode):
 
 
 QUADRUPED = ["-p", f"scene:={ROOT / 'config' / 'scenes' / 'solo12_standing.yaml'}",
-             "-p", "integrator:=compliant"]
+             "-p", "integrator:=compliant"] + [
+    item for leg in ("FL", "FR", "HL", "HR") for joint, value in (("HFE", 0.8), ("KFE", -1.6))
+    for item in ("-p", f"initial_positions.{leg}_{joint}:={value}")]
 
 
-def run_node(seconds: float, pacing: str, node_class=SimulationNode, extra=(), **kwargs):
+def run_node(seconds: float, pacing: str, node_class=SimulationNode, extra=(),
+             config: str | None = str(ROOT / "config" / "arm7.yaml"), **kwargs):
     """Run the node in this process for `seconds` of wall time; returns it, stopped."""
-    args = ros_arguments(str(ROOT / "config" / "arm7.yaml"),
-                         ["-p", f"pacing:={pacing}", *extra])
+    args = ros_arguments(config, ["-p", f"pacing:={pacing}", *extra])
     context = rclpy.Context()
     rclpy.init(args=args, context=context, domain_id=DOMAIN)
     node = node_class(keep_ticks=int(seconds * 1000 * 20) + 10, context=context, **kwargs)
@@ -209,14 +211,15 @@ def fast(seconds: float) -> None:
 
 
 def quadruped(seconds: float) -> None:
-    """Solo12 on the steel floor (compliant integrator, 4 foot contacts), no controller."""
-    node = run_node(seconds, "realtime", extra=QUADRUPED)
+    """Solo12 on the steel floor (compliant integrator, 4 foot contacts), starting in its
+    standing posture, no controller (it sinks onto its folded legs)."""
+    node = run_node(seconds, "realtime", extra=QUADRUPED, config=None)
     times = node.ticks.recorded()
     summary = timing_summary(times, node.pacer.period_ns)
     print(f"quadruped scene (Solo12, compliant, true cone), realtime {seconds:.0f} s: rate "
           f"{summary['rate_hz']:.1f} Hz, period error p99 {summary['p99_s'] * 1e3:.3f} ms, "
           f"missed {node.pacer.missed}")
-    node = run_node(seconds, "fast", extra=QUADRUPED)
+    node = run_node(seconds, "fast", extra=QUADRUPED, config=None)
     print(f"quadruped scene, fast pacing: real-time factor "
           f"{node.sim.steps * node.settings.dt / node.wall_s:.2f}")
 
