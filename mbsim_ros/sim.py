@@ -24,12 +24,10 @@ class Simulator:
 
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",
                  **options) -> None:
-        if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0.0):
-            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+        self.integrator = make_integrator(integrator, model, dt, **options)
         self.model = model
         self.dt = float(dt)
         self.integrator_name = integrator
-        self.integrator = make_integrator(integrator, model, self.dt, **options)
         self._q = model.neutral()
         self._v = np.zeros(model.nv)
         self._q_next = np.empty(model.nq)

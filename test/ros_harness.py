@@ -182,3 +182,18 @@ def start_node(domain: int, context, log_dir: Path, *args: str, startup_timeout:
         node.stop()
         raise AssertionError(f"the node did not publish joint_states; its log:\n{node.log()}")
     return node, client
+
+
+def node_session(module: str, log_dir: Path, *args: str):
+    """A generator for a module-scoped fixture: (node, client) on a domain of the module's own;
+    on teardown the node must exit 0 on SIGINT."""
+    import rclpy
+
+    warm_kernels()
+    domain, context = ros_session(module)
+    node, client = start_node(domain, context, log_dir, *args)
+    yield node, client
+    client.destroy()
+    code = node.stop()
+    rclpy.shutdown(context=context)
+    assert code == 0, f"SIGINT must end the node with status 0; log:\n{node.log()}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import arrays, ros_session, start_node, state_time_ns, warm_kernels
+from ros_harness import arrays, node_session, state_time_ns
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.config import initial_configuration, read_config
@@ -26,18 +26,9 @@ def q0(model):
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    import rclpy
-
-    warm_kernels()
-    domain, context = ros_session(__name__)
-    node, client = start_node(domain, context, tmp_path_factory.mktemp("lockstep"),
-                              "--config", "config/arm7.yaml", "--ros-args",
-                              "-p", "pacing:=lockstep")
-    yield node, client
-    client.destroy()
-    code = node.stop()
-    rclpy.shutdown(context=context)
-    assert code == 0, f"SIGINT must end the node with status 0; log:\n{node.log()}"
+    yield from node_session(__name__, tmp_path_factory.mktemp("lockstep"),
+                            "--config", "config/arm7.yaml", "--ros-args",
+                            "-p", "pacing:=lockstep")
 
 
 def reset(client) -> int:

@@ -14,6 +14,34 @@ from .kinematics import quaternion_matrix
 
 
 @step
+def rotate_quaternion(q, iq, w0, w1, w2, theta, q_out):
+    """q_out's quaternion = q's quaternion * quat(exp([w])), theta = |w| (normalized)."""
+    x, y, z, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    half = 0.5 * theta
+    s = math.sin(half) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
+    bx, by, bz, bw = s * w0, s * w1, s * w2, math.cos(half)
+    nx = qw * bx + x * bw + y * bz - z * by
+    ny = qw * by - x * bz + y * bw + z * bx
+    nz = qw * bz + x * by - y * bx + z * bw
+    nw = qw * bw - x * bx - y * by - z * bz
+    norm = math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+    q_out[iq + 3], q_out[iq + 4] = nx / norm, ny / norm
+    q_out[iq + 5], q_out[iq + 6] = nz / norm, nw / norm
+
+
+@step
+def translate_in_body_axes(q, iq, t0, t1, t2, q_out):
+    """q_out's position = q's position + R(q's quaternion) t."""
+    x, y, z, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    q_out[iq] = q[iq] + (1 - 2 * (y * y + z * z)) * t0 + 2 * (x * y - z * qw) * t1 \
+        + 2 * (x * z + y * qw) * t2
+    q_out[iq + 1] = q[iq + 1] + 2 * (x * y + z * qw) * t0 + (1 - 2 * (x * x + z * z)) * t1 \
+        + 2 * (y * z - x * qw) * t2
+    q_out[iq + 2] = q[iq + 2] + 2 * (x * z - y * qw) * t0 + 2 * (y * z + x * qw) * t1 \
+        + (1 - 2 * (x * x + y * y)) * t2
+
+
+@step
 def integrate_free_flyer(q, iq, v, iv, dt, q_out):
     """M(q) exp(dt [v]) with v = (linear, angular) in the body frame (pinocchio's integrate):
     p' = p + R J(dt w) dt v_lin with J the SO(3) left Jacobian, quat' = quat * quat(exp(dt w))."""
@@ -25,23 +53,8 @@ def integrate_free_flyer(q, iq, v, iv, dt, q_out):
     c0, c1, c2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
     d0, d1, d2 = w1 * c2 - w2 * c1, w2 * c0 - w0 * c2, w0 * c1 - w1 * c0
     t0, t1, t2 = u0 + a1 * c0 + a2 * d0, u1 + a1 * c1 + a2 * d1, u2 + a1 * c2 + a2 * d2
-    x, y, z, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-    q_out[iq] = q[iq] + (1 - 2 * (y * y + z * z)) * t0 + 2 * (x * y - z * qw) * t1 \
-        + 2 * (x * z + y * qw) * t2
-    q_out[iq + 1] = q[iq + 1] + 2 * (x * y + z * qw) * t0 + (1 - 2 * (x * x + z * z)) * t1 \
-        + 2 * (y * z - x * qw) * t2
-    q_out[iq + 2] = q[iq + 2] + 2 * (x * z - y * qw) * t0 + 2 * (y * z + x * qw) * t1 \
-        + (1 - 2 * (x * x + y * y)) * t2
-    half = 0.5 * theta
-    s = math.sin(half) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
-    bx, by, bz, bw = s * w0, s * w1, s * w2, math.cos(half)
-    nx = qw * bx + x * bw + y * bz - z * by
-    ny = qw * by - x * bz + y * bw + z * bx
-    nz = qw * bz + x * by - y * bx + z * bw
-    nw = qw * bw - x * bx - y * by - z * bz
-    norm = math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-    q_out[iq + 3], q_out[iq + 4], q_out[iq + 5], q_out[iq + 6] = (nx / norm, ny / norm,
-                                                                  nz / norm, nw / norm)
+    translate_in_body_axes(q, iq, t0, t1, t2, q_out)
+    rotate_quaternion(q, iq, w0, w1, w2, theta, q_out)
 
 
 @kernel
@@ -127,27 +140,11 @@ def integrate_world_aligned(joint_int, q, v, dt, q_out, v_out):
             q_out[iq] = q[iq] + dt * v[iv]
             v_out[iv] = v[iv]
             continue
-        x, y, z, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
         u0, u1, u2 = v[iv], v[iv + 1], v[iv + 2]
-        q_out[iq] = q[iq] + dt * ((1 - 2 * (y * y + z * z)) * u0 + 2 * (x * y - z * qw) * u1
-                                  + 2 * (x * z + y * qw) * u2)
-        q_out[iq + 1] = q[iq + 1] + dt * (2 * (x * y + z * qw) * u0
-                                          + (1 - 2 * (x * x + z * z)) * u1
-                                          + 2 * (y * z - x * qw) * u2)
-        q_out[iq + 2] = q[iq + 2] + dt * (2 * (x * z - y * qw) * u0 + 2 * (y * z + x * qw) * u1
-                                          + (1 - 2 * (x * x + y * y)) * u2)
+        translate_in_body_axes(q, iq, dt * u0, dt * u1, dt * u2, q_out)
         w0, w1, w2 = dt * v[iv + 3], dt * v[iv + 4], dt * v[iv + 5]
         theta = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-        half = 0.5 * theta
-        s = math.sin(half) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
-        bx, by, bz, bw = s * w0, s * w1, s * w2, math.cos(half)
-        nx = qw * bx + x * bw + y * bz - z * by
-        ny = qw * by - x * bz + y * bw + z * bx
-        nz = qw * bz + x * by - y * bx + z * bw
-        nw = qw * bw - x * bx - y * by - z * bz
-        norm = math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-        q_out[iq + 3], q_out[iq + 4] = nx / norm, ny / norm
-        q_out[iq + 5], q_out[iq + 6] = nz / norm, nw / norm
+        rotate_quaternion(q, iq, w0, w1, w2, theta, q_out)
         # v_lin in the new axes: exp(-[dt w]) u (Rodrigues)
         a1, a2 = so3_coefficients(theta)  # (1 - cos t)/t^2, (t - sin t)/t^3
         sinc = 1.0 - theta * theta * a2   # sin t / t

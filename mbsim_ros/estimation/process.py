@@ -63,12 +63,10 @@ class ProcessModel:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
         if failure not in ("raise", "nan"):
             raise ValueError(f"failure must be 'raise' or 'nan', got {failure!r}")
-        if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0.0):
-            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+        self.integrator = make_integrator(integrator, model, dt, **options)
         self.model = model
         self.dt = float(dt)
         self.integrator_name = integrator
-        self.integrator = make_integrator(integrator, model, self.dt, **options)
         self.failure = failure
         self.nq, self.nv = model.nq, model.nv
         self.nx, self.ndx, self.nu = model.nq + model.nv, 2 * model.nv, model.nv

@@ -1,6 +1,7 @@
 """What every integrator provides, and the registry the Simulator and the node pick them from."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -61,6 +62,10 @@ def register(name: str):
 
 
 def make_integrator(name: str, model, dt: float, **options) -> Integrator:
+    """The integrator registered under ``name`` for ``model`` with step ``dt`` (checked here,
+    the one door every integrator comes through)."""
+    if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0.0):
+        raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
     if name not in INTEGRATORS:
         raise ValueError(f"unknown integrator '{name}' (available: {', '.join(sorted(INTEGRATORS))})")
-    return INTEGRATORS[name](model, dt, **options)
+    return INTEGRATORS[name](model, float(dt), **options)
