@@ -1,0 +1,113 @@
+"""The rigid-contact integrator (issue 6): ODE's velocity-level time stepping (seed 004;
+docs/RIGID.md). The step is the compliant integrator's (Jacobians, bias and M from the start of
+the step, rows for contacts, joint limits and point constraints, free-flyers, outputs); only the
+constraint solve differs, ODE's bounded LCP with error reduction (ERP) and constraint force
+mixing (CFM):
+
+    r = (W + CFM / h) gamma + u + e phi0,   W = G M~^-1 G^T,  u = G v*,
+        e = ERP / h (a violation, phi0 <= 0, and bilateral rows) or 1 / h (a gap: speculative)
+    contact normals, joint limits: gamma >= 0, r >= 0, gamma r = 0
+    friction t1 (along the slip), t2: |gamma_t| <= mu gamma_n (box bounds, ODE's findex)
+    bilateral rows: r = 0
+
+solved by projected Gauss-Seidel with over-relaxation (ODE's quickstep) or Dantzig pivoting
+(ODE's dWorldStep), both in mbsim_ros/integrators/lcp.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..contact.scene import Scene
+from .base import register
+from .compliant import NORMAL, TANGENT, UNILATERAL, CompliantIntegrator
+from .lcp import SOLVED, STATUS, dantzig_kernel, natural_residual, pgs_kernel
+
+SOLVERS = ("pgs", "pivoting")
+PGS_TOLERANCE = 1e-10   # a sweep that moves no impulse by more than this (relative) ends PGS
+PIVOTING_PASSES = 8     # re-solves with the friction bounds from the last normal impulses
+
+
+@register("rigid")
+class RigidIntegrator(CompliantIntegrator):
+    """Options: ``scene`` (contact.Scene), ``solver`` ("pgs": projected Gauss-Seidel with SOR,
+    ODE's quickstep; "pivoting": Dantzig principal pivoting, ODE's dWorldStep, falling back to
+    PGS, flagged in StepInfo.fallback, when it fails), ``erp`` (error reduction parameter: the
+    fraction of a violation removed per step, ODE's 0.2), ``cfm`` (constraint force mixing,
+    m/(N s): ODE's single-precision default 1e-5), ``iterations`` (PGS sweeps at most),
+    ``sor`` (over-relaxation, ODE's 1.3), ``joint_limits``, ``constraints`` (PointConstraint
+    list), ``margin`` (m: contacts watched before touching), ``max_contacts``."""
+
+    def __init__(self, model, dt: float, *, scene: Scene | None = None, solver: str = "pgs",
+                 erp: float = 0.2, cfm: float = 1e-5, iterations: int = 50, sor: float = 1.3,
+                 joint_limits: bool = True, constraints: list | tuple = (),
+                 margin: float = 0.01, max_contacts: int = 512) -> None:
+        _check_options(solver, erp, cfm, iterations, sor)
+        super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
+                         constraints=constraints, margin=margin, max_contacts=max_contacts)
+        self.solver = solver
+        self.erp, self.cfm = float(erp), float(cfm)
+        self.iterations, self.sor = int(iterations), float(sor)
+        self._inverse = np.zeros((0, 0))
+        self._reserve(24)
+
+    def _reserve(self, rows: int) -> None:
+        """Workspaces of the LCP solvers for this many rows (grown, never shrunk)."""
+        if rows <= self._inverse.shape[0]:
+            return
+        rows = max(rows, 2 * self._inverse.shape[0])
+        self._inverse = np.zeros((rows, rows))
+        self._ints = np.zeros((2, rows), dtype=np.int64)
+        self._reals = np.zeros((6, rows))
+        self._x = np.zeros(rows)
+
+    def _solve(self, W, u, G, phi, kind, k, b, mu):
+        """gamma (impulses) of ODE's bounded LCP for the rows (None: no finite solution)."""
+        h, n, info = self.dt, len(kind), self._info
+        one_sided = (kind == NORMAL) | (kind == UNILATERAL)
+        A = W  # W + CFM / h, in place: E^-1 = CFM / h (docs/RIGID.md)
+        A[np.diag_indices(n)] += self.cfm / h
+        c = u + np.where(one_sided & (phi > 0.0), 1.0 / h, self.erp / h) * phi
+        lo = np.where(one_sided, 0.0, -np.inf)
+        hi = np.full(n, np.inf)
+        tangent = kind == TANGENT
+        owner = np.where(tangent, np.arange(n) // 3 * 3, -1)  # contacts come first, (n, t1, t2)
+        friction = np.where(tangent, mu[np.maximum(owner, 0)], 0.0)
+        order = np.argsort(tangent, kind="stable")  # ODE: the friction rows last
+        self._reserve(n)
+        x = self._x[:n]
+        x[:] = 0.0
+        if self.solver == "pivoting":
+            status, pivots = dantzig_kernel(A, c, lo, hi, owner, friction, order,
+                                            PIVOTING_PASSES, x, self._inverse, self._ints,
+                                            self._reals)
+            info.iterations = pivots
+            if status != SOLVED or not np.all(np.isfinite(x)):
+                info.fallback = True
+                info.message = f"pivoting: {STATUS[status]}; PGS from its result"
+                if not np.all(np.isfinite(x)):
+                    x[:] = 0.0
+        if self.solver == "pgs" or info.fallback:
+            info.iterations += pgs_kernel(A, c, lo, hi, owner, friction, order, self.iterations,
+                                          self.sor, PGS_TOLERANCE, x)
+        info.residual = natural_residual(A, c, lo, hi, owner, friction, x)
+        if not (np.all(np.isfinite(x)) and np.isfinite(info.residual)):
+            info.message = "the LCP solution is not finite"
+            return None
+        return x.copy()
+
+
+def _check_options(solver: str, erp: float, cfm: float, iterations: int, sor: float) -> None:
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if not _is_number(erp) or not 0.0 <= erp <= 1.0:
+        raise ValueError(f"erp must be a number in [0, 1], got {erp!r}")
+    if not _is_number(cfm) or not 0.0 <= cfm < np.inf:
+        raise ValueError(f"cfm must be a non-negative number (m/(N s)), got {cfm!r}")
+    if not _is_number(sor) or not 0.0 < sor < 2.0:
+        raise ValueError(f"sor must be a number in (0, 2), got {sor!r}")
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

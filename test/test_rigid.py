@@ -1,0 +1,159 @@
+"""The rigid-contact integrator (ODE's bounded LCP, issue 6) on the compliant integrator's
+scenes with analytic answers: a box sliding or sticking on a 30 degree incline, a box resting on
+the ground, a pendulum thrown into its limit; PGS against pivoting; bad options."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mbsim_ros import Simulator, load_urdf
+from mbsim_ros.model import shipped_urdf
+from test_compliant import DOWNHILL, NORMAL, THETA, G, brick_urdf
+
+SOLVERS = ("pgs", "pivoting")
+
+
+@pytest.fixture(scope="module")
+def brick_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rigid") / "brick.urdf"
+    path.write_text(brick_urdf())
+    return str(path)
+
+
+def brick_scene(brick_path: str, friction: float, normal=NORMAL, angle: float = THETA) -> dict:
+    """The seed's box (1 kg, four 1 cm feet) with its feet touching the plane of that normal."""
+    return {"ground": {"normal": list(normal), "friction": friction},
+            "models": [{"urdf": brick_path, "floating_base": True,
+                        "position": (0.045 * np.asarray(normal)).tolist(),
+                        "orientation": [0.0, math.sin(angle / 2), 0.0, math.cos(angle / 2)]}]}
+
+
+def incline(brick_path: str, friction: float, dt: float, solver: str) -> Simulator:
+    return Simulator.from_scene(brick_scene(brick_path, friction), dt=dt, integrator="rigid",
+                                solver=solver)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("dt, friction", [(1e-2, 0.0), (1e-2, 0.3), (1e-2, 0.55), (1e-2, 0.6),
+                                          (1e-2, 0.7), (1e-3, 0.3), (1e-3, 0.7)])
+def test_box_on_incline_slides_as_coulomb_says(brick_path, solver, dt, friction):
+    """Box friction (|gamma_t1|, |gamma_t2| <= mu gamma_n) with t1 along the slip: the box slides
+    straight downhill, t2 carries nothing and the box bound is Coulomb's; the 2 % is semi-implicit
+    Euler's a t (t + dt) / 2 (1 % at 10 ms, measured 1.0 %, 0.1 % at 1 ms). Sticking, the box
+    creeps at CFM times the friction force (1e-5 m/(N s) x 1.2 N per foot: 18 um in 1 s)."""
+    sim = incline(brick_path, friction, dt, solver)
+    start = sim.q[:3].copy()
+    for _ in range(int(round(1.0 / dt))):
+        info = sim.step()
+        assert info.converged and not info.fallback, info.message
+        total = sum((contact.force for contact in sim.contacts()), np.zeros(3))
+        tangential = total - (total @ NORMAL) * NORMAL
+        if np.linalg.norm(tangential) > 1e-9:  # on the box: PGS leaves feet pulling sideways
+            assert friction > 0.0 and tangential @ DOWNHILL < 0.0, "friction opposes"
+    slide = (sim.q[:3] - start) @ DOWNHILL
+    acceleration = G * (math.sin(THETA) - friction * math.cos(THETA))
+    if acceleration > 0:
+        assert abs(slide - 0.5 * acceleration) < 0.02 * 0.5 * acceleration
+    else:
+        assert 0.0 <= slide < 1e-4, "sticks: below 0.1 mm of creep in 1 s"
+    assert abs((sim.q[:3] - start) @ NORMAL) < 1e-5, "no lift-off, no sinking"
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_resting_box_stays_in_the_erp_band_for_10s(brick_path, solver):
+    """10 s at 1 ms on flat ground: the feet sink to the depth where ERP's push balances CFM's
+    give, CFM F h / ERP (F = m g / 4 per foot: 0.12 um), and stay there. Sideways, PGS's
+    unconverged internal friction between the feet walks the box 1.7 um and turns it 1e-5 rad
+    about the vertical in 10 s (pivoting: none)."""
+    dt, erp, cfm = 1e-3, 0.2, 1e-5
+    sim = Simulator.from_scene(brick_scene(brick_path, 0.8, [0.0, 0.0, 1.0], 0.0), dt=dt,
+                               integrator="rigid", solver=solver, erp=erp, cfm=cfm)
+    start = sim.q.copy()
+    band = cfm * (G / 4) * dt / erp
+    heights = np.empty(10000)
+    for k in range(heights.size):
+        assert sim.step().converged
+        heights[k] = sim.q[2]
+    assert np.all(heights > start[2] - 1.5 * band) and np.all(heights < start[2] + 1e-9)
+    assert abs(heights[-1] - (start[2] - band)) < 0.05 * band, "settled at the ERP band"
+    walk = 1e-5 if solver == "pgs" else 1e-9
+    assert np.abs(sim.q[:2] - start[:2]).max() < walk and abs(sim.q[5]) < walk
+    assert np.abs(sim.q[3:5]).max() < 1e-9, "no tilt"
+
+
+def stack_of_three(offset: float) -> dict:
+    """Three 1 kg spheres touching, each offset sideways by offset from the one below."""
+    r = 0.05
+    rise = math.sqrt(4 * r * r - offset * offset)
+    return {"ground": {"friction": 0.5},
+            "models": [{"sphere": {"radius": r, "mass": 1.0}, "name": f"s{k}",
+                        "position": [offset * k, 0.0, r + k * rise]} for k in range(3)]}
+
+
+@pytest.mark.parametrize("scene", ["stack", "incline"])
+def test_pgs_and_pivoting_agree(brick_path, scene):
+    """The same step from the same state with both solvers: the impulses agree when PGS is
+    given the sweeps to converge (a leaning stack of three spheres, whose contacts carry
+    friction; the box on the incline at friction 0.55, sliding)."""
+    if scene == "stack":
+        description, dt = stack_of_three(0.02), 1e-3
+    else:
+        description, dt = brick_scene(brick_path, 0.55), 1e-2
+    sims = {solver: Simulator.from_scene(description, dt=dt, integrator="rigid",
+                                         solver=solver, iterations=20000) for solver in SOLVERS}
+    for _ in range(5):
+        sims["pivoting"].step()
+    q, v = sims["pivoting"].q.copy(), sims["pivoting"].v.copy()
+    impulses = {}
+    for solver, sim in sims.items():
+        sim.reset(q, v)
+        info = sim.step()
+        assert info.converged and not info.fallback and info.residual < 1e-10
+        impulses[solver] = sim.integrator._gamma.copy()
+    assert len(impulses["pgs"]) >= 6 and np.abs(impulses["pivoting"][1::3]).max() > 1e-4
+    scale = np.abs(impulses["pivoting"]).max()
+    assert np.abs(impulses["pgs"] - impulses["pivoting"]).max() < 1e-6 * scale
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_joint_limit_holds_with_a_speculative_row(solver):
+    """A pendulum thrown at -4 rad/s into its -0.5 rad limit: the limit row acts in the step
+    that would cross it (a gap closes at 1 / h, not ERP / h); CFM lets it give CFM times the
+    stopping impulse (4 N m s: 4e-5 rad), which ERP then takes back."""
+    text = shipped_urdf("pendulum").read_text().replace('lower="-3.14159" upper="3.14159"',
+                                                         'lower="-0.5" upper="0.5"')
+    sim = Simulator(load_urdf(text), 1e-3, "rigid", solver=solver)
+    sim.reset([0.0], [-4.0])
+    lowest = 0.0
+    for _ in range(1000):
+        assert sim.step().converged
+        lowest = min(lowest, sim.q[0])
+    assert -0.5 - 5e-5 < lowest < -0.49
+    assert sim.q[0] > -0.5 - 1e-9
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_resting_sphere_wrench_is_its_weight(solver):
+    sim = Simulator.from_scene({"ground": {"friction": 0.5}, "models": [
+        {"sphere": {"radius": 0.05, "mass": 2.0}, "position": [0.3, 0.0, 0.05], "name": "ball"}]},
+        dt=1e-3, integrator="rigid", solver=solver)
+    for _ in range(200):
+        sim.step()
+    wrench = sim.contact_wrenches()["ball"]
+    assert wrench[:3] == pytest.approx([0.0, 0.0, 2.0 * G], abs=1e-6)
+    assert np.abs(wrench[3:]).max() < 1e-9
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"erp": -0.1}, ["erp"]), ({"erp": 1.5}, ["erp"]), ({"cfm": -1e-5}, ["cfm"]),
+    ({"iterations": -3}, ["iterations"]), ({"iterations": 0}, ["iterations"]),
+    ({"iterations": 2.5}, ["iterations"]), ({"sor": 0.0}, ["sor"]), ({"sor": 2.5}, ["sor"]),
+    ({"solver": "dantzig"}, ["solver", "pgs", "pivoting"]), ({"erp": "high"}, ["erp"]),
+])
+def test_bad_options_name_the_option(options, words):
+    with pytest.raises(ValueError) as error:
+        Simulator.from_scene(stack_of_three(0.0), integrator="rigid", **options)
+    for word in words:
+        assert word in str(error.value)
