@@ -180,12 +180,36 @@ PEERS = {"MuJoCo": ("mujoco", MuJoCoScene), "PyBullet": ("pybullet", PyBulletSce
          "DART": ("dartpy", DartScene)}
 
 
+class OursScene:
+    """Ours: the compliant integrator (true cone) on the same free bodies, steel Hertz ground."""
+
+    label = "ours compliant"
+
+    def __init__(self, scene: Scene, dt: float) -> None:
+        from mbsim_ros import Simulator
+
+        models = [{("sphere" if b.shape == "sphere" else "box"):
+                   ({"radius": b.size[0], "mass": b.mass} if b.shape == "sphere"
+                    else {"size": [2 * x for x in b.size], "mass": b.mass}),
+                   "position": list(b.position), "name": f"body{k}"}
+                  for k, b in enumerate(scene.bodies)]
+        self.sim = Simulator.from_scene({"ground": {"friction": scene.friction},
+                                         "gravity": list(scene.gravity), "models": models},
+                                        dt=dt)
+        self.count = len(scene.bodies)
+
+    def step(self) -> None:
+        info = self.sim.step()
+        if not info.converged:
+            raise RuntimeError(info.message)
+
+    def positions(self) -> np.ndarray:
+        return np.array([self.sim.q[7 * k:7 * k + 3] for k in range(self.count)])
+
+
 def ours_contact(scene: Scene, dt: float):
-    """HOOK for the compliant-contact integrator: return an object with step() and
-    positions() (body centres, world frame, (n, 3)) like the peers' scenes, built from `scene`
-    (e.g. through Simulator.from_scene). While it returns None our rows read n/a; once it
-    returns an engine, the box and stack workloads run it as "ours compliant"."""
-    return None
+    """Our engine for a contact scene (the compliant integrator), None when it is not there."""
+    return OursScene(scene, dt) if "compliant" in INTEGRATORS else None
 
 
 def ours_status() -> str | None:
