@@ -25,9 +25,12 @@ from ..contact.detection import detect_contacts
 from ..contact.jacobian import contact_directions, point_rows
 from ..contact.scene import Scene
 from ..dynamics.configuration import frame_rate_correction, integrate_world_aligned
+from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.workspace import carve, workspace
+from ..model.constraints import (AppliedForce, Element, SpringDamper, rows_from_wrenches,
+                                 spring_forces)
 from .base import Integrator, StepInfo, register
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
@@ -59,6 +62,12 @@ class PointConstraint:
         self.stiffness, self.damping = float(stiffness), float(damping)
 
 
+def _checked(item, kind: type, option: str):
+    if not isinstance(item, kind):
+        raise TypeError(f"{option}: expected {kind.__name__} items, got {type(item).__name__}")
+    return item
+
+
 @register("compliant")
 class CompliantIntegrator(Integrator):
     """Options: ``scene`` (contact.Scene: ground, boxes, shapes, material), ``cone`` ("true": an
@@ -69,14 +78,21 @@ class CompliantIntegrator(Integrator):
     ``constraints`` (PointConstraint list), ``normal_weight`` (weight of the normal and limit
     rows' law residual against the friction rows'), ``margin`` (m: contacts watched before
     touching), ``max_contacts``, ``hertz_reference_depth`` (m: the depth at which a Hertz
-    contact's stiffness is taken before it touches), ``friction_regularization``."""
+    contact's stiffness is taken before it touches), ``friction_regularization``.
+    ``constraints`` may also hold model.constraints elements (DistanceConstraint,
+    FrameConstraint: loop closures), bilateral rows like the point constraints; ``springs``
+    (SpringDamper list) and ``forces`` (AppliedForce list) are generalized forces J^T f taken at
+    the step start (q0, v0); ``project`` moves q back onto the rigid elements' manifold after
+    every step (Newton in the least-squares sense, seed 003)."""
 
     def __init__(self, model, dt: float, *, scene: Scene | None = None, cone: str = "true",
                  joint_limits: bool = True, limit_stiffness: float = math.inf,
                  limit_damping: float = 0.0, constraints: list | tuple = (),
                  normal_weight: float = 1e3, margin: float = 0.01, max_contacts: int = 512,
                  hertz_reference_depth: float = 1e-8,
-                 friction_regularization: float = 1e-7, qp_solver: str = "clarabel") -> None:
+                 friction_regularization: float = 1e-7, qp_solver: str = "clarabel",
+                 springs: list | tuple = (), forces: list | tuple = (),
+                 project: bool = True) -> None:
         super().__init__(model, dt)
         if cone not in CONES:
             raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
@@ -95,6 +111,12 @@ class CompliantIntegrator(Integrator):
         self.joint_limits = bool(joint_limits)
         self.limit_stiffness, self.limit_damping = float(limit_stiffness), float(limit_damping)
         self.constraints = list(constraints)
+        self._points = [c for c in self.constraints if isinstance(c, PointConstraint)]
+        self._elements = [c for c in self.constraints if isinstance(c, Element)]
+        self.springs = [_checked(s, SpringDamper, "springs") for s in springs]
+        self.forces = [_checked(f, AppliedForce, "forces") for f in forces]
+        self.project = bool(project) and any(e.rigid for e in self._elements)
+        self._kinematics = ConstraintKinematics(model)
         self.normal_weight = float(normal_weight)
         self.margin = float(margin)
         self.reference_depth = float(hertz_reference_depth)
@@ -143,6 +165,8 @@ class CompliantIntegrator(Integrator):
         except np.linalg.LinAlgError:
             return self._fail("the joint-space inertia is not positive definite")
         force = tau - self._bias - m.damping * v
+        if self.springs or self.forces:
+            force = force + self._element_forces(v)
         v_star = v + h * scipy.linalg.cho_solve(factor, force, check_finite=False)
         frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: axes of the step start
         G, phi, kind, k, b, mu = self._rows(q, v)
@@ -158,6 +182,8 @@ class CompliantIntegrator(Integrator):
         self._gamma = gamma
         self._v_step[:] = v_out
         integrate_world_aligned(m.joint_int, q, self._v_step, h, q_out, v_out)
+        if self.project:  # seed 003: back onto phi = 0 along the fixed directions
+            q_out[:] = project(self._kinematics, self._elements, q_out)[0]
         if not (np.all(np.isfinite(q_out)) and np.all(np.isfinite(v_out))):
             return self._fail("diverged: the new state is not finite")
         info.converged = True
@@ -254,25 +280,45 @@ class CompliantIntegrator(Integrator):
                 np.full(count, self.limit_stiffness), np.full(count, self.limit_damping),
                 np.zeros(count))
 
+    def _element_forces(self, v):
+        """Generalized forces of the springs and applied forces at the step start: G^T lambda
+        with lambda = -(k phi + c G v) per spring, J^T w per applied force."""
+        m = self.model
+        oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
+        masks = self._kinematics.masks
+        G, phi = element_rows(masks, oR, op, oS, self.springs)
+        total = G.T @ spring_forces(self.springs, phi, G @ v)
+        for applied in self.forces:
+            W = np.stack([applied.wrench(oR, op), np.zeros(6)])[None]
+            total += rows_from_wrenches(masks, oS, np.array([applied.at.joint, -1]), W)[0]
+        return total
+
     def _point_rows(self):
         m = self.model
         if not self.constraints:
             return np.zeros((0, m.nv)), *(np.zeros(0) for _ in range(5))
         oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
-        count = 3 * len(self.constraints)
+        G_e, phi_e = element_rows(self._kinematics.masks, oR, op, oS, self._elements)
+        sizes = [e.row_count for e in self._elements]
+        k_e = np.repeat([e.stiffness for e in self._elements], sizes)
+        b_e = np.repeat([e.damping for e in self._elements], sizes)
+        count = 3 * len(self._points)
         G = np.zeros((count, m.nv))
         phi, k, b = np.zeros(count), np.zeros(count), np.zeros(count)
         points = np.zeros((count, 3))
-        directions = np.tile(np.eye(3), (len(self.constraints), 1))
+        directions = np.tile(np.eye(3), (len(self._points), 1))
         bodies = np.zeros(count, dtype=np.int64)
-        for c, con in enumerate(self.constraints):
+        for c, con in enumerate(self._points):
             x = op[con.joint] + oR[con.joint] @ con.local
             rows = slice(3 * c, 3 * c + 3)
             points[rows], bodies[rows] = x, con.joint
             phi[rows] = x - con.target
             k[rows], b[rows] = con.stiffness, con.damping
         point_rows(m.joint_int, oS, bodies, np.full(count, -1), points, directions, G)
-        return G, phi, np.full(count, BILATERAL), k, b, np.zeros(count)
+        rows = count + len(phi_e)
+        return (np.concatenate([G, G_e]), np.concatenate([phi, phi_e]),
+                np.full(rows, BILATERAL), np.concatenate([k, k_e]), np.concatenate([b, b_e]),
+                np.zeros(rows))
 
     # -- the constraint solve -------------------------------------------------------------------
 
