@@ -117,6 +117,19 @@ def test_pgs_and_pivoting_agree(brick_path, scene):
     assert np.abs(impulses["pgs"] - impulses["pivoting"]).max() < 1e-6 * scale
 
 
+def test_pivoting_falls_back_to_pgs_on_a_singular_pivot(brick_path):
+    """Without CFM the box's four feet are redundant rows (W is singular): pivoting meets a
+    singular pivot, PGS finishes from its result, and StepInfo says so."""
+    sim = Simulator.from_scene(brick_scene(brick_path, 0.3), dt=1e-2, integrator="rigid",
+                               solver="pivoting", cfm=0.0)
+    start = sim.q[:3].copy()
+    for _ in range(100):
+        info = sim.step()
+        assert info.converged and info.fallback and "singular" in info.message
+    slide = (sim.q[:3] - start) @ DOWNHILL
+    assert slide == pytest.approx(0.5 * G * (math.sin(THETA) - 0.3 * math.cos(THETA)), rel=0.02)
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_joint_limit_holds_with_a_speculative_row(solver):
     """A pendulum thrown at -4 rad/s into its -0.5 rad limit: the limit row acts in the step

@@ -62,7 +62,24 @@ class RigidIntegrator(CompliantIntegrator):
 
     def _solve(self, W, u, G, phi, kind, k, b, mu):
         """gamma (impulses) of ODE's bounded LCP for the rows (None: no finite solution)."""
-        h, n, info = self.dt, len(kind), self._info
+        info = self._info
+        problem = self._problem(W, u, phi, kind, mu)
+        self._reserve(len(kind))
+        x = self._x[:len(kind)]
+        x[:] = 0.0
+        if self.solver == "pivoting":
+            self._pivot(problem, x)
+        if self.solver == "pgs" or info.fallback:
+            info.iterations += pgs_kernel(*problem, self.iterations, self.sor, PGS_TOLERANCE, x)
+        info.residual = natural_residual(*problem[:-1], x)
+        if not (np.all(np.isfinite(x)) and np.isfinite(info.residual)):
+            info.message = "the LCP solution is not finite"
+            return None
+        return x.copy()
+
+    def _problem(self, W, u, phi, kind, mu) -> tuple:
+        """(A, c, lo, hi, owner, friction, order) of the kernels in lcp.py."""
+        h, n = self.dt, len(kind)
         one_sided = (kind == NORMAL) | (kind == UNILATERAL)
         A = W  # W + CFM / h, in place: E^-1 = CFM / h (docs/RIGID.md)
         A[np.diag_indices(n)] += self.cfm / h
@@ -73,27 +90,21 @@ class RigidIntegrator(CompliantIntegrator):
         owner = np.where(tangent, np.arange(n) // 3 * 3, -1)  # contacts come first, (n, t1, t2)
         friction = np.where(tangent, mu[np.maximum(owner, 0)], 0.0)
         order = np.argsort(tangent, kind="stable")  # ODE: the friction rows last
-        self._reserve(n)
-        x = self._x[:n]
-        x[:] = 0.0
-        if self.solver == "pivoting":
-            status, pivots = dantzig_kernel(A, c, lo, hi, owner, friction, order,
-                                            PIVOTING_PASSES, x, self._inverse, self._ints,
-                                            self._reals)
-            info.iterations = pivots
-            if status != SOLVED or not np.all(np.isfinite(x)):
-                info.fallback = True
-                info.message = f"pivoting: {STATUS[status]}; PGS from its result"
-                if not np.all(np.isfinite(x)):
-                    x[:] = 0.0
-        if self.solver == "pgs" or info.fallback:
-            info.iterations += pgs_kernel(A, c, lo, hi, owner, friction, order, self.iterations,
-                                          self.sor, PGS_TOLERANCE, x)
-        info.residual = natural_residual(A, c, lo, hi, owner, friction, x)
-        if not (np.all(np.isfinite(x)) and np.isfinite(info.residual)):
-            info.message = "the LCP solution is not finite"
-            return None
-        return x.copy()
+        return A, c, lo, hi, owner, friction, order
+
+    def _pivot(self, problem: tuple, x: np.ndarray) -> None:
+        """Dantzig pivoting into x; on failure flag the fallback (PGS then starts from x)."""
+        info = self._info
+        status, pivots = dantzig_kernel(*problem, PIVOTING_PASSES, x, self._inverse,
+                                        self._ints, self._reals)
+        info.iterations = pivots
+        finite = bool(np.all(np.isfinite(x)))
+        if status != SOLVED or not finite:
+            info.fallback = True
+            reason = STATUS[status] if status != SOLVED else "not finite"
+            info.message = f"pivoting: {reason}; PGS from its result"
+            if not finite:
+                x[:] = 0.0
 
 
 def _check_options(solver: str, erp: float, cfm: float, iterations: int, sor: float) -> None:
