@@ -12,6 +12,10 @@
 """
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: see mbsim_ros/__init__.py
+
 import argparse
 import math
 import sys

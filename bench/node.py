@@ -12,8 +12,11 @@ the same run (docs/NODE.md, README):
 """
 from __future__ import annotations
 
-import argparse
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: see mbsim_ros/__init__.py
+
+import argparse
 import signal
 import subprocess
 import sys
