@@ -35,6 +35,7 @@ from .base import Integrator, StepInfo, register
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
 CONES = ("true", "pyramid")
+RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("clarabel", "osqp")
 
 
@@ -333,6 +334,9 @@ class CompliantIntegrator(Integrator):
         tangent = kind == TANGENT
         if tangent.any():  # memoryless friction rows: no stiffness, (near) infinite damping
             e_inv[tangent] = self.regularization * max(np.mean(np.diag(W)), 1e-12)
+        if rigid.any():  # redundant rigid rows (closures) make W singular: a tiny compliance
+            scale = max(float(np.mean(np.diag(W))), 1e-12)
+            e_inv[rigid & (kind == BILATERAL)] = RIGID_COMPLIANCE * scale
         H = W + np.diag(e_inv)
         c = u + erp * phi
         if np.all(kind == BILATERAL):
