@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from .config import ConfigError, initial_configuration, read_config, resolve_urdf
+from .dynamics.closures import ConstraintKinematics, mobility, project
 from .model import DEFAULT_ROBOT, Model, ModelError, load_urdf, shipped_urdf
+from .model.closures import load_closures, urdf_frames
 
 
 def _floats(text: str) -> list[float]:
@@ -32,14 +34,45 @@ def _load_config(path: str | None) -> dict:
         raise SystemExit(f"mbsim-ros: {exc}") from None
 
 
-def _model_from_args(args, config: dict) -> Model:
+def _urdf_source(args, config: dict) -> tuple:
+    """(URDF path, floating base) from the arguments and the config."""
     try:
         urdf = args.urdf or (resolve_urdf(config["urdf_path"], config.get("config_dir"))
                              if config.get("urdf_path") else shipped_urdf(DEFAULT_ROBOT))
-        floating = bool(args.floating_base or config.get("floating_base", False))
-        return load_urdf(urdf, floating_base=floating)
-    except (ModelError, ConfigError) as exc:
+    except ConfigError as exc:
         raise SystemExit(f"mbsim-ros: {exc}") from None
+    return urdf, bool(args.floating_base or config.get("floating_base", False))
+
+
+def _model_from_args(args, config: dict) -> Model:
+    urdf, floating = _urdf_source(args, config)
+    try:
+        return load_urdf(urdf, floating_base=floating)
+    except ModelError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+
+
+def _closures(args, config: dict) -> list:
+    """The config's ``closures`` block as FrameConstraints (empty without one)."""
+    if not config.get("closures"):
+        return []
+    urdf, floating = _urdf_source(args, config)
+    try:
+        return load_closures(config["closures"], urdf_frames(urdf, floating_base=floating))
+    except ModelError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+
+
+def mobility_summary(model: Model, closures: list, q: np.ndarray) -> dict:
+    """The closures' mobility at q projected onto them: what `inspect --json` adds."""
+    kinematics = ConstraintKinematics(model)
+    q, error = project(kinematics, closures, q)
+    found = mobility(kinematics, closures, q)
+    return {"dof": found.dof, "constraint_rows": found.rows, "constraint_rank": found.rank,
+            "rank_tolerance": f"singular values <= {found.tolerance:g} * max(1, s_max)",
+            "singular_values": found.singular_values, "redundant_constraints": found.redundant,
+            "singular_configuration": found.singular, "closure_error": error,
+            "q": q.tolist(), "free_directions": found.free_directions}
 
 
 def _initial_q(model: Model, config: dict) -> np.ndarray:
@@ -64,6 +97,10 @@ def cmd_simulate(args) -> int:
         else:
             model = _model_from_args(args, config)
             q0 = np.array(args.q0) if args.q0 else _initial_q(model, config)
+            closures = _closures(args, config)
+            if closures:
+                options["constraints"] = closures
+                q0 = project(ConstraintKinematics(model), closures, q0)[0]
             sim = Simulator(model, dt=args.dt, integrator=args.integrator, **options)
         sim.reset(q0, np.array(args.v0) if args.v0 else None)
     except ValueError as exc:  # SceneError included
@@ -140,11 +177,21 @@ def cmd_inspect(args) -> int:
     config = _load_config(args.config)
     model = _model_from_args(args, config)
     summary = model_summary(model)
+    closures = _closures(args, config)
+    if closures:
+        summary["mobility"] = mobility_summary(model, closures, _initial_q(model, config))
+        summary["dof"] = summary["mobility"]["dof"]
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
     print(f"{summary['name']}: nq = {model.nq}, nv = {model.nv}, dof = {summary['dof']}, "
           f"mass = {model.total_mass:.4f} kg ({model.fixed_mass:.4f} kg fixed to the world)")
+    if closures:
+        found = summary["mobility"]
+        print(f"closures: {found['constraint_rows']} rows of rank {found['constraint_rank']} "
+              f"({found['rank_tolerance']}); redundant: "
+              f"{', '.join(found['redundant_constraints']) or 'none'}"
+              f"{'; SINGULAR configuration' if found['singular_configuration'] else ''}")
 
     def fmt(x):
         return "-" if x is None else f"{x:.4g}"

@@ -3,10 +3,14 @@ DOF, redundant rows reported), its closure error under projection, and its motio
 loop equation solved independently (a 1-DOF Lagrangian in the crank angle, scipy)."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+from mbsim_ros.cli import main
 from mbsim_ros.dynamics.closures import ConstraintKinematics, mobility
 from mbsim_ros.model.builder import Builder
 
@@ -131,3 +135,50 @@ def test_four_bar_motion_matches_the_loop_equation(mechanism, reference):
     assert coarse < 6e-3
     fine, _ = run(mechanism, 1e-3, 2.0, reference)
     assert fine < 2e-3
+
+
+def test_a_stretched_out_closure_is_a_singular_configuration():
+    """Two links closed on a world point at full reach: the closure's x row vanishes there."""
+    b = Builder("stretched")
+    for k, parent in ((1, "world"), (2, "link1")):
+        b.add_body(f"link{k}", 1.0, box=(0.5, 0.02, 0.02), com=(0.25, 0, 0))
+        b.add_joint(f"joint{k}", "revolute", parent, f"link{k}",
+                    origin=(0 if k == 1 else 0.5, 0, 0), axis=(0, 1, 0))
+    b.add_point("tip", [0.5, 0, 0], body="link2")
+    b.add_point("target", [1.0, 0, 0])
+    b.add_closure("tip", "target", ["x", "z"])
+    mechanism = b.build()
+    found = mobility(ConstraintKinematics(mechanism.model), mechanism.constraints,
+                     mechanism.q0)
+    assert found.singular and (found.rank, found.generic_rank) == (1, 2)
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "four_bar" / "four_bar.yaml"
+
+
+def test_inspect_reports_the_true_dof_of_a_urdf_with_closures(capsys):
+    assert main(["inspect", "--config", str(EXAMPLE), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["nv"] == 3 and summary["dof"] == 1
+    mobility_found = summary["mobility"]
+    assert mobility_found["redundant_constraints"] == []
+    assert not mobility_found["singular_configuration"]
+    assert mobility_found["closure_error"] < 1e-12
+
+
+def test_the_urdf_closure_moves_like_the_builder_one(tmp_path):
+    out = tmp_path / "four_bar.npz"
+    assert main(["simulate", "--config", str(EXAMPLE), "--integrator", "compliant",
+                 "--dt", "0.002", "--steps", "200", "--out", str(out)]) == 0
+    built = four_bar().simulator(dt=2e-3)
+    for _ in range(200):
+        built.step()
+    np.testing.assert_allclose(np.load(out)["q"][-1], built.q, atol=1e-9)
+
+
+def test_a_closure_naming_an_unknown_link_is_refused(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text(EXAMPLE.read_text().replace("frame_b: rocker_tip", "frame_b: nowhere")
+                      .replace("four_bar.urdf", str(EXAMPLE.parent / "four_bar.urdf")))
+    with pytest.raises(SystemExit, match="frame_b 'nowhere' is not a link of the model"):
+        main(["inspect", "--config", str(config)])
