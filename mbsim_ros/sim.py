@@ -33,6 +33,8 @@ class Simulator:
         self._q_next = np.empty(model.nq)
         self._v_next = np.empty(model.nv)
         self._zero_tau = np.zeros(model.nv)
+        self._tau = np.zeros(model.nv)  # the last command (reaction forces)
+        self._reactions = None
         self._t0 = 0.0
         self.steps = 0
         self.failed: StepInfo | None = None
@@ -66,6 +68,7 @@ class Simulator:
         self._t0 = float(t)
         self.steps = 0
         self.failed = None
+        self._reactions = None
         self.integrator.reset(self._q, self._v)
 
     def step(self, tau=None) -> StepInfo:
@@ -76,6 +79,7 @@ class Simulator:
         tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
         if not all_finite_kernel(tau):
             raise ValueError("tau contains NaN or infinity")
+        self._tau[:] = tau
         info = self.integrator.step(self._q, self._v, tau, self._q_next, self._v_next)
         if not info.converged:
             self.failed = StepInfo(**info.__dict__)
@@ -117,6 +121,33 @@ class Simulator:
         about the link frame's origin, world frame (last step)."""
         wrenches = getattr(self.integrator, "contact_wrenches", None)
         return wrenches() if wrenches else {}
+
+    def joint_wrenches(self) -> dict:
+        """Joint name -> [fx, fy, fz, tx, ty, tz]: the wrench the parent body applies to the
+        child through the joint, in the joint frame, torque about the joint origin; at the
+        current state under the last command, the integrator's closures enforced at
+        acceleration level (dynamics/reactions.py). Contacts and joint limits are not in it."""
+        return self._reaction_forces().joint_wrenches
+
+    def closure_forces(self) -> dict:
+        """Constraint element name (closures, rigid links) -> its row forces (N, N m; for a
+        rigid link the tension is minus its one value), same state as joint_wrenches()."""
+        return self._reaction_forces().element_forces
+
+    def _reaction_forces(self):
+        from .dynamics.closures import ConstraintKinematics
+        from .dynamics.reactions import reactions
+        from .model.constraints import Element
+
+        if self._reactions is None or self._reactions[0] != (self.steps, self._t0):
+            integrator = self.integrator
+            elements = [c for c in getattr(integrator, "constraints", ()) if
+                        isinstance(c, Element)]
+            found = reactions(ConstraintKinematics(self.model), self._q, self._v, self._tau,
+                              elements, getattr(integrator, "springs", ()),
+                              getattr(integrator, "forces", ()))
+            self._reactions = ((self.steps, self._t0), found)
+        return self._reactions[1]
 
     def energy(self) -> float:
         """Kinetic + gravitational potential energy (J) of the current state."""

@@ -20,8 +20,9 @@ LENGTH = {"crank": CRANK, "coupler": COUPLER, "rocker": ROCKER}
 WIDTH, G = 0.02, 9.81
 
 
-def four_bar(directions=("x", "z")):
-    """Bars along their local x, joints about y, the coupler's end closed on the rocker's."""
+def four_bar(directions=("x", "z"), hold_crank: bool = False):
+    """Bars along their local x, joints about y, the coupler's end closed on the rocker's
+    (``hold_crank``: the crank's turn closed on the world too, a structure)."""
     b = Builder("four_bar")
     for name, mass in MASS.items():
         b.add_body(name, mass, box=(LENGTH[name], WIDTH, WIDTH), com=(LENGTH[name] / 2, 0, 0))
@@ -33,6 +34,8 @@ def four_bar(directions=("x", "z")):
     b.add_point("coupler_end", [COUPLER, 0, 0], body="coupler")
     b.add_point("rocker_end", [ROCKER, 0, 0], body="rocker")
     b.add_closure("coupler_end", "rocker_end", directions)
+    if hold_crank:
+        b.add_closure("world", "crank", ["ry"])
     return b.build()
 
 

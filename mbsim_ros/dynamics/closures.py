@@ -41,6 +41,15 @@ class ConstraintKinematics:
         views = carve(self._ws, m.njoints, m.nv)
         return views[0], views[1], views[9]
 
+    def inverse_dynamics(self, q: np.ndarray, v: np.ndarray, a: np.ndarray):
+        """(of, oR, op, tau) of the RNEA at (q, v, a) with the model's gravity, copies: of[i]
+        after the backward pass is the subtree's I a + v x* I v - m g (world, world origin)."""
+        m = self.model
+        tau = np.empty(m.nv)
+        rnea_kernel(m.joint_int, m.joint_real, m.gravity, q, v, a, self._ws, tau)
+        views = carve(self._ws, m.njoints, m.nv)
+        return views[5].copy(), views[0].copy(), views[1].copy(), tau
+
     def rows(self, elements: list[Element], q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(G, phi) of the elements' rows stacked, at q."""
         return element_rows(self.masks, *self.evaluate(q), elements)
