@@ -90,11 +90,12 @@ class BaseStateWriter:
 class WrenchWriter:
     """geometry_msgs/WrenchStamped of one link's contact wrench: force and torque in the world
     frame's axes (frame_id ``world``), the torque about the link frame's origin (not the world
-    origin); zero while the link touches nothing."""
+    origin); zero while the link touches nothing. Joint wrenches: ``frame_id`` = the child
+    link (the joint frame), torque about its origin."""
 
-    def __init__(self, link: str) -> None:
+    def __init__(self, link: str, frame_id: str = "world") -> None:
         self.msg = WrenchStamped()
-        self.msg.header.frame_id = "world"
+        self.msg.header.frame_id = frame_id
         self.link = link
 
     def fill(self, t_ns: int, wrench) -> WrenchStamped:

@@ -31,10 +31,12 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from visualization_msgs.msg import MarkerArray
 
-from ..config import ConfigError, initial_configuration, resolve_urdf
+from ..config import ConfigError, initial_configuration, read_config, resolve_urdf
 from ..contact.scene import SceneError, load_scene
 from ..integrators import INTEGRATORS
+from ..dynamics.closures import ConstraintKinematics, project
 from ..model import DEFAULT_ROBOT, ModelError, load_urdf, shipped_urdf
+from ..model.closures import load_closures, urdf_frames
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
 from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
@@ -100,6 +102,12 @@ PARAMETERS = [
      _float_range(0.05, 3600.0)),
     ("print_status", False, "log a status line (rate, real-time factor, jitter) with each "
                             "diagnostics message", {}),
+    ("closures_file", "", "YAML with a 'closures' block (frame_a, frame_b, directions on the "
+                          "URDF's links): loop closures for the compliant or rigid integrator",
+     {}),
+    ("publish_joint_wrenches", False, "publish ~/joint_wrenches/<joint> (WrenchStamped, the "
+                                      "parent's wrench on the child, joint frame) with the "
+                                      "joint states", {}),
 ]
 
 
@@ -119,6 +127,8 @@ class Settings:
     max_catchup: int
     diagnostics_period: float
     print_status: bool
+    closures_file: str
+    publish_joint_wrenches: bool
 
 
 def integrator_options(name: str) -> dict:
@@ -192,6 +202,7 @@ class SimulationNode(Node):
     def _load_model(self):
         s = self.settings
         self.scene = None
+        self.closures = []
         try:
             if s.scene:
                 self.scene = load_scene(s.scene)
@@ -200,7 +211,11 @@ class SimulationNode(Node):
                 source = s.robot_description
             else:
                 source = resolve_urdf(s.urdf_path) if s.urdf_path else shipped_urdf(DEFAULT_ROBOT)
-            return load_urdf(source, floating_base=s.floating_base)
+            model = load_urdf(source, floating_base=s.floating_base)
+            self.closures = load_closures(read_config(s.closures_file).get("closures", []),
+                                          urdf_frames(source, floating_base=s.floating_base)) \
+                if s.closures_file else []
+            return model
         except SceneError as exc:
             raise StartupError(f"parameter 'scene': {exc}") from None
         except (ModelError, ConfigError, FileNotFoundError) as exc:
@@ -242,6 +257,10 @@ class SimulationNode(Node):
                 sim = Simulator.from_scene(self.scene, dt=s.dt, integrator=s.integrator,
                                            **options)
             else:
+                if self.closures:
+                    options["constraints"] = self.closures
+                    self.q0 = project(ConstraintKinematics(self.model), self.closures,
+                                      self.q0)[0]
                 sim = Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
             sim.reset(self.q0)
             sim.step()  # load the compiled step now, not on the first tick (~0.1 s stall)
@@ -294,6 +313,13 @@ class SimulationNode(Node):
                                            WrenchWriter(link))
             self.marker_pub = self.create_publisher(MarkerArray, "~/contact_markers", reliable)
             self.create_timer(1.0 / 30.0, self._publish_markers)
+        self.joint_wrench_pubs = {}
+        if self.settings.publish_joint_wrenches:
+            for joint, body in zip(self.model.joint_names, self.model.body_names):
+                topic = f"~/joint_wrenches/{topic_segment(joint)}"
+                self.joint_wrench_pubs[joint] = (self.create_publisher(WrenchStamped, topic,
+                                                                       reliable),
+                                                 WrenchWriter(joint, frame_id=body))
         # lockstep: the executor delivers commands (each one is a tick); realtime / fast: the
         # loop thread takes them itself right before each step (no executor in the tick path)
         group = None if self.settings.pacing == "lockstep" else PolledGroup()
@@ -376,6 +402,10 @@ class SimulationNode(Node):
             self.base_twist_pub.publish(self.base.twist)
         if self.contact_pubs:
             self._publish_wrenches(t_ns)
+        if self.joint_wrench_pubs:
+            wrenches = self.sim.joint_wrenches()
+            for joint, (publisher, writer) in self.joint_wrench_pubs.items():
+                publisher.publish(writer.fill(t_ns, wrenches[joint]))
 
     def _publish_wrenches(self, t_ns: int) -> None:
         """Every link that can touch gets its contact wrench each publication (zero when it
