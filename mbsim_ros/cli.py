@@ -15,6 +15,7 @@ from .config import ConfigError, initial_configuration, read_config, resolve_urd
 from .dynamics.closures import ConstraintKinematics, mobility, project
 from .model import DEFAULT_ROBOT, Model, ModelError, load_urdf, shipped_urdf
 from .model.closures import load_closures, urdf_frames
+from .plotting import ForceRecorder, animate, plot
 
 
 def _floats(text: str) -> list[float]:
@@ -115,6 +116,9 @@ def cmd_simulate(args) -> int:
     tau = np.zeros((n + 1, model.nv))
     wrenches = np.zeros((n + 1, len(links), 6))
     t[0], q[0], v[0], energy[0] = sim.t, sim.q, sim.v, sim.energy()
+    recorder = ForceRecorder(sim, n) if args.forces else None
+    if recorder:
+        recorder.record(0)
     done = n
     wall = time.perf_counter()
     for k in range(1, n + 1):
@@ -126,17 +130,22 @@ def cmd_simulate(args) -> int:
         t[k], q[k], v[k], energy[k] = sim.t, sim.q, sim.v, sim.energy()
         for link, wrench in sim.contact_wrenches().items():
             wrenches[k, links.index(link)] = wrench
+        if recorder:
+            recorder.record(k)
     wall = time.perf_counter() - wall
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     contact = {"contact_links": np.array(links), "contact_wrenches": wrenches[:done + 1]} \
         if links else {}
+    forces = recorder.result(done) if recorder else {}
     np.savez(out, t=t[:done + 1], q=q[:done + 1], v=v[:done + 1], tau=tau[:done + 1],
-             energy=energy[:done + 1], joint_names=np.array(model.joint_names), **contact)
+             energy=energy[:done + 1], joint_names=np.array(model.joint_names), **contact,
+             **forces)
     drift = np.abs(energy[:done + 1] - energy[0])
     print(f"model      {model.name}: {model.njoints} joints, nq={model.nq}, nv={model.nv}, "
           f"{model.total_mass:.2f} kg")
-    extra = "".join(f", {k} = {v}" for k, v in options.items())
+    extra = "".join(f", {k} = {v}" for k, v in options.items() if k != "constraints")
+    extra += f", {len(options['constraints'])} closures" if "constraints" in options else ""
     print(f"integrator {args.integrator}{extra}, dt = {args.dt:g} s, {done} steps "
           f"({t[done]:.3f} s simulated)")
     print(f"wall time  {wall:.3f} s ({wall / max(done, 1) * 1e6:.1f} us/step incl. recording, "
@@ -205,28 +214,16 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     data = np.load(args.input)
-    t, q, energy = data["t"], data["q"], data["energy"]
-    fig, (ax_q, ax_e) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    names = [str(n) for n in data["joint_names"]] if "joint_names" in data else []
-    for k in range(q.shape[1]):
-        ax_q.plot(t, q[:, k], label=names[k] if k < len(names) and q.shape[1] == len(names)
-                  else f"q{k}")
-    ax_q.set_ylabel("q")
-    ax_q.legend(fontsize=7, ncol=4)
-    ax_e.plot(t, energy - energy[0])
-    ax_e.set_ylabel("E - E0 [J]")
-    ax_e.set_xlabel("t [s]")
-    fig.suptitle(Path(args.input).name)
-    fig.tight_layout()
     out = Path(args.out or Path(args.input).with_suffix(".png"))
-    fig.savefig(out, dpi=120)
+    plot(data, out, Path(args.input).name)
     print(f"written    {out}")
+    if args.animate:
+        if "origins" not in data:
+            raise SystemExit("mbsim-ros: --animate needs the frames: simulate with --forces")
+        movie = Path(args.animate)
+        animate(data, movie)
+        print(f"written    {movie}")
     return 0
 
 
@@ -255,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--q0", type=_floats, help="initial q, comma-separated (nq numbers)")
     p.add_argument("--v0", type=_floats, help="initial v, comma-separated (nv numbers)")
     p.add_argument("--out", default="simulation.npz")
+    p.add_argument("--forces", action="store_true", help="also record joint wrenches, closure "
+                   "forces and the frames plot --animate draws (slower)")
     p.set_defaults(func=cmd_simulate)
     p = sub.add_parser("inspect", help="print a model: joints, types, limits, nq/nv, mass")
     _model_args(p)
@@ -265,9 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="config YAML (a ROS 2 parameters file or a plain mapping "
                                     "of the node's parameters)")
     p.set_defaults(func=None)
-    p = sub.add_parser("plot", help="plot joint positions and energy of a simulate result")
+    p = sub.add_parser("plot", help="plot joint positions, energy and (recorded with --forces) "
+                       "joint and closure forces of a simulate result")
     p.add_argument("input", help=".npz written by simulate")
     p.add_argument("--out", help="PNG path (default: beside the input)")
+    p.add_argument("--animate", metavar="GIF_OR_MP4", help="also write a 3-D stick-figure "
+                   "animation (needs simulate --forces)")
     p.set_defaults(func=cmd_plot)
     return parser
 

@@ -185,3 +185,15 @@ def test_a_closure_naming_an_unknown_link_is_refused(tmp_path):
                       .replace("four_bar.urdf", str(EXAMPLE.parent / "four_bar.urdf")))
     with pytest.raises(SystemExit, match="frame_b 'nowhere' is not a link of the model"):
         main(["inspect", "--config", str(config)])
+
+
+def test_plot_draws_forces_and_animates_the_linkage(tmp_path):
+    out, png, gif = tmp_path / "four_bar.npz", tmp_path / "four_bar.png", tmp_path / "bar.gif"
+    assert main(["simulate", "--config", str(EXAMPLE), "--integrator", "compliant",
+                 "--dt", "0.002", "--steps", "30", "--forces", "--out", str(out)]) == 0
+    data = np.load(out)
+    assert data["joint_wrenches"].shape == (31, 3, 6)
+    assert list(data["closure_labels"]) == ["closures[0] coupler_tip-rocker_tip x",
+                                            "closures[0] coupler_tip-rocker_tip z"]
+    assert main(["plot", str(out), "--out", str(png), "--animate", str(gif)]) == 0
+    assert png.stat().st_size > 10000 and gif.stat().st_size > 10000
