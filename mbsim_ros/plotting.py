@@ -111,7 +111,7 @@ def animate(data, out: Path, *, frames: int = 120, fps: int = 30) -> None:
     bars_drawn = data["bars"]
     leaves = [j for j in range(len(parents)) if j not in set(parents.tolist())]
     picks = np.linspace(0, len(origins) - 1, min(frames, len(origins))).astype(int)
-    fig = plt.figure(figsize=(5, 5))
+    fig = plt.figure(figsize=(4, 4))
     ax = fig.add_subplot(projection="3d")
     every = np.concatenate([origins.reshape(-1, 3), segments.reshape(-1, 3), np.zeros((1, 3))])
     centre = (every.max(axis=0) + every.min(axis=0)) / 2
