@@ -35,6 +35,7 @@ class Simulator:
         self._zero_tau = np.zeros(model.nv)
         self._tau = np.zeros(model.nv)  # the last command (reaction forces)
         self._reactions = None
+        self._kinematics = None
         self._t0 = 0.0
         self.steps = 0
         self.failed: StepInfo | None = None
@@ -143,7 +144,9 @@ class Simulator:
             integrator = self.integrator
             elements = [c for c in getattr(integrator, "constraints", ()) if
                         isinstance(c, Element)]
-            found = reactions(ConstraintKinematics(self.model), self._q, self._v, self._tau,
+            if self._kinematics is None:
+                self._kinematics = ConstraintKinematics(self.model)
+            found = reactions(self._kinematics, self._q, self._v, self._tau,
                               elements, getattr(integrator, "springs", ()),
                               getattr(integrator, "forces", ()))
             self._reactions = ((self.steps, self._t0), found)

@@ -46,9 +46,9 @@ def reactions(kinematics: ConstraintKinematics, q: np.ndarray, v: np.ndarray, ta
     wrenches = np.zeros((model.njoints, 6))   # external, world frame, at the world origin
     Q = tau - model.damping * v
     lambdas = {}
-    for group, law in ((springs, spring_forces), (soft, _soft_law)):
-        G, phi = element_rows(masks, oR, op, oS, list(group))
-        lam = law(list(group), phi, G @ v) if len(group) else np.zeros(0)
+    for group in (list(springs), soft):
+        G, phi = element_rows(masks, oR, op, oS, group)
+        lam = spring_forces(group, phi, G @ v)
         Q = Q + G.T @ lam
         _collect(group, lam, oR, op, wrenches, lambdas)
     for applied in forces:
@@ -78,13 +78,6 @@ def reactions(kinematics: ConstraintKinematics, q: np.ndarray, v: np.ndarray, ta
         force = f_world[:3]
         joint[name] = np.concatenate([R.T @ force, R.T @ (f_world[3:] - np.cross(p, force))])
     return Reactions(joint, lambdas, a)
-
-
-def _soft_law(elements, phi, rate):
-    sizes = [e.row_count for e in elements]
-    k = np.repeat([e.stiffness for e in elements], sizes)
-    c = np.repeat([e.damping for e in elements], sizes)
-    return -(k * phi + c * rate)
 
 
 def _collect(elements, lam, oR, op, wrenches, out) -> None:

@@ -132,12 +132,12 @@ class SpringDamper(DistanceConstraint):
 
 
 
-def spring_forces(springs: list[SpringDamper], phi: np.ndarray, rate: np.ndarray
-                  ) -> np.ndarray:
-    """Each spring's row force lambda = -(k (l - L) + c l_dot) (positive pushes the points
-    apart; seed: motion_analysis.add_spring_damper(k, b, natural_len))."""
-    k = np.array([s.stiffness for s in springs])
-    c = np.array([s.damping for s in springs])
+def spring_forces(elements: list[Element], phi: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """Row forces of springs and compliant elements, lambda = -(k phi + c phi_dot) (positive
+    pushes the gap open; seed: motion_analysis.add_spring_damper(k, b, natural_len))."""
+    sizes = [e.row_count for e in elements]
+    k = np.repeat([e.stiffness for e in elements], sizes)
+    c = np.repeat([e.damping for e in elements], sizes)
     return -(k * phi + c * rate)
 
 
