@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.constraints import (AppliedForce, Element, SpringDamper, rows_from_wrenches,
-                                 spring_forces)
+from ..model.constraints import (AppliedForce, Element, SpringDamper, cross,
+                                 rows_from_wrenches, spring_forces)
 from .closures import ConstraintKinematics, element_rows
 from .configuration import integrate
 from .crba import crba
@@ -76,7 +76,7 @@ def reactions(kinematics: ConstraintKinematics, q: np.ndarray, v: np.ndarray, ta
         f_world = of[i] - wrenches[i]
         R, p = oR[i], op[i]
         force = f_world[:3]
-        joint[name] = np.concatenate([R.T @ force, R.T @ (f_world[3:] - np.cross(p, force))])
+        joint[name] = np.concatenate([R.T @ force, R.T @ (f_world[3:] - cross(p, force))])
     return Reactions(joint, lambdas, a)
 
 

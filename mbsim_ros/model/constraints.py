@@ -41,9 +41,15 @@ class Attachment:
         return R @ self.rotation, op[self.joint] + R @ self.position
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b for 3-vectors (np.cross spends most of its time on axis handling)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                     a[0] * b[1] - a[1] * b[0]])
+
+
 def force_wrench(force: np.ndarray, point: np.ndarray) -> np.ndarray:
     """The spatial force (f, x x f) of a force f acting at point x (world origin, world axes)."""
-    return np.concatenate([force, np.cross(point, force)])
+    return np.concatenate([force, cross(point, force)])
 
 
 def subtree_masks(joint_int: np.ndarray, nv: int) -> np.ndarray:
@@ -189,9 +195,9 @@ class FrameConstraint(Element):
             W.append([force_wrench(-d, pb), force_wrench(d, pb)])
         eye = np.eye(3)
         for k, f in self._rotations:
-            u, w = Ra @ np.cross(eye[k], eye[f]), Rb @ eye[f]
+            u, w = Ra @ cross(eye[k], eye[f]), Rb @ eye[f]
             phi.append(u @ w)
-            torque = np.cross(w, u)
+            torque = cross(w, u)
             W.append([np.concatenate([np.zeros(3), -torque]),
                       np.concatenate([np.zeros(3), torque])])
         return np.array(phi), np.array(W)
