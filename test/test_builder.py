@@ -4,6 +4,7 @@ and read from URDF, and bad input."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,3 +114,27 @@ def test_a_point_mass_is_three_prismatic_joints():
     assert model.joint_names == ["freepoint_x", "freepoint_y", "freepoint_z"]
     np.testing.assert_allclose(crba(model, X0), np.eye(3))
     assert math.isclose(model.total_mass, 1.0)
+
+
+def test_a_free_body_starts_at_its_pose_and_falls():
+    b = Builder()
+    b.add_body("brick", 2.0, box=(0.1, 0.2, 0.05))
+    b.add_joint("float", "free", "world", "brick", origin=(0.1, 0.2, 1.0), rpy=(0, 0, math.pi))
+    mechanism = b.build()
+    np.testing.assert_allclose(mechanism.q0, [0.1, 0.2, 1.0, 0, 0, 1, 0], atol=1e-15)
+    sim = mechanism.simulator(dt=1e-3)
+    for _ in range(100):
+        sim.step()
+    assert sim.q[2] == pytest.approx(1.0 - 9.81 * 0.1 * 0.101 / 2, rel=1e-12)  # a t (t + h) / 2
+
+
+def test_run_config_passes_its_closures_as_a_file(tmp_path):
+    import yaml
+
+    from mbsim_ros.cli import ros_arguments
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "four_bar" / "four_bar.yaml"
+    args = ros_arguments(str(example), [])
+    params = yaml.safe_load(Path(args[args.index("--params-file") + 1]).read_text())
+    values = params["/**"]["ros__parameters"]
+    assert "closures" not in values and values["closures_file"] == str(example)
