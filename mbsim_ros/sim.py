@@ -131,19 +131,21 @@ class Simulator:
         return self._reaction_forces().joint_wrenches
 
     def closure_forces(self) -> dict:
-        """Constraint element name (closures, rigid links) -> its row forces (N, N m; for a
+        """Constraint element name (closures, rigid links; ``point constraint <k>`` for the
+        k-th PointConstraint) -> its row forces (N, N m; positive pushes the gap open: for a
         rigid link the tension is minus its one value), same state as joint_wrenches()."""
         return self._reaction_forces().element_forces
 
     def _reaction_forces(self):
         from .dynamics.closures import ConstraintKinematics
         from .dynamics.reactions import reactions
-        from .model.constraints import Element
+        from .integrators.compliant import PointConstraint
 
         if self._reactions is None or self._reactions[0] != (self.steps, self._t0):
             integrator = self.integrator
-            elements = [c for c in getattr(integrator, "constraints", ()) if
-                        isinstance(c, Element)]
+            constraints = getattr(integrator, "constraints", ())
+            elements = [c.as_closure(f"point constraint {k}") if isinstance(c, PointConstraint)
+                        else c for k, c in enumerate(constraints)]
             if self._kinematics is None:
                 self._kinematics = ConstraintKinematics(self.model)
             found = reactions(self._kinematics, self._q, self._v, self._tau,

@@ -70,3 +70,24 @@ def test_a_four_bar_held_by_a_closure_passes_its_weight_to_the_ground():
         lift += (turn @ wrenches[name][:3])[2]
     assert lift == pytest.approx(sum(BARS.values()) * G, rel=1e-9)
     assert set(sim.closure_forces()) == {"closure coupler_end-rocker_end", "closure world-crank"}
+
+
+def test_a_point_constraint_holds_a_pendulum_through_its_joint():
+    """The compliant integrator's PointConstraint (the seed-002 pendulum) in the reaction
+    analysis: a hinged bob also pinned where it hangs. The pin's vertical and lateral rows
+    repeat the hinge (zero rows: they carry nothing, least squares); the hinge carries the
+    weight, and the pin's one working row nothing at rest."""
+    from mbsim_ros import Simulator
+    from mbsim_ros.integrators.compliant import PointConstraint
+
+    b = Builder("pinned")
+    b.add_body("bob", MASS, com=(0, 0, -LENGTH))
+    b.add_joint("hinge", "revolute", "world", "bob", axis=(0, 1, 0))
+    model = b.build().model
+    sim = Simulator(model, 1e-3, "compliant",
+                    constraints=[PointConstraint(0, [0, 0, -LENGTH], [0, 0, -LENGTH])])
+    sim.step()
+    pin = sim.closure_forces()["point constraint 0"]
+    hinge = sim.joint_wrenches()["hinge"]
+    np.testing.assert_allclose(pin, 0.0, atol=1e-9)
+    np.testing.assert_allclose(hinge, [0, 0, MASS * G, 0, 0, 0], atol=1e-9)

@@ -29,8 +29,8 @@ from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.workspace import carve, workspace
-from ..model.constraints import (AppliedForce, Element, SpringDamper, rows_from_wrenches,
-                                 spring_forces)
+from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstraint,
+                                 SpringDamper, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
@@ -61,6 +61,14 @@ class PointConstraint:
         self.local = np.asarray(local_point, dtype=float).reshape(3)
         self.target = np.asarray(world_point, dtype=float).reshape(3)
         self.stiffness, self.damping = float(stiffness), float(damping)
+
+    def as_closure(self, name: str) -> FrameConstraint:
+        """The same rows as a closure of the body point on the world point in x, y, z (world
+        axes): what the reaction analysis works with."""
+        return FrameConstraint(Attachment("world point", -1, np.eye(3), self.target),
+                               Attachment(name, self.joint, np.eye(3), self.local),
+                               ["x", "y", "z"], stiffness=self.stiffness,
+                               damping=self.damping, name=name)
 
 
 def _checked(item, kind: type, option: str):
