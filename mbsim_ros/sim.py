@@ -127,7 +127,8 @@ class Simulator:
         """Joint name -> [fx, fy, fz, tx, ty, tz]: the wrench the parent body applies to the
         child through the joint, in the joint frame, torque about the joint origin; at the
         current state under the last command, the integrator's closures enforced at
-        acceleration level (dynamics/reactions.py). Contacts and joint limits are not in it."""
+        acceleration level, its contact and joint-limit forces those of the last step
+        (dynamics/reactions.py)."""
         return self._reaction_forces().joint_wrenches
 
     def closure_forces(self) -> dict:
@@ -148,9 +149,11 @@ class Simulator:
                         else c for k, c in enumerate(constraints)]
             if self._kinematics is None:
                 self._kinematics = ConstraintKinematics(self.model)
+            external = integrator.external_forces() \
+                if hasattr(integrator, "external_forces") and self.steps else None
             found = reactions(self._kinematics, self._q, self._v, self._tau,
                               elements, getattr(integrator, "springs", ()),
-                              getattr(integrator, "forces", ()))
+                              getattr(integrator, "forces", ()), external)
             self._reactions = ((self.steps, self._t0), found)
         return self._reactions[1]
 

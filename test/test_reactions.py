@@ -91,3 +91,35 @@ def test_a_point_constraint_holds_a_pendulum_through_its_joint():
     hinge = sim.joint_wrenches()["hinge"]
     np.testing.assert_allclose(pin, 0.0, atol=1e-9)
     np.testing.assert_allclose(hinge, [0, 0, MASS * G, 0, 0, 0], atol=1e-9)
+
+
+def test_a_pendulum_resting_on_its_limit_passes_its_weight_and_torque_to_the_joint():
+    """Gravity holds the bob against its lower limit (0.5 rad): the limit's torque is in the
+    hinge's wrench, which then carries the whole weight and its moment about the hinge."""
+    b = Builder("leaning")
+    b.add_body("bob", MASS, com=(0, 0, -LENGTH))
+    b.add_joint("hinge", "revolute", "world", "bob", axis=(0, 1, 0), lower=0.5, upper=1.0,
+                position=0.6)
+    sim = b.build().simulator(dt=1e-3)
+    for _ in range(3000):
+        assert sim.step().converged
+    assert abs(sim.v[0]) < 1e-9
+    theta = sim.q[0]
+    hinge = sim.joint_wrenches()["hinge"]
+    weight = MASS * G * np.array([-math.sin(theta), 0, math.cos(theta)])  # joint frame, upward
+    np.testing.assert_allclose(hinge[:3], weight, atol=1e-6)
+    np.testing.assert_allclose(hinge[3:], np.cross([0, 0, -LENGTH], weight), atol=1e-6)
+
+
+def test_a_resting_ball_transmits_nothing_through_its_free_joint():
+    """A ball on the ground (a scene): its contact force is an external force, so the free
+    joint carries nothing."""
+    from mbsim_ros import Simulator
+
+    sim = Simulator.from_scene({"ground": {"friction": 0.5}, "models": [
+        {"sphere": {"radius": 0.05, "mass": 2.0}, "position": [0, 0, 0.05], "name": "ball"}]},
+        dt=1e-3)
+    for _ in range(200):
+        assert sim.step().converged
+    (wrench,) = sim.joint_wrenches().values()
+    np.testing.assert_allclose(wrench, 0.0, atol=1e-6)

@@ -5,6 +5,7 @@
         lambda = -(G M^-1 G^T)^+ (G M^-1 (Q - b) + G_dot v)      (least squares: redundant
                                                                    rows share in minimum norm)
     Q = tau - D v + springs' and applied forces' J^T f + compliant rows' -(k phi + c G v)
+        + the last step's contact and joint-limit forces (given)
     RNEA backward pass at (q, v, a): of_i = sum over the subtree of I a + v x* I v - m g;
     the parent's wrench on the child: F_i = of_i - (external wrenches on the subtree)
 """
@@ -36,8 +37,10 @@ class Reactions:
 
 def reactions(kinematics: ConstraintKinematics, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
               elements: list[Element], springs: list[SpringDamper] = (),
-              forces: list[AppliedForce] = ()) -> Reactions:
-    """The reaction forces at (q, v) under tau (module docstring)."""
+              forces: list[AppliedForce] = (), external=None) -> Reactions:
+    """The reaction forces at (q, v) under tau (module docstring). ``external``: (generalized
+    force, body wrenches (joints, 6) at the world origin) of forces known otherwise (the last
+    step's contacts and joint limits)."""
     model = kinematics.model
     rigid = [e for e in elements if e.rigid]
     soft = [e for e in elements if not e.rigid]
@@ -45,6 +48,9 @@ def reactions(kinematics: ConstraintKinematics, q: np.ndarray, v: np.ndarray, ta
     masks = kinematics.masks
     wrenches = np.zeros((model.njoints, 6))   # external, world frame, at the world origin
     Q = tau - model.damping * v
+    if external is not None:
+        Q = Q + external[0]
+        wrenches += external[1]
     lambdas = {}
     for group in (list(springs), soft):
         G, phi = element_rows(masks, oR, op, oS, group)

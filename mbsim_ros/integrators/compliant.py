@@ -30,7 +30,7 @@ from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.workspace import carve, workspace
 from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstraint,
-                                 SpringDamper, rows_from_wrenches, spring_forces)
+                                 SpringDamper, force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
@@ -154,6 +154,7 @@ class CompliantIntegrator(Integrator):
         self._limit_iv = np.array([model.idx_v[i] for i in bounded], dtype=np.int64)
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
+        self._external = (np.zeros((0, self.model.nv)), np.zeros(0))
         self._pushing = None
         self._gamma = np.zeros(0)
         self._n_contacts = 0
@@ -189,6 +190,8 @@ class CompliantIntegrator(Integrator):
             gamma = np.zeros(0)
             v_out[:] = v_star
         self._gamma = gamma
+        own = 3 * len(self._points) + sum(e.row_count for e in self._elements)
+        self._external = (G[:G.shape[0] - own], gamma[:G.shape[0] - own] / h)
         self._v_step[:] = v_out
         integrate_world_aligned(m.joint_int, q, self._v_step, h, q_out, v_out)
         if self.project:  # seed 003: back onto phi = 0 along the fixed directions
@@ -549,6 +552,17 @@ class CompliantIntegrator(Integrator):
         return gamma
 
     # -- outputs ------------------------------------------------------------------------------
+
+    def external_forces(self) -> tuple[np.ndarray, np.ndarray]:
+        """The last step's contact and joint-limit forces: (generalized force G^T lambda (nv),
+        the contact wrenches on each body (joints, 6): world axes, about the world origin)."""
+        G, lam = self._external
+        wrenches = np.zeros((self.model.njoints, 6))
+        for c, contact in enumerate(self.contacts()):
+            for body, sign in ((self._contact_int[c, 0], 1.0), (self._contact_int[c, 1], -1.0)):
+                if body >= 0:
+                    wrenches[body] += force_wrench(sign * contact.force, contact.point)
+        return G.T @ lam, wrenches
 
     def contact_wrenches(self) -> dict[str, np.ndarray]:
         """Per link in contact: [fx, fy, fz, tx, ty, tz], the total contact force on the link
