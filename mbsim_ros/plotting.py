@@ -61,7 +61,8 @@ class ForceRecorder:
 
 
 def plot(data, out: Path, title: str) -> None:
-    """Joint positions, energy and (when recorded) joint-force magnitudes and closure forces."""
+    """Joint positions, energy and (when recorded) joint-force magnitudes, closure forces and
+    contact-force magnitudes per link."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -69,7 +70,8 @@ def plot(data, out: Path, title: str) -> None:
 
     t, q = data["t"], data["q"]
     forces = "joint_wrenches" in data
-    panels = 2 + (2 if forces else 0)
+    contacts = "contact_wrenches" in data
+    panels = 2 + (2 if forces else 0) + (1 if contacts else 0)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3 * panels), sharex=True)
     names = [str(n) for n in data["joint_names"]] if "joint_names" in data else []
     for k in range(q.shape[1]):
@@ -91,6 +93,12 @@ def plot(data, out: Path, title: str) -> None:
         axes[3].set_ylabel("closure forces [N, N m]")
         if labels:
             axes[3].legend(fontsize=7)
+    if contacts:
+        for j, link in enumerate(data["contact_links"]):
+            axes[-1].plot(t, np.linalg.norm(data["contact_wrenches"][:, j, :3], axis=1),
+                          label=str(link))
+        axes[-1].set_ylabel("|contact force| [N]")
+        axes[-1].legend(fontsize=7, ncol=4)
     axes[-1].set_xlabel("t [s]")
     fig.suptitle(title)
     fig.tight_layout()
