@@ -96,7 +96,7 @@ class Simulator:
                    **options) -> "Simulator":
         """A Simulator for a scene (a YAML path, the same structure as a dict, or a loaded
         contact.Scene): its models merged in the order listed, reset to their poses. The
-        integrator must model contact (take a ``scene`` option): "compliant"."""
+        integrator must model contact (take a ``scene`` option): "compliant" or "rigid"."""
         from .contact.scene import Scene, load_scene
         from .integrators import INTEGRATORS
 
@@ -104,8 +104,10 @@ class Simulator:
         if integrator not in INTEGRATORS:
             make_integrator(integrator, loaded.model, dt)  # raises, listing the names
         if "scene" not in inspect.signature(INTEGRATORS[integrator].__init__).parameters:
+            takers = [name for name, maker in INTEGRATORS.items()
+                      if "scene" in inspect.signature(maker.__init__).parameters]
             raise ValueError(f"integrator '{integrator}' does not model contact; scenes need "
-                             f"one that does (compliant)")
+                             f"one that does ({', '.join(sorted(takers))})")
         sim = cls(loaded.model, dt, integrator, scene=loaded, **options)
         sim.scene = loaded
         sim.reset(loaded.q0)
