@@ -48,24 +48,27 @@ class CommandSlot:
         self.latest = np.zeros(model.nv + 1)
         self.latest[-1] = np.nan  # no command yet: zero effort, never stale
         self._scratch = np.zeros(model.nv + 1)
-        self._seen = np.zeros(len(joints), dtype=bool)
+        self._efforts = np.zeros(len(joints))
+        self._finite = np.zeros(len(joints), dtype=bool)
+        self._lower_limit = -joints.effort_limit
 
     def clear(self) -> None:
         np.copyto(self.latest, 0.0)
         self.latest[-1] = np.nan
 
     def put_array(self, efforts, stamp_ns: int) -> None:
-        """A full command in model joint order (Float64MultiArray); raises CommandError."""
-        efforts = np.asarray(efforts, dtype=float)
+        """A full command in model joint order (Float64MultiArray); raises CommandError.
+        Allocation-free for a float64 buffer (a message's array.array): it is read in place."""
+        efforts = _as_floats(efforts)
         n = len(self.joints)
         if efforts.shape != (n,):
             raise CommandError(f"expected {n} efforts (joints {', '.join(self.joints.names)}), "
                                f"got {efforts.size}")
-        if not np.all(np.isfinite(efforts)):
+        if not np.isfinite(efforts, out=self._finite).all():
             raise CommandError("command contains NaN or infinity")
         scratch = self._scratch
         scratch[:self.nv] = 0.0
-        scratch[self.joints.idx_v] = efforts
+        np.put(scratch, self.joints.idx_v, efforts)
         self._publish(stamp_ns)
 
     def put_named(self, names, efforts, stamp_ns: int) -> None:
@@ -89,12 +92,23 @@ class CommandSlot:
         self._publish(stamp_ns)
 
     def _publish(self, stamp_ns: int) -> None:
-        scratch = self._scratch
-        limits = self.joints.effort_limit
-        idx = self.joints.idx_v
-        scratch[idx] = np.clip(scratch[idx], -limits, limits)
+        """Clamp to the effort limits and hand the command over (no allocation)."""
+        scratch, efforts = self._scratch, self._efforts
+        np.take(scratch, self.joints.idx_v, out=efforts)
+        np.minimum(efforts, self.joints.effort_limit, out=efforts)
+        np.maximum(efforts, self._lower_limit, out=efforts)
+        np.put(scratch, self.joints.idx_v, efforts)
         scratch[-1] = float(stamp_ns)
         np.copyto(self.latest, scratch)
+
+
+def _as_floats(values) -> np.ndarray:
+    """A float64 view of a message's array field (no copy), else a converted copy."""
+    try:
+        view = np.frombuffer(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.asarray(values, dtype=float).ravel()
+    return view if memoryview(values).format == "d" else np.asarray(values, dtype=float)
 
 
 def take_command(slot: CommandSlot, tau_out: np.ndarray, now_ns: int, timeout_ns: int) -> bool:
