@@ -119,11 +119,11 @@ def particle_filter(process: ProcessModel, run: Run, q_guess: np.ndarray, partic
     return np.array(q_hat), np.array(v_hat)
 
 
-def rms_errors(run: Run, name: str, skip: int = 0) -> tuple[float, float]:
-    """RMS position (rad) and velocity (rad/s) errors of one filter after `skip` steps."""
+def rms_errors(run: Run, name: str, after: int = 0) -> tuple[float, float]:
+    """RMS position (rad) and velocity (rad/s) errors of one filter from step `after` on."""
     q_hat, v_hat = run.estimates[name]
-    return (float(np.sqrt(np.mean((q_hat[skip:] - run.q[skip:]) ** 2))),
-            float(np.sqrt(np.mean((v_hat[skip:] - run.v[skip:]) ** 2))))
+    return (float(np.sqrt(np.mean((q_hat[after:] - run.q[after:]) ** 2))),
+            float(np.sqrt(np.mean((v_hat[after:] - run.v[after:]) ** 2))))
 
 
 def track(steps: int, particles: int, seed: int = 0) -> Run:
@@ -179,11 +179,11 @@ def main(argv=None) -> None:
                         default=Path(__file__).resolve().parents[1] / "docs" / "figures")
     args = parser.parse_args(argv)
     run = track(args.steps, args.particles, args.seed)
-    skip = min(200, args.steps // 4)
+    settle = min(200, args.steps // 4)
     print(f"measurement noise {MEASUREMENT_NOISE} rad, effort noise {TORQUE_NOISE} N m, "
-          f"{args.steps} steps of {DT} s; RMS errors after the first {skip} steps:")
+          f"{args.steps} steps of {DT} s; RMS errors after the first {settle} steps:")
     for name in run.estimates:
-        eq, ev = rms_errors(run, name, skip)
+        eq, ev = rms_errors(run, name, settle)
         print(f"  {name:16s} q {eq:.4f} rad   v {ev:.4f} rad/s")
     for path in plot(run, args.out):
         print(f"wrote {path}")

@@ -1,5 +1,9 @@
 """What the node's integration tests share: the node as a separate process (``mbsim-ros run``)
-and a real rclpy client in the test process, on a ROS_DOMAIN_ID of their own."""
+and a real rclpy client in the test process, on a ROS_DOMAIN_ID of their own.
+
+The waits below end with an error only when something never arrives (a dead node, a lost
+message): their deadlines (10-180 s, against expected arrivals within milliseconds) bound a
+hung test, they are not speed targets; speed is measured by bench/node.py."""
 from __future__ import annotations
 
 import os
@@ -89,6 +93,7 @@ class Client:
         self._Trigger, self._SetBool = Trigger, SetBool
 
     def spin_until(self, condition, timeout: float, what: str) -> None:
+        """Serve callbacks until condition() holds; TimeoutError when it never does."""
         end = time.monotonic() + timeout
         while not condition():
             if time.monotonic() > end:

@@ -278,9 +278,9 @@ def test_ekf_example_tracks_the_double_pendulum():
     finally:
         sys.path.pop(0)
     run = example.track(steps=400, particles=100)
-    error_q, error_v = example.rms_errors(run, "EKF", skip=100)
+    error_q, error_v = example.rms_errors(run, "EKF", after=100)
     assert error_q < 0.01, error_q
     assert error_v < 0.15, error_v
-    error_q, error_v = example.rms_errors(run, "particle filter", skip=100)
+    error_q, error_v = example.rms_errors(run, "particle filter", after=100)
     assert error_q < 0.03, error_q
     assert error_v < 0.5, error_v
