@@ -152,6 +152,7 @@ class SimulationNode(Node):
         self._check_overrides()
         s = self.settings
         self.dt_ns = int(round(s.dt * 1e9))
+        self.timeout_ns = int(s.command_timeout * 1e9)
         self.joints = ActuatedJoints(self.model)
         self.slot = CommandSlot(self.model, self.joints)
         unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
@@ -360,8 +361,7 @@ class SimulationNode(Node):
             self._poll_commands()
         if self.failure:
             return False
-        timeout_ns = int(self.settings.command_timeout * 1e9)
-        stale = take_command(self.slot, self._tau, self.t_ns, timeout_ns)
+        stale = take_command(self.slot, self._tau, self.t_ns, self.timeout_ns)
         if stale != self.stale:
             self.stale = stale
             if stale:
