@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg
 
 from ..contact.detection import detect_contacts
-from ..contact.jacobian import contact_directions, point_rows
+from ..contact.jacobian import point_rows
 from ..contact.scene import Scene
 from ..dynamics.configuration import frame_rate_correction, integrate_world_aligned
 from ..dynamics.closures import ConstraintKinematics, element_rows, project
@@ -32,11 +32,15 @@ from ..dynamics.workspace import carve, workspace
 from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstraint,
                                  SpringDamper, force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
+from .compliant_kernels import (apply_impulses, contact_rows, delassus, dof_parents,
+                                free_velocity, limit_rows, ltl_factor)
+from .cone_solver import NOT_CONVERGED, NOT_POSITIVE, SOLVED, solve_rows, solver_workspace
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
 CONES = ("true", "pyramid")
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
-QP_SOLVERS = ("clarabel", "osqp")
+QP_SOLVERS = ("interior", "clarabel", "osqp")
+SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 
 
 @dataclass
@@ -77,12 +81,30 @@ def _checked(item, kind: type, option: str):
     return item
 
 
+class _RowBuffers:
+    """Everything one step's rows need, for up to `capacity` rows."""
+
+    def __init__(self, capacity: int, nv: int) -> None:
+        self.capacity = capacity
+        self.G = np.zeros((capacity, nv))
+        self.Z = np.zeros((capacity, nv))
+        self.support = np.zeros((capacity, nv), dtype=np.int64)
+        self.support_size = np.zeros(capacity, dtype=np.int64)
+        self.directions = np.zeros((capacity, 3))
+        self.phi, self.k, self.b, self.mu = (np.zeros(capacity) for _ in range(4))
+        self.kind = np.zeros(capacity, dtype=np.int64)
+        self.W = np.zeros((capacity, capacity))
+        self.u, self.gamma = np.zeros(capacity), np.zeros(capacity)
+        *self.solver, self.memory = solver_workspace(capacity)
+
+
 @register("compliant")
 class CompliantIntegrator(Integrator):
     """Options: ``scene`` (contact.Scene: ground, boxes, shapes, material), ``cone`` ("true": an
     SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along the slip),
-    ``qp_solver`` ("clarabel", or "osqp" for QPs: the pyramid and frictionless problems; each
-    falls back to the other), ``joint_limits`` (URDF limits as
+    ``qp_solver`` ("interior": our compiled interior-point solver, cone_solver.py, falling
+    back to clarabel; "clarabel"; or "osqp" for QPs: the pyramid and frictionless problems;
+    these two fall back to each other), ``joint_limits`` (URDF limits as
     unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0: effectively rigid),
     ``constraints`` (PointConstraint list), ``normal_weight`` (weight of the normal and limit
     rows' law residual against the friction rows'), ``margin`` (m: contacts watched before
@@ -94,12 +116,14 @@ class CompliantIntegrator(Integrator):
     the step start (q0, v0); ``project`` moves q back onto the rigid elements' manifold after
     every step (Newton in the least-squares sense, seed 003)."""
 
+    compiled_solve = True  # subclasses that replace _solve set False
+
     def __init__(self, model, dt: float, *, scene: Scene | None = None, cone: str = "true",
                  joint_limits: bool = True, limit_stiffness: float = math.inf,
                  limit_damping: float = 0.0, constraints: list | tuple = (),
                  normal_weight: float = 1e3, margin: float = 0.01, max_contacts: int = 512,
                  hertz_reference_depth: float = 1e-8,
-                 friction_regularization: float = 1e-7, qp_solver: str = "clarabel",
+                 friction_regularization: float = 1e-7, qp_solver: str = "interior",
                  springs: list | tuple = (), forces: list | tuple = (),
                  project: bool = True) -> None:
         super().__init__(model, dt)
@@ -131,17 +155,23 @@ class CompliantIntegrator(Integrator):
         self.reference_depth = float(hertz_reference_depth)
         self.regularization = float(friction_regularization)
         self._ws = workspace(model)
-        self._M = np.zeros((model.nv, model.nv))
-        self._diagonal = np.diag_indices(model.nv)
-        self._bias = np.zeros(model.nv)
-        self._v_step = np.zeros(model.nv)
-        self._zero = np.zeros(model.nv)
+        views = carve(self._ws, model.njoints, model.nv)
+        self._frames = (views[0], views[1], views[9])  # oR, op, oS: the kinematics at q0
+        nv = model.nv
+        self._M = np.zeros((nv, nv))
+        self._parent = dof_parents(model.joint_int)
+        self._diagonal = np.diag_indices(nv)
+        self._bias, self._force, self._v_star = np.zeros(nv), np.zeros(nv), np.zeros(nv)
+        self._v_step = np.zeros(nv)
+        self._zero = np.zeros(nv)
         self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
         self._contact_real = np.zeros((max_contacts, 8))
+        self._origins = np.zeros((model.njoints, 3))
         self._scratch = np.zeros((5, 3, 3))
         self._n_contacts = 0
-        self._gamma = np.zeros(0)
-        self._directions = np.zeros((0, 3, 3))
+        self._row_count = 0
+        self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
+        self._buffers = _RowBuffers(24, nv)
         self._solvers = {}
         self._patterns = {}
         self._clarabel = {}   # row structure -> (solver, CSC order of A's triplets)
@@ -154,10 +184,10 @@ class CompliantIntegrator(Integrator):
         self._limit_iv = np.array([model.idx_v[i] for i in bounded], dtype=np.int64)
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
-        self._external = (np.zeros((0, self.model.nv)), np.zeros(0))
         self._pushing = None
-        self._gamma = np.zeros(0)
+        self._buffers.memory[:] = 0
         self._n_contacts = 0
+        self._row_count = 0
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -167,32 +197,33 @@ class CompliantIntegrator(Integrator):
         info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
         rnea_kernel(m.joint_int, m.joint_real, m.gravity, q, v, self._zero, self._ws,
                     self._bias)
-        self._M[:] = 0.0
-        crba_kernel(m.joint_int, m.joint_real, q, self._ws, self._M)  # leaves kinematics at q
-        self._M[self._diagonal] += h * m.damping  # M~ = M + h D
-        try:
-            factor = scipy.linalg.cho_factor(self._M, check_finite=False)
-        except np.linalg.LinAlgError:
+        L = self._M
+        L[:] = 0.0
+        crba_kernel(m.joint_int, m.joint_real, q, self._ws, L)  # leaves kinematics at q
+        L[self._diagonal] += h * m.damping  # M~ = M + h D
+        if not ltl_factor(L, self._parent):
             return self._fail("the joint-space inertia is not positive definite")
-        force = tau - self._bias - m.damping * v
+        force = self._force
+        np.subtract(tau, self._bias, out=force)
+        force -= m.damping * v
         if self.springs or self.forces:
-            force = force + self._element_forces(v)
-        v_star = v + h * scipy.linalg.cho_solve(factor, force, check_finite=False)
+            force += self._element_forces(v)
+        v_star = self._v_star
+        free_velocity(L, self._parent, v, force, h, v_star)
         frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: axes of the step start
-        G, phi, kind, k, b, mu = self._rows(q, v)
-        if G.shape[0]:
-            Y = scipy.linalg.cho_solve(factor, G.T, check_finite=False)
-            gamma = self._solve(G @ Y, G @ v_star, G, phi, kind, k, b, mu)
-            if gamma is None:
+        rows = self._fill_rows(q, v)
+        self._row_count = rows
+        if rows:
+            buf = self._buffers
+            delassus(L, self._parent, buf.G, rows, v_star, buf.Z, buf.support,
+                     buf.support_size, buf.W, buf.u)
+            if not self._impulses(rows):
                 return self._fail(info.message)
-            v_out[:] = v_star + Y @ gamma
+            apply_impulses(L, self._parent, buf.Z, buf.support, buf.support_size, buf.gamma,
+                           rows, v_star, self._v_step)
         else:
-            gamma = np.zeros(0)
-            v_out[:] = v_star
-        self._gamma = gamma
-        own = 3 * len(self._points) + sum(e.row_count for e in self._elements)
-        self._external = (G[:G.shape[0] - own], gamma[:G.shape[0] - own] / h)
-        self._v_step[:] = v_out
+            self._v_step[:] = v_star
+        v_out[:] = self._v_step
         integrate_world_aligned(m.joint_int, q, self._v_step, h, q_out, v_out)
         if self.project:  # seed 003: back onto phi = 0 along the fixed directions
             q_out[:] = project(self._kinematics, self._elements, q_out)[0]
@@ -208,95 +239,88 @@ class CompliantIntegrator(Integrator):
 
     # -- rows ---------------------------------------------------------------------------------
 
-    def _rows(self, q, v):
-        """(G, phi0, kind, stiffness, damping, mu) of every active row: contacts (n, t1, t2),
-        joint limits, point constraints."""
-        blocks = [self._contact_rows(v), self._limit_rows(q, v), self._point_rows()]
-        blocks = [blk for blk in blocks if blk[0].shape[0]]
-        if not blocks:
-            return np.zeros((0, self.model.nv)), *(np.zeros(0) for _ in range(5))
-        return tuple(np.concatenate([blk[i] for blk in blocks]) for i in range(6))
+    def _fill_rows(self, q, v) -> int:
+        """Rows of this step into the buffers: contacts (n, t1, t2) first, joint limits, then
+        the point constraints and closures; returns their count."""
+        m = self.model
+        n = self._detect(v)
+        buf = self._row_buffers(3 * n + 2 * self._limit_iv.size + self._own_rows)
+        oS = self._frames[2]
+        if n:
+            material = self.scene.material
+            hertz = material.stiffness is None
+            contact_rows(m.joint_int, oS, v, self._contact_int, self._contact_real, n,
+                         material.friction, -1.0 if hertz else material.stiffness,
+                         material.damping, material.effective_modulus if hertz else 0.0,
+                         material.dissipation, self.reference_depth, self._scratch[3, 0],
+                         self._scratch[3, 1], buf.directions, buf.G, buf.phi, buf.kind, buf.k,
+                         buf.b, buf.mu)
+        rows = 3 * n
+        if self.joint_limits and self._limit_iv.size:
+            rows = limit_rows(q, v, self._limit_iq, self._limit_iv, m.lower_position_limit,
+                              m.upper_position_limit, self.margin, self.dt,
+                              self.limit_stiffness, self.limit_damping, rows, buf.G, buf.phi,
+                              buf.kind, buf.k, buf.b, buf.mu)
+        if self._own_rows:
+            G, phi, kind, k, b, mu = self._point_rows()
+            end = rows + self._own_rows
+            buf.G[rows:end], buf.phi[rows:end], buf.kind[rows:end] = G, phi, kind
+            buf.k[rows:end], buf.b[rows:end], buf.mu[rows:end] = k, b, mu
+            rows = end
+        return rows
 
-    def _contact_rows(self, v):
+    def _detect(self, v) -> int:
+        """Contacts within reach of this step into _contact_int / _contact_real."""
         scene, m = self.scene, self.model
-        empty = (np.zeros((0, m.nv)), *(np.zeros(0) for _ in range(5)))
         self._n_contacts = 0
         if scene is None or len(scene.shapes) == 0:
-            return empty
-        oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
+            return 0
+        oR, op = self._frames[:2]
         s = self._scratch
         shapes = scene.shapes
         # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
-        margin = self.margin + self.dt * float(np.sqrt(v @ v))
+        margin = self.margin + self.dt * math.sqrt(float(np.dot(v, v)))
         n = detect_contacts(oR, op, shapes.body, shapes.kind, shapes.R, shapes.p, shapes.size,
                             scene.ground, scene.boxes, 0.005, margin, s[0], s[1, 0],
                             s[2], s[1, 1], s[1, 2], self._contact_int, self._contact_real)
         self._n_contacts = n
-        if n == 0:
-            return empty
-        self._origins = op.copy()  # link frame origins for the wrenches
-        ci, cr = self._contact_int[:n], self._contact_real[:n]
-        directions = np.empty((3 * n, 3))
-        contact_directions(m.joint_int, oS, v, ci, cr, n, s[3, 0], s[3, 1], directions)
-        self._directions = directions.reshape(n, 3, 3)
-        G = np.zeros((3 * n, m.nv))
-        point_rows(m.joint_int, oS, np.repeat(ci[:, 0], 3), np.repeat(ci[:, 1], 3),
-                   np.repeat(cr[:, 0:3], 3, axis=0), directions, G)
-        distance = cr[:, 6]
-        k, b = self._contact_law(distance, cr[:, 7])
-        kind = np.tile([NORMAL, TANGENT, TANGENT], n)
-        phi = np.zeros(3 * n)
-        phi[0::3] = distance
-        stiffness, damping = np.zeros(3 * n), np.zeros(3 * n)
-        stiffness[0::3], damping[0::3] = k, b
-        mu = np.zeros(3 * n)
-        mu[0::3] = scene.material.friction
-        return G, phi, kind, stiffness, damping, mu
+        self._origins[:] = op  # link frame origins for the wrenches
+        return n
 
-    def _contact_law(self, distance, radius):
-        """Normal stiffness and damping per contact: Hertz's secant stiffness
-        F / delta = 4/3 E* sqrt(R delta) at delta = max(depth, reference depth), Hunt-Crossley
-        damping dissipation * F; or the material's plain stiffness and damping. No damping
-        before touching (the row then only stops the gap from closing)."""
-        material = self.scene.material
-        depth = np.maximum(-distance, self.reference_depth)
-        if material.stiffness is not None:
-            k = np.full(distance.shape, material.stiffness)
-            b = np.where(distance < 0, material.damping, 0.0)
-        else:
-            k = 4.0 / 3.0 * material.effective_modulus * np.sqrt(radius * depth)
-            b = np.where(distance < 0, material.dissipation * k * depth + material.damping, 0.0)
-        return k, b
+    def _row_buffers(self, rows: int) -> "_RowBuffers":
+        """Row buffers for at least `rows` rows (grown by doubling: no allocation per step)."""
+        if rows > self._buffers.capacity:
+            self._buffers = _RowBuffers(max(rows, 2 * self._buffers.capacity), self.model.nv)
+        return self._buffers
 
-    def _limit_rows(self, q, v):
-        m = self.model
-        nv = m.nv
-        if not self.joint_limits or self._limit_iv.size == 0:
-            return np.zeros((0, nv)), *(np.zeros(0) for _ in range(5))
-        rows, phis = [], []
-        for iq, iv in zip(self._limit_iq, self._limit_iv):
-            lower, upper = m.lower_position_limit[iq], m.upper_position_limit[iq]
-            watch = self.margin + self.dt * abs(v[iv])  # what this step can cover
-            if q[iq] - lower < watch:
-                rows.append((iv, 1.0))
-                phis.append(q[iq] - lower)
-            if upper - q[iq] < watch:
-                rows.append((iv, -1.0))
-                phis.append(upper - q[iq])
-        G = np.zeros((len(rows), nv))
-        for r, (iv, sign) in enumerate(rows):
-            G[r, iv] = sign
-        count = len(rows)
-        return (G, np.array(phis), np.full(count, UNILATERAL),
-                np.full(count, self.limit_stiffness), np.full(count, self.limit_damping),
-                np.zeros(count))
+    def _impulses(self, rows: int) -> bool:
+        """buf.gamma[:rows] from W, u and the rows' laws: our compiled interior-point solver,
+        or the reference solvers (clarabel, osqp) and the fallback to them."""
+        buf, info = self._buffers, self._info
+        if self.qp_solver == "interior" and self.compiled_solve:
+            status, steps = solve_rows(buf.W, buf.u, buf.phi, buf.kind, buf.k, buf.b, buf.mu,
+                                       rows, self.dt, self.regularization, RIGID_COMPLIANCE,
+                                       self.normal_weight, self.cone == "pyramid",
+                                       buf.memory, buf.gamma, *buf.solver)
+            info.iterations = steps
+            if status == SOLVED:
+                return True
+            info.message = f"interior-point solver: {SOLVER_STATUS[status]}"
+            info.fallback = True
+        gamma = self._solve(buf.W[:rows, :rows].copy(), buf.u[:rows].copy(), buf.G[:rows],
+                            buf.phi[:rows], buf.kind[:rows], buf.k[:rows], buf.b[:rows],
+                            buf.mu[:rows])
+        if gamma is None:
+            return False
+        buf.gamma[:rows] = gamma
+        return True
 
     def _element_forces(self, v):
         """Generalized forces of the springs and applied forces at the step start: G^T lambda
         with lambda = -(k phi + c G v) per spring, J^T w per applied force."""
         m = self.model
-        oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
+        oR, op, oS = self._frames
         masks = self._kinematics.masks
         G, phi = element_rows(masks, oR, op, oS, self.springs)
         total = G.T @ spring_forces(self.springs, phi, G @ v)
@@ -309,7 +333,7 @@ class CompliantIntegrator(Integrator):
         m = self.model
         if not self.constraints:
             return np.zeros((0, m.nv)), *(np.zeros(0) for _ in range(5))
-        oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
+        oR, op, oS = self._frames
         G_e, phi_e = element_rows(self._kinematics.masks, oR, op, oS, self._elements)
         sizes = [e.row_count for e in self._elements]
         k_e = np.repeat([e.stiffness for e in self._elements], sizes)
@@ -556,13 +580,15 @@ class CompliantIntegrator(Integrator):
     def external_forces(self) -> tuple[np.ndarray, np.ndarray]:
         """The last step's contact and joint-limit forces: (generalized force G^T lambda (nv),
         the contact wrenches on each body (joints, 6): world axes, about the world origin)."""
-        G, lam = self._external
+        external = self._row_count - self._own_rows
+        buf = self._buffers
+        lam = buf.gamma[:external] / self.dt
         wrenches = np.zeros((self.model.njoints, 6))
         for c, contact in enumerate(self.contacts()):
             for body, sign in ((self._contact_int[c, 0], 1.0), (self._contact_int[c, 1], -1.0)):
                 if body >= 0:
                     wrenches[body] += force_wrench(sign * contact.force, contact.point)
-        return G.T @ lam, wrenches
+        return buf.G[:external].T @ lam, wrenches
 
     def contact_wrenches(self) -> dict[str, np.ndarray]:
         """Per link in contact: [fx, fy, fz, tx, ty, tz], the total contact force on the link
@@ -590,8 +616,8 @@ class CompliantIntegrator(Integrator):
         for c in range(self._n_contacts):
             a, b, _ = self._contact_int[c]
             row = self._contact_real[c]
-            g = self._gamma[3 * c:3 * c + 3] / self.dt
-            force = self._directions[c].T @ g
+            g = self._buffers.gamma[3 * c:3 * c + 3] / self.dt
+            force = self._buffers.directions[3 * c:3 * c + 3].T @ g
             out.append(Contact(point=row[0:3].copy(), normal=row[3:6].copy(),
                                depth=float(-row[6]), force=force,
                                link=names[a], other=names[b] if b >= 0 else "world"))

@@ -37,6 +37,8 @@ class RigidIntegrator(CompliantIntegrator):
     ``sor`` (over-relaxation, ODE's 1.3), ``joint_limits``, ``constraints`` (PointConstraint
     list), ``margin`` (m: contacts watched before touching), ``max_contacts``."""
 
+    compiled_solve = False  # _solve below replaces the compliant solve
+
     def __init__(self, model, dt: float, *, scene: Scene | None = None, solver: str = "pgs",
                  erp: float = 0.2, cfm: float = 1e-5, iterations: int = 50, sor: float = 1.3,
                  joint_limits: bool = True, constraints: list | tuple = (),

@@ -1,0 +1,190 @@
+"""Compiled pieces of the compliant step (docs/COMPLIANT.md) over preallocated arrays: the
+joint-space inertia factored with the tree's sparsity, the Delassus matrix W = G M~^-1 G^T from
+it, and the contact and joint-limit rows with their spring-damper laws.
+
+M = L^T L with L lower triangular and L[i, j] != 0 only for j an ancestor of i: Featherstone's
+LTL factorization (Rigid Body Dynamics Algorithms, Sec. 6.5, Table 6.3), no fill-in, so a forest
+of free bodies costs O(n) and a chain O(n d). Then G M^-1 G^T = Z Z^T with L^T z_r = g_r: each
+z_r keeps the support of g_r (the DOFs between the contact's bodies and their roots).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel, step
+from ..contact.jacobian import add_point_row, contact_directions
+from ..model.model import I_IDX_V, I_NV, I_PARENT
+
+BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
+
+
+def dof_parents(joint_int: np.ndarray) -> np.ndarray:
+    """lambda(i) of every DOF: the previous DOF of its joint, else the last DOF of the parent
+    joint, -1 at a root."""
+    nv = int(sum(joint_int[:, I_NV]))
+    parent = np.full(nv, -1, dtype=np.int64)
+    for j in range(joint_int.shape[0]):
+        iv, count, p = joint_int[j, I_IDX_V], joint_int[j, I_NV], joint_int[j, I_PARENT]
+        for k in range(count):
+            if k > 0:
+                parent[iv + k] = iv + k - 1
+            elif p >= 0:
+                parent[iv] = joint_int[p, I_IDX_V] + joint_int[p, I_NV] - 1
+    return parent
+
+
+@kernel
+def ltl_factor(M, parent) -> bool:
+    """M <- L in place (lower triangle), M = L^T L (RBDA Table 6.3); False if M is not
+    positive definite."""
+    for k in range(M.shape[0] - 1, -1, -1):
+        if not (M[k, k] > 0.0):
+            return False
+        M[k, k] = math.sqrt(M[k, k])
+        i = parent[k]
+        while i >= 0:
+            M[k, i] /= M[k, k]
+            i = parent[i]
+        i = parent[k]
+        while i >= 0:
+            j = i
+            while j >= 0:
+                M[i, j] -= M[k, i] * M[k, j]
+                j = parent[j]
+            i = parent[i]
+    return True
+
+
+@step
+def solve_lt(L, parent, x):
+    """x <- L^-T x (backward over the tree)."""
+    for i in range(x.shape[0] - 1, -1, -1):
+        x[i] /= L[i, i]
+        j = parent[i]
+        while j >= 0:
+            x[j] -= L[i, j] * x[i]
+            j = parent[j]
+
+
+@step
+def solve_l(L, parent, x):
+    """x <- L^-1 x (forward over the tree)."""
+    for i in range(x.shape[0]):
+        s = x[i]
+        j = parent[i]
+        while j >= 0:
+            s -= L[i, j] * x[j]
+            j = parent[j]
+        x[i] = s / L[i, i]
+
+
+@kernel
+def free_velocity(L, parent, v, force, h, v_star):
+    """v* = v + h M~^-1 force (force is overwritten)."""
+    solve_lt(L, parent, force)
+    solve_l(L, parent, force)
+    for i in range(v.shape[0]):
+        v_star[i] = v[i] + h * force[i]
+
+
+@kernel
+def delassus(L, parent, G, m, v_star, Z, support, support_size, W, u):
+    """Z[:m] (rows z_r: L^T z_r = g_r), their supports, W[:m, :m] = Z Z^T and u = G v*."""
+    nv = L.shape[0]
+    for r in range(m):
+        z = Z[r]
+        s = 0.0
+        for i in range(nv):
+            z[i] = G[r, i]
+            s += G[r, i] * v_star[i]
+        u[r] = s
+        solve_lt(L, parent, z)
+        count = 0
+        for i in range(nv):
+            if z[i] != 0.0:
+                support[r, count] = i
+                count += 1
+        support_size[r] = count
+    for r in range(m):
+        for c in range(r + 1):
+            s = 0.0
+            for a in range(support_size[r]):
+                i = support[r, a]
+                s += Z[r, i] * Z[c, i]
+            W[r, c] = s
+            W[c, r] = s
+
+
+@kernel
+def apply_impulses(L, parent, Z, support, support_size, gamma, m, v_star, v_out):
+    """v_out = v* + M~^-1 G^T gamma = v* + L^-1 Z^T gamma."""
+    nv = L.shape[0]
+    for i in range(nv):
+        v_out[i] = 0.0
+    for r in range(m):
+        g = gamma[r]
+        for a in range(support_size[r]):
+            i = support[r, a]
+            v_out[i] += Z[r, i] * g
+    solve_l(L, parent, v_out)
+    for i in range(nv):
+        v_out[i] += v_star[i]
+
+
+@kernel
+def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiffness,
+                 damping, e_star, dissipation, reference_depth, va, vb, directions, G, phi,
+                 kind, k, b, mu):
+    """Rows 3c, 3c + 1, 3c + 2 of contact c: normal, t1 (along the slip), t2. The normal law:
+    a plain stiffness (stiffness >= 0) or Hertz's secant stiffness 4/3 E* sqrt(R delta) at
+    delta = max(depth, reference depth) with Hunt-Crossley damping dissipation * k * delta plus
+    damping; no damping before touching (the row then only stops the gap from closing)."""
+    contact_directions(joint_int, oS, v, contact_int, contact_real, n, va, vb, directions)
+    nv = G.shape[1]
+    for c in range(n):
+        a, other = contact_int[c, 0], contact_int[c, 1]
+        x = contact_real[c, 0:3]
+        distance, radius = contact_real[c, 6], contact_real[c, 7]
+        depth = max(-distance, reference_depth)
+        if stiffness >= 0.0:
+            kn = stiffness
+            bn = damping if distance < 0.0 else 0.0
+        else:
+            kn = 4.0 / 3.0 * e_star * math.sqrt(radius * depth)
+            bn = dissipation * kn * depth + damping if distance < 0.0 else 0.0
+        for d in range(3):
+            r = 3 * c + d
+            for i in range(nv):
+                G[r, i] = 0.0
+            add_point_row(joint_int, oS, a, 1.0, x, directions[r], G[r])
+            if other >= 0:
+                add_point_row(joint_int, oS, other, -1.0, x, directions[r], G[r])
+            phi[r] = distance if d == 0 else 0.0
+            kind[r] = NORMAL if d == 0 else TANGENT
+            k[r] = kn if d == 0 else 0.0
+            b[r] = bn if d == 0 else 0.0
+            mu[r] = friction if d == 0 else 0.0
+
+
+@kernel
+def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, start, G, phi, kind,
+               k, b, mu) -> int:
+    """Unilateral rows (+-e_iv) of the joint limits within reach of this step (margin plus
+    h |v|), from row start; returns the new row count."""
+    r = start
+    nv = G.shape[1]
+    for a in range(iq.shape[0]):
+        i, j = iq[a], iv[a]
+        watch = margin + h * abs(v[j])
+        for sign in (1.0, -1.0):
+            gap = q[i] - lower[i] if sign > 0.0 else upper[i] - q[i]
+            if not (gap < watch):
+                continue
+            for c in range(nv):
+                G[r, c] = 0.0
+            G[r, j] = sign
+            phi[r], kind[r], k[r], b[r], mu[r] = gap, UNILATERAL, stiffness, damping, 0.0
+            r += 1
+    return r
