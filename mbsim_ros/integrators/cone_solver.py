@@ -28,48 +28,61 @@ FREE, NONNEG, CONE, PART, PYRAMID = 0, 1, 2, 3, 4  # reduced variable types
 SOLVED, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2
 NEWTON_LIMIT = 200
 GROWTH = 10.0             # mu of Alg. 11.2: t = GROWTH * constraints / surrogate gap
-GAP_TOLERANCE = 1e-13     # surrogate gap, relative to |objective|
-DUAL_TOLERANCE = 1e-11    # dual residual, relative to |q| (the scaled problem)
+GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
+DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
+STALL_TOLERANCE = 1e-9    # both, accepted when the line search can no longer move
 
 
 def solver_workspace(rows: int) -> tuple:
-    """Buffers for `rows` rows: (five (rows, rows) matrices, twenty vectors, four integer
+    """Buffers for `rows` rows: (five (rows, rows) matrices, twenty vectors, six integer
     vectors, the active-set memory (3, rows))."""
     return (np.zeros((5, rows, rows)), np.zeros((20, 4 * rows)),
-            np.zeros((4, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
+            np.zeros((6, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
 
 
 @step
-def cholesky(A, n, L) -> bool:
-    """L (lower) with L L^T = A[:n, :n]; False when A is not numerically positive definite."""
+def cholesky(A, n, L, first) -> bool:
+    """L (lower) with L L^T = A[:n, :n], computed inside A's envelope (first[i]: the first
+    non-zero column of row i; L has the same envelope, so banded problems such as stacks cost
+    O(n b^2)); False when A is not numerically positive definite."""
+    for i in range(n):
+        first[i] = i
+        for k in range(i):
+            if A[i, k] != 0.0:
+                first[i] = k
+                break
     for j in range(n):
         s = A[j, j]
-        for k in range(j):
+        for k in range(first[j], j):
             s -= L[j, k] * L[j, k]
         if not (s > 0.0):
             return False
         d = math.sqrt(s)
         L[j, j] = d
         for i in range(j + 1, n):
+            if first[i] > j:
+                L[i, j] = 0.0
+                continue
             s = A[i, j]
-            for k in range(j):
+            for k in range(max(first[i], first[j]), j):
                 s -= L[i, k] * L[j, k]
             L[i, j] = s / d
     return True
 
 
 @step
-def cholesky_solve(L, n, x):
-    """x <- A^-1 x for A = L L^T, in place."""
+def cholesky_solve(L, n, first, x):
+    """x <- A^-1 x for A = L L^T (envelope first), in place."""
     for i in range(n):
         s = x[i]
-        for k in range(i):
+        for k in range(first[i], i):
             s -= L[i, k] * x[k]
         x[i] = s / L[i, i]
     for i in range(n - 1, -1, -1):
         s = x[i]
         for k in range(i + 1, n):
-            s -= L[k, i] * x[k]
+            if first[k] <= i:
+                s -= L[k, i] * x[k]
         x[i] = s / L[i, i]
 
 
@@ -226,7 +239,7 @@ def objective(P, q, y, n) -> float:
 
 
 @routine
-def interior_qp(P, q, vtype, coef, n, y, mats, vecs) -> tuple:
+def interior_qp(P, q, vtype, coef, n, y, mats, vecs, first) -> tuple:
     """min 1/2 y.P y + q.y subject to the constraints of vtype (coef: mu of the cone heads),
     leading n x n block; y out. The primal-dual interior-point method of Boyd & Vandenberghe
     (Convex Optimization, Alg. 11.2: surrogate gap, residual line search) on scalar convex
@@ -235,11 +248,11 @@ def interior_qp(P, q, vtype, coef, n, y, mats, vecs) -> tuple:
     grad, dy, yu, rhs = vecs[0], vecs[1], vecs[2], vecs[3]
     lam, f, r_cent, dlam = vecs[4], vecs[5], vecs[6], vecs[7]
     y_new, lam_new, f_new, slope = vecs[8], vecs[9], vecs[10], vecs[11]
-    if not cholesky(P, n, L):
+    if not cholesky(P, n, L, first):
         return NOT_POSITIVE, 0
     for i in range(n):  # the unconstrained minimum: the start's scale, a bound on f
         yu[i] = -q[i]
-    cholesky_solve(L, n, yu)
+    cholesky_solve(L, n, first, yu)
     ncon = constraint_count(vtype, n)
     if ncon == 0:
         for i in range(n):
@@ -256,28 +269,35 @@ def interior_qp(P, q, vtype, coef, n, y, mats, vecs) -> tuple:
     constraint_values(y, vtype, coef, n, f)
     for k in range(ncon):
         lam[k] = q_norm
+    stalled = False
     for iteration in range(1, NEWTON_LIMIT + 1):
         gap = 0.0
         for k in range(ncon):
             gap -= f[k] * lam[k]
         t = GROWTH * ncon / gap
         norm = residual_norm(P, q, y, vtype, coef, n, lam, f, t, grad, r_cent, ncon)
-        dual = 0.0
+        dual, size = 0.0, q_norm  # size: of the terms the dual residual sums (rounding)
         for i in range(n):
             dual = max(dual, abs(grad[i]))
-        if dual <= DUAL_TOLERANCE * q_norm and \
-                gap <= GAP_TOLERANCE * max(abs(f_low), abs(objective(P, q, y, n)), 1e-300):
+            s = 0.0
+            for j in range(n):
+                s += P[i, j] * y[j]
+            size = max(size, abs(s))
+        f_size = max(abs(f_low), abs(objective(P, q, y, n)), 1e-300)
+        if dual <= DUAL_TOLERANCE * size and gap <= GAP_TOLERANCE * f_size:
             return SOLVED, iteration - 1
+        if stalled and dual <= STALL_TOLERANCE * size and gap <= STALL_TOLERANCE * f_size:
+            return SOLVED, iteration - 1  # rounding stops progress, the answer is there
         for i in range(n):
             rhs[i] = -grad[i]
             for j in range(n):
                 hess[i, j] = P[i, j]
         add_constraint_terms(y, vtype, coef, n, lam, f, r_cent, rhs, hess)
-        if not cholesky(hess, n, L):
+        if not cholesky(hess, n, L, first):
             return NOT_POSITIVE, iteration
         for i in range(n):
             dy[i] = rhs[i]
-        cholesky_solve(L, n, dy)
+        cholesky_solve(L, n, first, dy)
         constraint_slopes(y, dy, vtype, coef, n, slope)
         a = 1.0
         for k in range(ncon):  # dlam from the eliminated row; keep lam > 0
@@ -290,12 +310,14 @@ def interior_qp(P, q, vtype, coef, n, y, mats, vecs) -> tuple:
                 y_new[i] = y[i] + a * dy[i]
             for k in range(ncon):
                 lam_new[k] = lam[k] + a * dlam[k]
+            new_norm = math.inf
             if constraint_values(y_new, vtype, coef, n, f_new):
                 new_norm = residual_norm(P, q, y_new, vtype, coef, n, lam_new, f_new, t, grad,
                                          r_cent, ncon)
                 if new_norm <= (1.0 - 0.01 * a) * norm:
                     break
             a *= 0.5
+        stalled = a < 1e-10 or new_norm > 0.999 * norm
         for i in range(n):
             y[i] = y_new[i]
         for k in range(ncon):
@@ -305,7 +327,8 @@ def interior_qp(P, q, vtype, coef, n, y, mats, vecs) -> tuple:
 
 
 @step
-def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q) -> int:
+def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q,
+                   coupled) -> int:
     """The rows that are not held at zero (index), their variable types, and P, q of the
     weighted problem on them, scaled to a unit diagonal per block; returns their count."""
     n = 0
@@ -327,14 +350,21 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
         n += 1
     for a in range(n):  # P = H + H diag(w) H, q = c + H diag(w) c on the kept rows
         i = index[a]
-        s = c[i]
+        count = 0  # the weighted rows that couple to row i (H is sparse for stacks)
         for k in range(m):
+            if weight[k] != 0.0 and H[i, k] != 0.0:
+                coupled[count] = k
+                count += 1
+        s = c[i]
+        for e in range(count):
+            k = coupled[e]
             s += H[i, k] * weight[k] * c[k]
         q[a] = s
         for b in range(a + 1):
             j = index[b]
             s = H[i, j]
-            for k in range(m):
+            for e in range(count):
+                k = coupled[e]
                 s += H[i, k] * weight[k] * H[k, j]
             P[a, b] = s
             P[b, a] = s
@@ -362,8 +392,9 @@ def weighted_solve(H, c, weight, kind, mu, m, pyramid, gamma, mats, vecs, ints) 
     index, vtype = ints[0], ints[1]
     coef, scale, q, y = vecs[12], vecs[13], vecs[14], vecs[15]
     P = mats[2]
-    n = reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q)
-    status, steps = interior_qp(P, q, vtype, coef, n, y, mats, vecs)
+    n = reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q,
+                       ints[4])
+    status, steps = interior_qp(P, q, vtype, coef, n, y, mats, vecs, ints[5])
     for i in range(m):
         gamma[i] = 0.0
     for a in range(n):
@@ -392,6 +423,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
     around the weighted cone problem). memory (3, rows) int: the last step's kinds, pushing
     flags and [row count] - reused while the kinds repeat. Returns (status, Newton steps)."""
     H, L = mats[3], mats[4]
+    first = ints[5]
     e_inv, c, weight, trial_mu = vecs[16], vecs[17], vecs[18], vecs[19]
     trial_kind, pushing = ints[2], ints[3]
     mean_w = 0.0
@@ -416,11 +448,11 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
             H[i, j] = W[i, j]
         H[i, i] += e_inv[i]
     if all_bilateral:
-        if not cholesky(H, m, L):
+        if not cholesky(H, m, L, first):
             return NOT_POSITIVE, 0
         for i in range(m):
             gamma[i] = -c[i]
-        cholesky_solve(L, m, gamma)
+        cholesky_solve(L, m, first, gamma)
         return SOLVED, 0
     # the pushing rows: the last step's when the rows repeat, else the convex form's solution
     same = memory[2, 0] == m
