@@ -24,6 +24,7 @@ import scipy.linalg
 from ..contact.detection import detect_contacts
 from ..contact.jacobian import point_rows
 from ..contact.scene import Scene
+from ..dynamics.checks import all_finite_kernel
 from ..dynamics.configuration import frame_rate_correction, integrate_world_aligned
 from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
@@ -32,8 +33,8 @@ from ..dynamics.workspace import carve, workspace
 from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstraint,
                                  SpringDamper, force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
-from .compliant_kernels import (apply_impulses, contact_rows, delassus, dof_parents,
-                                free_velocity, limit_rows, ltl_factor)
+from .compliant_kernels import (apply_impulses, contact_rows, damped_system, delassus,
+                                dof_parents, free_velocity, limit_rows, ltl_factor)
 from .cone_solver import NOT_CONVERGED, NOT_POSITIVE, SOLVED, solve_rows, solver_workspace
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
@@ -160,7 +161,6 @@ class CompliantIntegrator(Integrator):
         nv = model.nv
         self._M = np.zeros((nv, nv))
         self._parent = dof_parents(model.joint_int)
-        self._diagonal = np.diag_indices(nv)
         self._bias, self._force, self._v_star = np.zeros(nv), np.zeros(nv), np.zeros(nv)
         self._v_step = np.zeros(nv)
         self._zero = np.zeros(nv)
@@ -200,12 +200,10 @@ class CompliantIntegrator(Integrator):
         L = self._M
         L[:] = 0.0
         crba_kernel(m.joint_int, m.joint_real, q, self._ws, L)  # leaves kinematics at q
-        L[self._diagonal] += h * m.damping  # M~ = M + h D
+        force = self._force
+        damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
         if not ltl_factor(L, self._parent):
             return self._fail("the joint-space inertia is not positive definite")
-        force = self._force
-        np.subtract(tau, self._bias, out=force)
-        force -= m.damping * v
         if self.springs or self.forces:
             force += self._element_forces(v)
         v_star = self._v_star
@@ -227,7 +225,7 @@ class CompliantIntegrator(Integrator):
         integrate_world_aligned(m.joint_int, q, self._v_step, h, q_out, v_out)
         if self.project:  # seed 003: back onto phi = 0 along the fixed directions
             q_out[:] = project(self._kinematics, self._elements, q_out)[0]
-        if not (np.all(np.isfinite(q_out)) and np.all(np.isfinite(v_out))):
+        if not (all_finite_kernel(q_out) and all_finite_kernel(v_out)):
             return self._fail("diverged: the new state is not finite")
         info.converged = True
         return info

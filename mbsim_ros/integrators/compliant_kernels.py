@@ -81,6 +81,14 @@ def solve_l(L, parent, x):
 
 
 @kernel
+def damped_system(damping, h, v, tau, bias, M, force):
+    """M <- M~ = M + h D and force = tau - b - D v (D: diagonal joint damping)."""
+    for i in range(v.shape[0]):
+        M[i, i] += h * damping[i]
+        force[i] = tau[i] - bias[i] - damping[i] * v[i]
+
+
+@kernel
 def free_velocity(L, parent, v, force, h, v_star):
     """v* = v + h M~^-1 force (force is overwritten)."""
     solve_lt(L, parent, force)
