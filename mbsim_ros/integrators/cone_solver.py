@@ -6,10 +6,10 @@ no Python in the loop.
     over: bilateral rows free; unilateral rows g >= 0; per contact (n, t1, t2) the cone
     |g_t| <= mu g_n (true cone) or |g_t1|, |g_t2| <= mu g_n (pyramid); held rows g = 0
 
-by a primal-dual interior-point method on scalar convex constraints (Boyd & Vandenberghe,
-Convex Optimization, Alg. 11.2; the true cone as |g_t|^2 / (mu g_n) - mu g_n <= 0, convex and
-smooth inside), on the variables scaled per block to a unit diagonal (a cone's three rows share
-one scale so the cone stays a cone). The active set of
+by a primal-dual interior-point method with Nesterov-Todd scaling and Mehrotra's
+predictor-corrector (the method of CVXOPT's coneqp: Vandenberghe, "The CVXOPT linear and
+quadratic cone program solvers", 2010), on the variables scaled per block to a unit diagonal
+(a cone's three rows share one scale so the cone stays a cone). The active set of
 pushing rows around it mirrors CompliantIntegrator._solve_active_set.
 
 All arrays are preallocated by the caller (``solver_workspace``); m <= the workspace size.
@@ -26,17 +26,16 @@ BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4
 FREE, NONNEG, CONE, PART, PYRAMID = 0, 1, 2, 3, 4  # reduced variable types
 
 SOLVED, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2
-NEWTON_LIMIT = 200
-GROWTH = 10.0             # mu of Alg. 11.2: t = GROWTH * constraints / surrogate gap
+NEWTON_LIMIT = 100        # interior-point iterations per solve
 GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
 DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
-STALL_TOLERANCE = 1e-9    # both, accepted when the line search can no longer move
+STALL_TOLERANCE = 1e-9    # both, accepted when the steps can no longer move
 
 
 def solver_workspace(rows: int) -> tuple:
-    """Buffers for `rows` rows: (five (rows, rows) matrices, twenty vectors, six integer
+    """Buffers for `rows` rows: (six (rows, rows) matrices, 22 vectors, six integer
     vectors, the active-set memory (3, rows))."""
-    return (np.zeros((5, rows, rows)), np.zeros((20, 4 * rows)),
+    return (np.zeros((6, rows, rows)), np.zeros((22, 4 * rows)),
             np.zeros((6, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
 
 
@@ -87,242 +86,365 @@ def cholesky_solve(L, n, first, x):
 
 
 @step
-def constraint_count(vtype, n) -> int:
-    count = 0
+def slack_count(vtype, n) -> tuple:
+    """(slots of the slacks s = D y and multipliers z, degree): NONNEG 1 slot, CONE 3 slots
+    (one second-order cone, degree 1 with e = (1, 0, 0)), PYRAMID 4 slots (four half-spaces)."""
+    slots, degree = 0, 0.0
     for i in range(n):
-        count += 1 if vtype[i] == NONNEG or vtype[i] == CONE else \
-            4 if vtype[i] == PYRAMID else 0
-    return count
+        if vtype[i] == NONNEG:
+            slots, degree = slots + 1, degree + 1.0
+        elif vtype[i] == CONE:
+            slots, degree = slots + 3, degree + 1.0
+        elif vtype[i] == PYRAMID:
+            slots, degree = slots + 4, degree + 4.0
+    return slots, degree
 
 
 @step
-def constraint_values(y, vtype, coef, n, f) -> bool:
-    """f_k(y) of every scalar constraint f_k <= 0; False when one is not strictly negative.
-    NONNEG: -y_i; PYRAMID: -(c y0 -+ y_j); CONE: |y_t|^2 / (c y0) - c y0 (quadratic over
-    linear: convex and smooth where y0 > 0)."""
-    k = 0
-    inside = True
-    for i in range(n):
-        t = vtype[i]
-        if t == NONNEG:
-            f[k] = -y[i]
-            k += 1
-        elif t == CONE:
-            s = coef[i] * y[i]
-            f[k] = (y[i + 1] * y[i + 1] + y[i + 2] * y[i + 2]) / s - s if s > 0.0 else 1.0
-            k += 1
-        elif t == PYRAMID:
-            for j in (1, 2):
-                for sign in (1.0, -1.0):
-                    f[k] = sign * y[i + j] - coef[i] * y[i]
-                    k += 1
-    for j in range(k):
-        inside = inside and f[j] < 0.0
-    return inside
+def slot_width(t) -> int:
+    return 1 if t == NONNEG else 3 if t == CONE else 4 if t == PYRAMID else 0
 
 
 @step
-def add_constraint_terms(y, vtype, coef, n, lam, f, r_cent, rhs, hess):
-    """With d_k = lam_k / -f_k: rhs -= sum Df_k r_cent_k / f_k, hess += sum lam_k D^2 f_k +
-    d_k Df_k Df_k^T (Boyd & Vandenberghe 11.7: the primal-dual Newton system with the
-    multipliers eliminated)."""
-    k = 0
-    for i in range(n):
-        t = vtype[i]
-        if t == NONNEG:  # Df = -e_i
-            rhs[i] += r_cent[k] / f[k]
-            hess[i, i] += lam[k] / -f[k]
-            k += 1
-        elif t == CONE:
-            c = coef[i]
-            s = c * y[i]
-            u2 = y[i + 1] * y[i + 1] + y[i + 2] * y[i + 2]
-            df0 = -c * (u2 / (s * s) + 1.0)
-            df1, df2 = 2.0 * y[i + 1] / s, 2.0 * y[i + 2] / s
-            df = (df0, df1, df2)
-            d = lam[k] / -f[k]
-            for a in range(3):
-                rhs[i + a] -= df[a] * r_cent[k] / f[k]
-                for b in range(3):
-                    hess[i + a, i + b] += d * df[a] * df[b]
-            # D^2 (|u|^2 / s), s = c y0
-            two = 2.0 * lam[k]
-            hess[i, i] += two * u2 * c * c / (s * s * s)
-            for j in (1, 2):
-                cross = -two * y[i + j] * c / (s * s)
-                hess[i, i + j] += cross
-                hess[i + j, i] += cross
-                hess[i + j, i + j] += two / s
-            k += 1
-        elif t == PYRAMID:
-            for j in (1, 2):
-                for sign in (1.0, -1.0):  # Df = -c e_0 + sign e_j
-                    d = lam[k] / -f[k]
-                    rhs[i] += coef[i] * r_cent[k] / f[k]
-                    rhs[i + j] -= sign * r_cent[k] / f[k]
-                    hess[i, i] += d * coef[i] * coef[i]
-                    hess[i, i + j] -= d * coef[i] * sign
-                    hess[i + j, i] -= d * coef[i] * sign
-                    hess[i + j, i + j] += d
-                    k += 1
-
-
-@step
-def constraint_slopes(y, dy, vtype, coef, n, out):
-    """out_k = Df_k(y) . dy."""
+def slacks(y, vtype, coef, n, s):
+    """s = D y per constraint (NONNEG: y_i; CONE: (mu y0, y1, y2); PYRAMID: mu y0 -+ y1,
+    mu y0 -+ y2)."""
     k = 0
     for i in range(n):
         t = vtype[i]
         if t == NONNEG:
-            out[k] = -dy[i]
-            k += 1
+            s[k] = y[i]
         elif t == CONE:
-            c = coef[i]
-            s = c * y[i]
-            u2 = y[i + 1] * y[i + 1] + y[i + 2] * y[i + 2]
-            out[k] = -c * (u2 / (s * s) + 1.0) * dy[i] \
-                + 2.0 * (y[i + 1] * dy[i + 1] + y[i + 2] * dy[i + 2]) / s
-            k += 1
+            s[k], s[k + 1], s[k + 2] = coef[i] * y[i], y[i + 1], y[i + 2]
         elif t == PYRAMID:
+            e = k
             for j in (1, 2):
                 for sign in (1.0, -1.0):
-                    out[k] = -coef[i] * dy[i] + sign * dy[i + j]
-                    k += 1
+                    s[e] = coef[i] * y[i] - sign * y[i + j]
+                    e += 1
+        k += slot_width(t)
 
 
 @step
-def residual_norm(P, q, y, vtype, coef, n, lam, f, t, grad, r_cent, ncon) -> float:
-    """|(r_dual, r_cent)| at (y, lam) for barrier parameter t; fills grad (r_dual), r_cent."""
+def cone_step_limit(x0, x1, x2, d0, d1, d2) -> float:
+    """The largest a with x + a d in the closed second-order cone (x inside; inf if none)."""
+    qa = d0 * d0 - d1 * d1 - d2 * d2
+    qb = 2.0 * (x0 * d0 - x1 * d1 - x2 * d2)
+    qc = x0 * x0 - x1 * x1 - x2 * x2
+    best = math.inf
+    if abs(qa) < 1e-300:
+        if qb < 0.0:
+            best = -qc / qb
+    else:
+        disc = qb * qb - 4.0 * qa * qc
+        if disc >= 0.0:
+            root = math.sqrt(disc)
+            for r in ((-qb - root) / (2.0 * qa), (-qb + root) / (2.0 * qa)):
+                if r > 0.0:
+                    best = min(best, r)
+    if d0 < 0.0:
+        best = min(best, -x0 / d0)
+    return best
+
+
+@step
+def step_limit(vtype, n, x, dx) -> float:
+    """The largest a keeping x + a dx in the cones of the slots (inf if unbounded)."""
+    best = math.inf
+    k = 0
     for i in range(n):
-        s = q[i]
+        t = vtype[i]
+        if t == CONE:
+            best = min(best, cone_step_limit(x[k], x[k + 1], x[k + 2], dx[k], dx[k + 1],
+                                             dx[k + 2]))
+        else:
+            for e in range(k, k + slot_width(t)):
+                if dx[e] < 0.0:
+                    best = min(best, -x[e] / dx[e])
+        k += slot_width(t)
+    return best
+
+
+@step
+def nt_scaling(vtype, n, s, z, w, lam):
+    """Nesterov-Todd scaling W with W z = W^-1 s = lam (Vandenberghe, "The CVXOPT linear and
+    quadratic cone program solvers", Sec. 4.1): half-spaces w = sqrt(s / z); a cone stores
+    (beta, wbar_1, wbar_2) in its three slots with wbar_0 = sqrt(1 + |wbar_1|^2),
+    W = beta [[wbar_0, wbar_1^T], [wbar_1, I + wbar_1 wbar_1^T / (1 + wbar_0)]]."""
+    k = 0
+    for i in range(n):
+        t = vtype[i]
+        if t == CONE:
+            s0, s1, s2 = s[k], s[k + 1], s[k + 2]
+            z0, z1, z2 = z[k], z[k + 1], z[k + 2]
+            sn = math.sqrt(s0 * s0 - s1 * s1 - s2 * s2)
+            zn = math.sqrt(z0 * z0 - z1 * z1 - z2 * z2)
+            s0, s1, s2 = s0 / sn, s1 / sn, s2 / sn
+            z0, z1, z2 = z0 / zn, z1 / zn, z2 / zn
+            gamma = math.sqrt(0.5 * (1.0 + s0 * z0 + s1 * z1 + s2 * z2))
+            w[k] = math.sqrt(sn / zn)
+            w[k + 1] = (s1 - z1) / (2.0 * gamma)
+            w[k + 2] = (s2 - z2) / (2.0 * gamma)
+            apply_scaling(w, k, z[k], z[k + 1], z[k + 2], False, lam, k)
+        else:
+            for e in range(k, k + slot_width(t)):
+                w[e] = math.sqrt(s[e] / z[e])
+                lam[e] = math.sqrt(s[e] * z[e])
+        k += slot_width(t)
+
+
+@step
+def apply_scaling(w, k, x0, x1, x2, inverse, out, o):
+    """out[o:o+3] = W x (or W^-1 x) for the cone whose scaling is in w[k:k+3]."""
+    beta, w1, w2 = w[k], w[k + 1], w[k + 2]
+    w0 = math.sqrt(1.0 + w1 * w1 + w2 * w2)
+    if inverse:
+        beta, w1, w2 = 1.0 / beta, -w1, -w2
+    dot = w1 * x1 + w2 * x2
+    tail = dot / (1.0 + w0) + x0
+    out[o] = beta * (w0 * x0 + dot)
+    out[o + 1] = beta * (x1 + tail * w1)
+    out[o + 2] = beta * (x2 + tail * w2)
+
+
+@step
+def jordan_divide(l0, l1, l2, r0, r1, r2, out, k):
+    """out[k:k+3] = u with lam o u = r, lam o u = (lam . u, lam_0 u_1 + u_0 lam_1)."""
+    u0 = (l0 * r0 - l1 * r1 - l2 * r2) / (l0 * l0 - l1 * l1 - l2 * l2)
+    out[k] = u0
+    out[k + 1] = (r1 - l1 * u0) / l0
+    out[k + 2] = (r2 - l2 * u0) / l0
+
+
+@step
+def centering_target(vtype, n, lam, sigma_mu, a_s, a_z, out):
+    """out = lam^-1 o (sigma mu e - lam o lam - a_s o a_z) per slot (Mehrotra's corrector
+    a_s o a_z; zeros for the affine step)."""
+    k = 0
+    for i in range(n):
+        t = vtype[i]
+        if t == CONE:
+            l0, l1, l2 = lam[k], lam[k + 1], lam[k + 2]
+            r0 = sigma_mu - (l0 * l0 + l1 * l1 + l2 * l2) \
+                - (a_s[k] * a_z[k] + a_s[k + 1] * a_z[k + 1] + a_s[k + 2] * a_z[k + 2])
+            r1 = -2.0 * l0 * l1 - (a_s[k] * a_z[k + 1] + a_z[k] * a_s[k + 1])
+            r2 = -2.0 * l0 * l2 - (a_s[k] * a_z[k + 2] + a_z[k] * a_s[k + 2])
+            jordan_divide(l0, l1, l2, r0, r1, r2, out, k)
+        else:
+            for e in range(k, k + slot_width(t)):
+                out[e] = (sigma_mu - lam[e] * lam[e] - a_s[e] * a_z[e]) / lam[e]
+        k += slot_width(t)
+
+
+@step
+def normal_matrix(P, vtype, coef, n, w, hess, M3):
+    """hess = P + D^T W^-2 D (half-space a.y >= 0: a a^T / w^2)."""
+    for i in range(n):
         for j in range(n):
-            s += P[i, j] * y[j]
-        grad[i] = s
+            hess[i, j] = P[i, j]
     k = 0
-    for i in range(n):  # the multipliers' part of r_dual
-        tp = vtype[i]
-        if tp == NONNEG:
-            grad[i] -= lam[k]
-            k += 1
-        elif tp == CONE:
-            c = coef[i]
-            s = c * y[i]
-            u2 = y[i + 1] * y[i + 1] + y[i + 2] * y[i + 2]
-            grad[i] += lam[k] * -c * (u2 / (s * s) + 1.0)
-            grad[i + 1] += lam[k] * 2.0 * y[i + 1] / s
-            grad[i + 2] += lam[k] * 2.0 * y[i + 2] / s
-            k += 1
-        elif tp == PYRAMID:
+    for i in range(n):
+        t = vtype[i]
+        if t == NONNEG:
+            hess[i, i] += 1.0 / (w[k] * w[k])
+        elif t == CONE:
+            for c in range(3):  # columns of W^-1, then W^-2 = W^-1 W^-1 (symmetric)
+                apply_scaling(w, k, 1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0,
+                              1.0 if c == 2 else 0.0, True, M3[c], 0)
+            for a in range(3):
+                da = coef[i] if a == 0 else 1.0
+                for b in range(3):
+                    db = coef[i] if b == 0 else 1.0
+                    acc = 0.0
+                    for c in range(3):
+                        acc += M3[a, c] * M3[c, b]
+                    hess[i + a, i + b] += da * acc * db
+        elif t == PYRAMID:
+            c0 = coef[i]
+            e = k
+            for j in (1, 2):
+                for sign in (1.0, -1.0):  # a = c e_0 - sign e_j
+                    d = 1.0 / (w[e] * w[e])
+                    hess[i, i] += d * c0 * c0
+                    hess[i, i + j] -= d * c0 * sign
+                    hess[i + j, i] -= d * c0 * sign
+                    hess[i + j, i + j] += d
+                    e += 1
+        k += slot_width(t)
+
+
+@step
+def add_scaled_target(vtype, coef, n, w, rc, rhs, tmp):
+    """rhs += D^T W^-1 rc."""
+    k = 0
+    for i in range(n):
+        t = vtype[i]
+        if t == NONNEG:
+            rhs[i] += rc[k] / w[k]
+        elif t == CONE:
+            apply_scaling(w, k, rc[k], rc[k + 1], rc[k + 2], True, tmp, k)
+            rhs[i] += coef[i] * tmp[k]
+            rhs[i + 1] += tmp[k + 1]
+            rhs[i + 2] += tmp[k + 2]
+        elif t == PYRAMID:
+            e = k
             for j in (1, 2):
                 for sign in (1.0, -1.0):
-                    grad[i] -= coef[i] * lam[k]
-                    grad[i + j] += sign * lam[k]
-                    k += 1
-    total = 0.0
+                    g = rc[e] / w[e]
+                    rhs[i] += coef[i] * g
+                    rhs[i + j] -= sign * g
+                    e += 1
+        k += slot_width(t)
+
+
+@step
+def multiplier_direction(vtype, n, w, rc, ds, dz, scaled_ds, scaled_dz):
+    """dz = W^-1 (rc - W^-1 ds); also W^-1 ds and W dz (Mehrotra's corrector needs them)."""
+    k = 0
     for i in range(n):
-        total += grad[i] * grad[i]
-    for k in range(ncon):
-        r_cent[k] = -lam[k] * f[k] - 1.0 / t
-        total += r_cent[k] * r_cent[k]
-    return math.sqrt(total)
+        t = vtype[i]
+        if t == CONE:
+            apply_scaling(w, k, ds[k], ds[k + 1], ds[k + 2], True, scaled_ds, k)
+            for e in range(k, k + 3):
+                scaled_dz[e] = rc[e] - scaled_ds[e]
+            apply_scaling(w, k, scaled_dz[k], scaled_dz[k + 1], scaled_dz[k + 2], True, dz, k)
+        else:
+            for e in range(k, k + slot_width(t)):
+                scaled_ds[e] = ds[e] / w[e]
+                scaled_dz[e] = rc[e] - scaled_ds[e]
+                dz[e] = scaled_dz[e] / w[e]
+        k += slot_width(t)
+
+
+@step
+def dual_residual(P, q, y, vtype, coef, n, z, r_dual) -> float:
+    """r_dual = P y + q - D^T z; returns the largest |P y| entry (the terms' size)."""
+    size = 0.0
+    for i in range(n):
+        acc = 0.0
+        for j in range(n):
+            acc += P[i, j] * y[j]
+        size = max(size, abs(acc))
+        r_dual[i] = acc + q[i]
+    k = 0
+    for i in range(n):
+        t = vtype[i]
+        if t == NONNEG:
+            r_dual[i] -= z[k]
+        elif t == CONE:
+            r_dual[i] -= coef[i] * z[k]
+            r_dual[i + 1] -= z[k + 1]
+            r_dual[i + 2] -= z[k + 2]
+        elif t == PYRAMID:
+            e = k
+            for j in (1, 2):
+                for sign in (1.0, -1.0):
+                    r_dual[i] -= coef[i] * z[e]
+                    r_dual[i + j] += sign * z[e]
+                    e += 1
+        k += slot_width(t)
+    return size
 
 
 @step
 def objective(P, q, y, n) -> float:
     f = 0.0
     for i in range(n):
-        s = 0.5 * P[i, i] * y[i]
+        acc = 0.5 * P[i, i] * y[i]
         for j in range(i):
-            s += P[i, j] * y[j]
-        f += y[i] * s + q[i] * y[i]
+            acc += P[i, j] * y[j]
+        f += y[i] * acc + q[i] * y[i]
     return f
+
+
+@step
+def newton_direction(L, first, n, vtype, coef, w, r_dual, rc, rhs, dy, ds, dz, sds, sdz):
+    """Solve (P + D^T W^-2 D) dy = -r_dual + D^T W^-1 rc (L: its factor), then ds = D dy and
+    dz, W^-1 ds, W dz."""
+    for i in range(n):
+        rhs[i] = -r_dual[i]
+    add_scaled_target(vtype, coef, n, w, rc, rhs, sds)
+    for i in range(n):
+        dy[i] = rhs[i]
+    cholesky_solve(L, n, first, dy)
+    slacks(dy, vtype, coef, n, ds)
+    multiplier_direction(vtype, n, w, rc, ds, dz, sds, sdz)
 
 
 @routine
 def interior_qp(P, q, vtype, coef, n, y, mats, vecs, first) -> tuple:
-    """min 1/2 y.P y + q.y subject to the constraints of vtype (coef: mu of the cone heads),
-    leading n x n block; y out. The primal-dual interior-point method of Boyd & Vandenberghe
-    (Convex Optimization, Alg. 11.2: surrogate gap, residual line search) on scalar convex
-    constraints. Returns (status, iterations). P must be positive definite."""
-    hess, L = mats[0], mats[1]
-    grad, dy, yu, rhs = vecs[0], vecs[1], vecs[2], vecs[3]
-    lam, f, r_cent, dlam = vecs[4], vecs[5], vecs[6], vecs[7]
-    y_new, lam_new, f_new, slope = vecs[8], vecs[9], vecs[10], vecs[11]
+    """min 1/2 y.P y + q.y subject to s = D y in the constraints' cones (vtype; coef: mu of
+    the cone heads), leading n x n block; y out. A primal-dual interior-point method with
+    Nesterov-Todd scaling and Mehrotra's predictor-corrector (Vandenberghe, "The CVXOPT linear
+    and quadratic cone program solvers", Sec. 4-5); the iterates keep s = D y exactly inside
+    the cones. Returns (status, iterations). P must be positive definite."""
+    hess, L, M3 = mats[0], mats[1], mats[5]
+    r_dual, dy, yu, rhs = vecs[0], vecs[1], vecs[2], vecs[3]
+    s, z, w, lam = vecs[4], vecs[5], vecs[6], vecs[7]
+    ds, dz, sds, sdz = vecs[8], vecs[9], vecs[10], vecs[11]
+    rc, zero = vecs[20], vecs[21]
     if not cholesky(P, n, L, first):
         return NOT_POSITIVE, 0
     for i in range(n):  # the unconstrained minimum: the start's scale, a bound on f
         yu[i] = -q[i]
     cholesky_solve(L, n, first, yu)
-    ncon = constraint_count(vtype, n)
-    if ncon == 0:
+    slots, degree = slack_count(vtype, n)
+    if slots == 0:
         for i in range(n):
             y[i] = yu[i]
         return SOLVED, 0
     f_low = objective(P, q, yu, n)
-    scale = 1e-300
-    q_norm = 1e-300
+    scale, q_norm = 1e-300, 1e-300
     for i in range(n):
         scale = max(scale, abs(yu[i]))
         q_norm = max(q_norm, abs(q[i]))
-    for i in range(n):  # strictly inside
+    for i in range(n):  # strictly inside: (scale, 0, 0) per cone
         y[i] = yu[i] if vtype[i] == FREE else scale if vtype[i] != PART else 0.0
-    constraint_values(y, vtype, coef, n, f)
-    for k in range(ncon):
-        lam[k] = q_norm
-    stalled = False
+    slacks(y, vtype, coef, n, s)
+    k = 0
+    for i in range(n):
+        for e in range(k, k + slot_width(vtype[i])):
+            z[e] = q_norm if (vtype[i] != CONE or e == k) else 0.0
+            zero[e] = 0.0
+        k += slot_width(vtype[i])
+    stalls = 0
     for iteration in range(1, NEWTON_LIMIT + 1):
         gap = 0.0
-        for k in range(ncon):
-            gap -= f[k] * lam[k]
-        t = GROWTH * ncon / gap
-        norm = residual_norm(P, q, y, vtype, coef, n, lam, f, t, grad, r_cent, ncon)
-        dual, size = 0.0, q_norm  # size: of the terms the dual residual sums (rounding)
+        for e in range(slots):
+            gap += s[e] * z[e]
+        size = max(dual_residual(P, q, y, vtype, coef, n, z, r_dual), q_norm)
+        dual = 0.0
         for i in range(n):
-            dual = max(dual, abs(grad[i]))
-            s = 0.0
-            for j in range(n):
-                s += P[i, j] * y[j]
-            size = max(size, abs(s))
+            dual = max(dual, abs(r_dual[i]))
         f_size = max(abs(f_low), abs(objective(P, q, y, n)), 1e-300)
         if dual <= DUAL_TOLERANCE * size and gap <= GAP_TOLERANCE * f_size:
             return SOLVED, iteration - 1
-        if stalled and dual <= STALL_TOLERANCE * size and gap <= STALL_TOLERANCE * f_size:
+        if stalls >= 3 and dual <= STALL_TOLERANCE * size and gap <= STALL_TOLERANCE * f_size:
             return SOLVED, iteration - 1  # rounding stops progress, the answer is there
-        for i in range(n):
-            rhs[i] = -grad[i]
-            for j in range(n):
-                hess[i, j] = P[i, j]
-        add_constraint_terms(y, vtype, coef, n, lam, f, r_cent, rhs, hess)
+        nt_scaling(vtype, n, s, z, w, lam)
+        normal_matrix(P, vtype, coef, n, w, hess, M3)
         if not cholesky(hess, n, L, first):
             return NOT_POSITIVE, iteration
+        # predictor (affine scaling): rc = -lam
+        centering_target(vtype, n, lam, 0.0, zero, zero, rc)
+        newton_direction(L, first, n, vtype, coef, w, r_dual, rc, rhs, dy, ds, dz, sds, sdz)
+        a = min(1.0, step_limit(vtype, n, s, ds), step_limit(vtype, n, z, dz))
+        affine_gap = 0.0
+        for e in range(slots):
+            affine_gap += (s[e] + a * ds[e]) * (z[e] + a * dz[e])
+        sigma = (max(affine_gap, 0.0) / gap) ** 3
+        # corrector: sigma mu e - lam o lam - (W^-1 ds_a) o (W dz_a)
+        for e in range(slots):
+            ds[e], dz[e] = sds[e], sdz[e]  # keep the affine scaled steps
+        centering_target(vtype, n, lam, sigma * gap / degree, ds, dz, rc)
+        newton_direction(L, first, n, vtype, coef, w, r_dual, rc, rhs, dy, ds, dz, sds, sdz)
+        a = min(1.0, 0.99 * min(step_limit(vtype, n, s, ds), step_limit(vtype, n, z, dz)))
+        stalls = stalls + 1 if a < 1e-8 else 0
         for i in range(n):
-            dy[i] = rhs[i]
-        cholesky_solve(L, n, first, dy)
-        constraint_slopes(y, dy, vtype, coef, n, slope)
-        a = 1.0
-        for k in range(ncon):  # dlam from the eliminated row; keep lam > 0
-            dlam[k] = (r_cent[k] - lam[k] * slope[k]) / f[k]
-            if dlam[k] < 0.0:
-                a = min(a, -lam[k] / dlam[k])
-        a *= 0.99
-        for _ in range(60):  # backtrack: strictly feasible, then the residual decreases
-            for i in range(n):
-                y_new[i] = y[i] + a * dy[i]
-            for k in range(ncon):
-                lam_new[k] = lam[k] + a * dlam[k]
-            new_norm = math.inf
-            if constraint_values(y_new, vtype, coef, n, f_new):
-                new_norm = residual_norm(P, q, y_new, vtype, coef, n, lam_new, f_new, t, grad,
-                                         r_cent, ncon)
-                if new_norm <= (1.0 - 0.01 * a) * norm:
-                    break
-            a *= 0.5
-        stalled = a < 1e-10 or new_norm > 0.999 * norm
-        for i in range(n):
-            y[i] = y_new[i]
-        for k in range(ncon):
-            lam[k] = lam_new[k]
-            f[k] = f_new[k]
+            y[i] += a * dy[i]
+        slacks(y, vtype, coef, n, s)
+        for e in range(slots):
+            z[e] += a * dz[e]
     return NOT_CONVERGED, NEWTON_LIMIT
 
 
