@@ -35,7 +35,8 @@ from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstra
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, contact_rows, damped_system, delassus,
                                 dof_parents, free_velocity, limit_rows, ltl_factor)
-from .cone_solver import NOT_CONVERGED, NOT_POSITIVE, SOLVED, solve_rows, solver_workspace
+from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, solve_rows,
+                          solver_workspace)
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
 CONES = ("true", "pyramid")
@@ -104,7 +105,7 @@ class CompliantIntegrator(Integrator):
     """Options: ``scene`` (contact.Scene: ground, boxes, shapes, material), ``cone`` ("true": an
     SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along the slip),
     ``qp_solver`` ("interior": our compiled interior-point solver, cone_solver.py, falling
-    back to clarabel; "clarabel"; or "osqp" for QPs: the pyramid and frictionless problems;
+    back to clarabel after ``interior_iterations`` iterations of one solve; "clarabel"; or "osqp" for QPs: the pyramid and frictionless problems;
     these two fall back to each other), ``joint_limits`` (URDF limits as
     unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0: effectively rigid),
     ``constraints`` (PointConstraint list), ``normal_weight`` (weight of the normal and limit
@@ -126,7 +127,7 @@ class CompliantIntegrator(Integrator):
                  hertz_reference_depth: float = 1e-8,
                  friction_regularization: float = 1e-7, qp_solver: str = "interior",
                  springs: list | tuple = (), forces: list | tuple = (),
-                 project: bool = True) -> None:
+                 project: bool = True, interior_iterations: int = ITERATIONS) -> None:
         super().__init__(model, dt)
         if cone not in CONES:
             raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
@@ -137,11 +138,15 @@ class CompliantIntegrator(Integrator):
                             ("hertz_reference_depth", hertz_reference_depth)):
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"{name} must be positive, got {value!r}")
+        if not (isinstance(interior_iterations, int) and interior_iterations >= 1):
+            raise ValueError(f"interior_iterations must be a positive integer, got "
+                             f"{interior_iterations!r}")
         if not (isinstance(limit_damping, (int, float)) and limit_damping >= 0):
             raise ValueError(f"limit_damping must be non-negative, got {limit_damping!r}")
         self.scene = scene
         self.cone = cone
         self.qp_solver = qp_solver
+        self.interior_iterations = interior_iterations
         self.joint_limits = bool(joint_limits)
         self.limit_stiffness, self.limit_damping = float(limit_stiffness), float(limit_damping)
         self.constraints = list(constraints)
@@ -300,7 +305,8 @@ class CompliantIntegrator(Integrator):
             status, steps = solve_rows(buf.W, buf.u, buf.phi, buf.kind, buf.k, buf.b, buf.mu,
                                        rows, self.dt, self.regularization, RIGID_COMPLIANCE,
                                        self.normal_weight, self.cone == "pyramid",
-                                       buf.memory, buf.gamma, *buf.solver)
+                                       self.interior_iterations, buf.memory, buf.gamma,
+                                       *buf.solver)
             info.iterations = steps
             if status == SOLVED:
                 return True

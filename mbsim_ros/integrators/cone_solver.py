@@ -26,7 +26,7 @@ BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4
 FREE, NONNEG, CONE, PART, PYRAMID = 0, 1, 2, 3, 4  # reduced variable types
 
 SOLVED, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2
-NEWTON_LIMIT = 100        # interior-point iterations per solve
+ITERATIONS = 100          # interior-point iterations per solve, default
 GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
 DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
 STALL_TOLERANCE = 1e-9    # both, accepted when the steps can no longer move
@@ -372,7 +372,7 @@ def newton_direction(L, first, n, vtype, coef, w, r_dual, rc, rhs, dy, ds, dz, s
 
 
 @routine
-def interior_qp(P, q, vtype, coef, n, y, mats, vecs, first) -> tuple:
+def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
     """min 1/2 y.P y + q.y subject to s = D y in the constraints' cones (vtype; coef: mu of
     the cone heads), leading n x n block; y out. A primal-dual interior-point method with
     Nesterov-Todd scaling and Mehrotra's predictor-corrector (Vandenberghe, "The CVXOPT linear
@@ -408,7 +408,7 @@ def interior_qp(P, q, vtype, coef, n, y, mats, vecs, first) -> tuple:
             zero[e] = 0.0
         k += slot_width(vtype[i])
     stalls = 0
-    for iteration in range(1, NEWTON_LIMIT + 1):
+    for iteration in range(1, limit + 1):
         gap = 0.0
         for e in range(slots):
             gap += s[e] * z[e]
@@ -445,7 +445,7 @@ def interior_qp(P, q, vtype, coef, n, y, mats, vecs, first) -> tuple:
         slacks(y, vtype, coef, n, s)
         for e in range(slots):
             z[e] += a * dz[e]
-    return NOT_CONVERGED, NEWTON_LIMIT
+    return NOT_CONVERGED, limit
 
 
 @step
@@ -508,7 +508,8 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
 
 
 @routine
-def weighted_solve(H, c, weight, kind, mu, m, pyramid, gamma, mats, vecs, ints) -> tuple:
+def weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, gamma, mats, vecs,
+                   ints) -> tuple:
     """gamma for min 1/2 g.H g + c.g + 1/2 sum_i w_i r_i^2 (r = H g + c) over the rows'
     cones; (status, Newton steps)."""
     index, vtype = ints[0], ints[1]
@@ -516,7 +517,7 @@ def weighted_solve(H, c, weight, kind, mu, m, pyramid, gamma, mats, vecs, ints) 
     P = mats[2]
     n = reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q,
                        ints[4])
-    status, steps = interior_qp(P, q, vtype, coef, n, y, mats, vecs, ints[5])
+    status, steps = interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, ints[5])
     for i in range(m):
         gamma[i] = 0.0
     for a in range(n):
@@ -539,7 +540,7 @@ def owner(kind, i) -> int:
 
 @routine
 def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
-               normal_weight, pyramid, memory, gamma, mats, vecs, ints) -> tuple:
+               normal_weight, pyramid, limit, memory, gamma, mats, vecs, ints) -> tuple:
     """The impulses gamma[:m] of the compliant step (docs/COMPLIANT.md: per row
     E^-1 = 1/(h(hk + b)), c = u + k/(hk + b) phi; H = W + E^-1; the active set of pushing rows
     around the weighted cone problem). memory (3, rows) int: the last step's kinds, pushing
@@ -587,8 +588,8 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
     else:
         for i in range(m):
             weight[i] = 0.0
-        status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, gamma, mats,
-                                         vecs, ints)
+        status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, gamma,
+                                         mats, vecs, ints)
         steps += n_steps
         if status != SOLVED:
             return status, steps
@@ -604,8 +605,8 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
             trial_kind[i] = FIXED if held else kind[i]
             trial_mu[i] = 0.0 if held else mu[i]
             weight[i] = normal_weight if pushing[i] else 0.0
-        status, n_steps = weighted_solve(H, c, weight, trial_kind, trial_mu, m, pyramid, gamma,
-                                         mats, vecs, ints)
+        status, n_steps = weighted_solve(H, c, weight, trial_kind, trial_mu, m, pyramid,
+                                         limit, gamma, mats, vecs, ints)
         steps += n_steps
         if status != SOLVED:
             return status, steps
