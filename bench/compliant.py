@@ -80,13 +80,25 @@ def stack(n: int, steps: int, qp_solver: str = "interior") -> float:
     return float(np.median(times))
 
 
-def plot_stacks(sizes, seconds: dict) -> Path:
+def new_axes():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    return plt.subplots(figsize=(6, 4))
+
+
+def save(fig, name: str) -> Path:
+    fig.tight_layout()
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    out = FIGURES / name
+    fig.savefig(out, dpi=120)
+    return out
+
+
+def plot_stacks(sizes, seconds: dict) -> Path:
+    fig, ax = new_axes()
     for (label, times), marker in zip(seconds.items(), "os"):
         ax.loglog(sizes, np.array(times) * 1e3, marker + "-", label=label)
     ax.set_xlabel("spheres in the stack")
@@ -94,11 +106,7 @@ def plot_stacks(sizes, seconds: dict) -> Path:
     ax.set_title("Sphere stacks, true friction cone (seed 002, Fig. 10)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    out = FIGURES / "compliant_stack_scaling.png"
-    fig.savefig(out, dpi=120)
-    return out
+    return save(fig, "compliant_stack_scaling.png")
 
 
 def friction_sweep(frictions, dt: float) -> list[float]:
@@ -116,14 +124,9 @@ def friction_sweep(frictions, dt: float) -> list[float]:
 
 
 def plot_sweep(frictions, slides_by_dt: dict) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fine = np.linspace(0.0, 0.8, 200)
     analytic = 0.5 * G * np.maximum(math.sin(THETA) - fine * math.cos(THETA), 0.0)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_axes()
     ax.plot(fine, analytic, "k-", label="Coulomb (analytic)")
     for (dt, slides), marker in zip(slides_by_dt.items(), "os^"):
         ax.plot(frictions, slides, marker, mfc="none", label=f"compliant, dt = {dt * 1e3:g} ms")
@@ -132,11 +135,7 @@ def plot_sweep(frictions, slides_by_dt: dict) -> Path:
     ax.set_ylabel("slide after 1 s [m]")
     ax.set_title("Box on a 30 degree incline (seed 002, Fig. 9)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    out = FIGURES / "compliant_friction_sweep.png"
-    fig.savefig(out, dpi=120)
-    return out
+    return save(fig, "compliant_friction_sweep.png")
 
 
 def main() -> int:

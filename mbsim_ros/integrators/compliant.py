@@ -274,7 +274,7 @@ class CompliantIntegrator(Integrator):
 
     def _detect(self, v) -> int:
         """Contacts within reach of this step into _contact_int / _contact_real."""
-        scene, m = self.scene, self.model
+        scene = self.scene
         self._n_contacts = 0
         if scene is None or len(scene.shapes) == 0:
             return 0
@@ -323,7 +323,6 @@ class CompliantIntegrator(Integrator):
     def _element_forces(self, v):
         """Generalized forces of the springs and applied forces at the step start: G^T lambda
         with lambda = -(k phi + c G v) per spring, J^T w per applied force."""
-        m = self.model
         oR, op, oS = self._frames
         masks = self._kinematics.masks
         G, phi = element_rows(masks, oR, op, oS, self.springs)
