@@ -196,3 +196,36 @@ def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, start,
             phi[r], kind[r], k[r], b[r], mu[r] = gap, UNILATERAL, stiffness, damping, 0.0
             r += 1
     return r
+
+
+@kernel
+def body_wrenches(contact_int, contact_real, directions, gamma, n, h, origins, out, touching):
+    """out[j] = the contact wrench on body j over the last step ([f, torque about body j's
+    frame origin], world axes; body b of a contact gets the opposite force), touching[j] = 1
+    for the bodies in a contact. force = (n, t1, t2)^T gamma / h."""
+    for j in range(out.shape[0]):
+        touching[j] = 0
+        for e in range(6):
+            out[j, e] = 0.0
+    for c in range(n):
+        d = directions[3 * c:3 * c + 3]
+        g0, g1, g2 = gamma[3 * c] / h, gamma[3 * c + 1] / h, gamma[3 * c + 2] / h
+        f0 = d[0, 0] * g0 + d[1, 0] * g1 + d[2, 0] * g2
+        f1 = d[0, 1] * g0 + d[1, 1] * g1 + d[2, 1] * g2
+        f2 = d[0, 2] * g0 + d[1, 2] * g1 + d[2, 2] * g2
+        for side in range(2):
+            j = contact_int[c, side]
+            if j < 0:
+                continue
+            sign = 1.0 if side == 0 else -1.0
+            r0 = contact_real[c, 0] - origins[j, 0]
+            r1 = contact_real[c, 1] - origins[j, 1]
+            r2 = contact_real[c, 2] - origins[j, 2]
+            w = out[j]
+            w[0] += sign * f0
+            w[1] += sign * f1
+            w[2] += sign * f2
+            w[3] += sign * (r1 * f2 - r2 * f1)
+            w[4] += sign * (r2 * f0 - r0 * f2)
+            w[5] += sign * (r0 * f1 - r1 * f0)
+            touching[j] = 1

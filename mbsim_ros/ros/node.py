@@ -309,7 +309,7 @@ class SimulationNode(Node):
             for body in bodies:
                 link = self.model.body_names[body]
                 topic = f"~/contact_wrenches/{topic_segment(link)}"
-                self.contact_pubs[link] = (self.create_publisher(WrenchStamped, topic,
+                self.contact_pubs[body] = (self.create_publisher(WrenchStamped, topic,
                                                                  reliable),
                                            WrenchWriter(link))
             self.marker_pub = self.create_publisher(MarkerArray, "~/contact_markers", reliable)
@@ -410,9 +410,9 @@ class SimulationNode(Node):
     def _publish_wrenches(self, t_ns: int) -> None:
         """Every link that can touch gets its contact wrench each publication (zero when it
         does not touch), so a subscriber sees the contact end."""
-        wrenches = self.sim.contact_wrenches()
-        for link, (publisher, writer) in self.contact_pubs.items():
-            publisher.publish(writer.fill(t_ns, wrenches.get(link)))
+        wrenches = self.sim.integrator.body_wrenches()
+        for body, (publisher, writer) in self.contact_pubs.items():
+            publisher.publish(writer.fill(t_ns, wrenches[body]))
 
     def _publish_markers(self) -> None:
         with self._lock:
