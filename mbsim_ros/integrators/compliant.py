@@ -22,6 +22,7 @@ import numpy as np
 import scipy.linalg
 
 from ..contact.detection import detect_contacts
+from ..contact.geometry import candidate_points, with_static_boxes
 from ..contact.jacobian import contact_directions, point_rows
 from ..contact.scene import Scene
 from ..dynamics.configuration import frame_rate_correction, integrate_world_aligned
@@ -37,6 +38,7 @@ BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at 
 CONES = ("true", "pyramid")
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("clarabel", "osqp")
+CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
 
 
 @dataclass
@@ -139,6 +141,7 @@ class CompliantIntegrator(Integrator):
         self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
         self._contact_real = np.zeros((max_contacts, 8))
         self._scratch = np.zeros((5, 3, 3))
+        self._detection = self._detection_arrays(scene)
         self._n_contacts = 0
         self._gamma = np.zeros(0)
         self._directions = np.zeros((0, 3, 3))
@@ -152,6 +155,20 @@ class CompliantIntegrator(Integrator):
                    or np.isfinite(model.upper_position_limit[model.idx_q[i]])]
         self._limit_iq = np.array([model.idx_q[i] for i in bounded], dtype=np.int64)
         self._limit_iv = np.array([model.idx_v[i] for i in bounded], dtype=np.int64)
+
+    @staticmethod
+    def _detection_arrays(scene: Scene | None) -> tuple | None:
+        """The shapes (the static boxes appended as world shapes), their candidate points and
+        the detection scratch, as detect_contacts takes them; None without shapes."""
+        if scene is None or len(scene.shapes) == 0:
+            return None
+        shapes = with_static_boxes(scene.shapes, scene.boxes, scene.box_names)
+        first, local, bound = candidate_points(shapes)
+        ns = len(shapes)
+        return (shapes.body, shapes.model, shapes.kind, np.ascontiguousarray(shapes.R),
+                np.ascontiguousarray(shapes.p), np.ascontiguousarray(shapes.size), first, local,
+                bound), (np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros(3),
+                         np.zeros((2, 16, 3)))
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         self._external = (np.zeros((0, self.model.nv)), np.zeros(0))
@@ -221,17 +238,16 @@ class CompliantIntegrator(Integrator):
         scene, m = self.scene, self.model
         empty = (np.zeros((0, m.nv)), *(np.zeros(0) for _ in range(5)))
         self._n_contacts = 0
-        if scene is None or len(scene.shapes) == 0:
+        if self._detection is None:
             return empty
         oR, op, _, _, _, _, _, _, _, oS = carve(self._ws, m.njoints, m.nv)[:10]
         s = self._scratch
-        shapes = scene.shapes
         # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
         margin = self.margin + self.dt * float(np.sqrt(v @ v))
-        n = detect_contacts(oR, op, shapes.body, shapes.kind, shapes.R, shapes.p, shapes.size,
-                            scene.ground, scene.boxes, 0.005, margin, s[0], s[1, 0],
-                            s[2], s[1, 1], s[1, 2], self._contact_int, self._contact_real)
+        shapes, scratch = self._detection
+        n = detect_contacts(oR, op, *shapes, scene.ground, CORNER_RADIUS, margin, *scratch,
+                            self._contact_int, self._contact_real)
         self._n_contacts = n
         if n == 0:
             return empty
