@@ -85,41 +85,50 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
                           corner_radius, margin, wR, wp, x, out_int, out_real) -> int:
     """The candidate points of moving shape s against the ground, and (but a box's corners,
     see box_box) against the boxes, spheres (mesh points) and cylinders (a sphere) of other
-    models."""
-    has_ground = ground[0] != 0.0 or ground[1] != 0.0 or ground[2] != 0.0
+    models within reach."""
     r = size[s, 0] if kind[s] == SPHERE else 0.0
     radius = r if kind[s] == SPHERE else corner_radius
-    R, p = wR[s], wp[s]
-    for k in range(first[s], first[s + 1]):
-        for i in range(3):
-            x[i] = p[i] + R[i, 0] * local[k, 0] + R[i, 1] * local[k, 1] + R[i, 2] * local[k, 2]
-        if has_ground:
+    if ground[0] != 0.0 or ground[1] != 0.0 or ground[2] != 0.0:
+        for k in range(first[s], first[s + 1]):
+            point_in_world(wR[s], wp[s], local[k], x)
             d = ground[0] * x[0] + ground[1] * x[1] + ground[2] * x[2] - ground[3] - r
             n = add_contact(n, body[s], WORLD, s, x[0] - r * ground[0], x[1] - r * ground[1],
                             x[2] - r * ground[2], ground[0], ground[1], ground[2], d, radius,
                             margin, out_int, out_real)
-        if kind[s] == BOX:
+    if kind[s] == BOX:
+        return n
+    for s2 in range(body.shape[0]):
+        if model[s2] == model[s] or body[s2] == body[s] or kind[s2] == MESH \
+                or (kind[s2] == CYLINDER and kind[s] != SPHERE) \
+                or (kind[s2] == SPHERE and kind[s] != MESH):
             continue
-        for s2 in range(body.shape[0]):
-            if model[s2] == model[s] or body[s2] == body[s]:
-                continue
-            dx, dy, dz = x[0] - wp[s2, 0], x[1] - wp[s2, 1], x[2] - wp[s2, 2]
-            if dx * dx + dy * dy + dz * dz > (bound[s2] + r + margin) ** 2:
-                continue
+        reach = bound[s] + bound[s2] + margin
+        dx, dy, dz = wp[s, 0] - wp[s2, 0], wp[s, 1] - wp[s2, 1], wp[s, 2] - wp[s2, 2]
+        if dx * dx + dy * dy + dz * dz > reach * reach:
+            continue
+        for k in range(first[s], first[s + 1]):
+            point_in_world(wR[s], wp[s], local[k], x)
             if kind[s2] == BOX:
                 n = point_box_contact(n, body[s], body[s2], s, x, r, radius, wR[s2], wp[s2],
                                       size[s2], margin, out_int, out_real)
-            elif kind[s2] == CYLINDER and kind[s] == SPHERE:
+            elif kind[s2] == CYLINDER:
                 n = sphere_cylinder_contact(n, body[s], body[s2], s, x, r, wR[s2], wp[s2],
                                             size[s2], margin, out_int, out_real)
-            elif kind[s2] == SPHERE and kind[s] == MESH:
-                r2 = size[s2, 0]
+            else:  # a mesh point against a sphere
+                dx, dy, dz = x[0] - wp[s2, 0], x[1] - wp[s2, 1], x[2] - wp[s2, 2]
                 dist = math.sqrt(dx * dx + dy * dy + dz * dz)
                 if dist > 0.0:
                     n = add_contact(n, body[s], body[s2], s, x[0], x[1], x[2], dx / dist,
-                                    dy / dist, dz / dist, dist - r2, corner_radius, margin,
-                                    out_int, out_real)
+                                    dy / dist, dz / dist, dist - size[s2, 0], corner_radius,
+                                    margin, out_int, out_real)
     return n
+
+
+@step
+def point_in_world(R, p, local, x):
+    """x = p + R local."""
+    for i in range(3):
+        x[i] = p[i] + R[i, 0] * local[0] + R[i, 1] * local[1] + R[i, 2] * local[2]
 
 
 @routine
