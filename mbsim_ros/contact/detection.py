@@ -70,7 +70,7 @@ def detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound
     ns = body.shape[0]
     for s in range(ns):
         shape_pose(s, body, sR, sp, oR, op, wR[s], wp[s])
-    n = 0
+    n = ns - ns  # an int64 zero: for a literal 0 numba compiles each callee twice (+6 s)
     for s in range(ns):
         if body[s] >= 0:
             n = shape_points_contacts(n, s, body, model, kind, size, first, local, bound, ground,
