@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mbsim_ros import Simulator
-from mbsim_ros.contact.detection import detect_contacts
+from mbsim_ros.contact.detection import MESH_CONTACTS, detect_contacts
 from mbsim_ros.contact.geometry import (BOX, CYLINDER, MESH, MESH_POINTS, SPHERE, Shapes,
                                         candidate_points, mesh_hull)
 from mbsim_ros.contact.scene import SceneError, load_scene, quaternion_to_matrix
@@ -29,15 +29,18 @@ def hertz_depth(force: float, radius: float) -> float:
 
 # -- the kernel against closed-form geometry ---------------------------------------------------
 
-def detect(shapes: Shapes, poses: list, margin: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Contacts of shapes on bodies at the given world poses [(R, p)] (no ground)."""
+def detect(shapes: Shapes, poses: list, margin: float = 1.0,
+           ground=(0.0, 0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """Contacts of shapes on bodies at the given world poses [(R, p)] (no ground unless
+    given: normal, height)."""
     first, local, bound = candidate_points(shapes)
     ns = len(shapes)
     oR = np.array([R for R, _ in poses], dtype=float)
     op = np.array([p for _, p in poses], dtype=float)
     out_int, out_real = np.zeros((64, 3), dtype=np.int64), np.zeros((64, 8))
     n = detect_contacts(oR, op, shapes.body, shapes.model, shapes.kind, shapes.R, shapes.p,
-                        shapes.size, first, local, bound, np.zeros(4), CORNER_RADIUS, margin,
+                        shapes.size, first, local, bound, np.array(ground, float),
+                        CORNER_RADIUS, margin,
                         np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros(3),
                         np.zeros((2, 16, 3)), out_int, out_real)
     return out_int[:n], out_real[:n]
@@ -108,6 +111,22 @@ def test_box_on_box_face_is_clipped_to_the_overlap():
     assert np.all(np.abs(xy) <= 0.1 + 1e-12)
     assert np.allclose(np.max(np.abs(xy), axis=1), 0.1)
     assert np.allclose(cr[:, 2], 0.05 - 1e-3)
+
+
+def test_a_mesh_keeps_its_deepest_points_per_pair():
+    """A 64-point hull of a ball (r 5 cm) tilted 1 mm into the ground: of the points within
+    the margin, the MESH_CONTACTS deepest are contacts, with their exact distances."""
+    rng = np.random.default_rng(1)
+    points = rng.normal(size=(64, 3))
+    hull = 0.05 * points / np.linalg.norm(points, axis=1)[:, None]
+    shapes = Shapes()
+    shapes.append(0, MESH, np.eye(3), np.zeros(3), [0.05, 0, 0], "ball", hull=hull)
+    centre = np.array([0.0, 0.0, 0.05 + 1e-3])
+    R = rot_z(0.3) @ np.array([[1, 0, 0], [0, 0.8, -0.6], [0, 0.6, 0.8]])
+    ci, cr = detect(shapes, [(R, centre)], margin=0.02, ground=(0, 0, 1, 0))
+    heights = np.sort((centre + hull @ R.T)[:, 2])
+    assert len(ci) == MESH_CONTACTS and np.sum(heights < 0.02) > MESH_CONTACTS
+    assert np.sort(cr[:, 6]) == pytest.approx(heights[:MESH_CONTACTS], abs=1e-15)
 
 
 def test_boxes_of_one_model_are_not_paired():

@@ -24,6 +24,7 @@ from .._jit import kernel, routine, step
 from .geometry import BOX, CYLINDER, MESH, SPHERE
 
 WORLD = -1
+MESH_CONTACTS = 8  # a mesh keeps its deepest points per pair (ground, box, sphere)
 
 
 @step
@@ -88,13 +89,16 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
     models within reach."""
     r = size[s, 0] if kind[s] == SPHERE else 0.0
     radius = r if kind[s] == SPHERE else corner_radius
+    keep = MESH_CONTACTS if kind[s] == MESH else first[s + 1] - first[s]
     if ground[0] != 0.0 or ground[1] != 0.0 or ground[2] != 0.0:
+        start = n
         for k in range(first[s], first[s + 1]):
             point_in_world(wR[s], wp[s], local[k], x)
             d = ground[0] * x[0] + ground[1] * x[1] + ground[2] * x[2] - ground[3] - r
             n = add_contact(n, body[s], WORLD, s, x[0] - r * ground[0], x[1] - r * ground[1],
                             x[2] - r * ground[2], ground[0], ground[1], ground[2], d, radius,
                             margin, out_int, out_real)
+        n = keep_deepest(start, n, keep, out_int, out_real)
     if kind[s] == BOX:
         return n
     for s2 in range(body.shape[0]):
@@ -106,6 +110,7 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
         dx, dy, dz = wp[s, 0] - wp[s2, 0], wp[s, 1] - wp[s2, 1], wp[s, 2] - wp[s2, 2]
         if dx * dx + dy * dy + dz * dz > reach * reach:
             continue
+        start = n
         for k in range(first[s], first[s + 1]):
             point_in_world(wR[s], wp[s], local[k], x)
             if kind[s2] == BOX:
@@ -121,7 +126,27 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
                     n = add_contact(n, body[s], body[s2], s, x[0], x[1], x[2], dx / dist,
                                     dy / dist, dz / dist, dist - size[s2, 0], corner_radius,
                                     margin, out_int, out_real)
+        n = keep_deepest(start, n, keep, out_int, out_real)
     return n
+
+
+@step
+def keep_deepest(start, n, keep, out_int, out_real) -> int:
+    """Of the contacts start..n-1 keep the ``keep`` with the smallest distance (a selection
+    sort of that block's first rows); returns the new count."""
+    if n - start <= keep:
+        return n
+    for i in range(start, start + keep):
+        j_min = i
+        for j in range(i + 1, n):
+            if out_real[j, 6] < out_real[j_min, 6]:
+                j_min = j
+        if j_min != i:
+            for c in range(3):
+                out_int[i, c], out_int[j_min, c] = out_int[j_min, c], out_int[i, c]
+            for c in range(8):
+                out_real[i, c], out_real[j_min, c] = out_real[j_min, c], out_real[i, c]
+    return start + keep
 
 
 @step
