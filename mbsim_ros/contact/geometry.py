@@ -69,9 +69,14 @@ class Shapes:
         out.size = np.concatenate([s.size for s in parts]).reshape(-1, 3)
         out.link = [name for s in parts for name in s.link]
         out.skipped = [name for s in parts for name in s.skipped]
-        out.model = np.concatenate([np.full(len(s), k) for k, s in enumerate(parts)]) \
-            .astype(np.int64)
-        out.hull = [h for s in parts for h in s.hull]
+        models, offset = [], 0   # each part's models numbered after the previous part's
+        for s in parts:
+            own = s.model if len(s.model) == len(s) else np.zeros(len(s), dtype=np.int64)
+            models.append(np.where(own >= 0, own + offset, own))
+            offset += int(own.max()) + 1 if len(s) and own.max() >= 0 else 1
+        out.model = np.concatenate(models).astype(np.int64)
+        out.hull = [h for s in parts for h in (s.hull if len(s.hull) == len(s)
+                                               else [None] * len(s))]
         return out
 
 
@@ -294,9 +299,6 @@ def with_static_boxes(shapes: Shapes, boxes: np.ndarray, names: list | None = No
     """The shapes and a scene's static boxes ((k, 15): R row-major, centre, half extents) as
     world shapes of their own model (-1), so that they meet every model's shapes."""
     out = Shapes.concatenate([shapes], [0])
-    out.hull = list(shapes.hull) if len(shapes.hull) == len(shapes) else [None] * len(shapes)
-    out.model = shapes.model.copy() if len(shapes.model) == len(shapes) \
-        else np.zeros(len(shapes), dtype=np.int64)
     for k, box in enumerate(np.asarray(boxes, dtype=float).reshape(-1, 15)):
         out.append(-1, BOX, box[:9].reshape(3, 3), box[9:12], box[12:15],
                    names[k] if names else f"box{k}")
