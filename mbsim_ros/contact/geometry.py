@@ -254,11 +254,10 @@ def mesh_hull(path: Path, scale, what: str = "mesh") -> np.ndarray:
 
 @lru_cache(maxsize=256)
 def _hull(path: str, scale: tuple) -> np.ndarray:
-    import coal
     from scipy.spatial import ConvexHull, QhullError
 
     try:
-        mesh = coal.MeshLoader().load(path, np.array(scale))
+        mesh = _mesh_loader().load(path, np.array(scale))
         vertices = np.array(mesh.vertices(), dtype=float).reshape(-1, 3)
     except Exception as exc:  # noqa: BLE001 - coal raises ValueError/RuntimeError on bad files
         lines = [line for line in str(exc).splitlines() if line.strip()]
@@ -273,6 +272,20 @@ def _hull(path: str, scale: tuple) -> np.ndarray:
     points = farthest_points(points, MESH_POINTS)
     points.flags.writeable = False
     return points
+
+
+def _mesh_loader():
+    """coal's mesh loader (assimp: STL, OBJ, DAE, ...); coal comes with pin (pinocchio 3),
+    older installations name it hppfcl."""
+    try:
+        import coal
+    except ImportError:
+        try:
+            import hppfcl as coal
+        except ImportError:
+            raise ValueError("reading mesh files needs coal (installed with pin) or hppfcl; "
+                             "or set meshes: false for this model") from None
+    return coal.MeshLoader()
 
 
 def farthest_points(points: np.ndarray, count: int) -> np.ndarray:
