@@ -11,9 +11,10 @@ shapes included). coal is timed per query from Python (its C++ behind one Python
 cannot be called from inside a numba kernel): distance (signed, with witness points) and
 collide with contacts (one contact for box-box).
 
-Measured (2-core VM, OPENBLAS_NUM_THREADS=1, 4 runs): box-box 1.0-1.5 us per pair in a batch (ours, 8
-contacts) against 2.3-4.4 us per coal query (1 contact); 64 hull points against the ground 0.7-1.1 us
-(ours, every point a candidate) against 0.6 us for coal's one signed distance.
+Measured (2-core VM, OPENBLAS_NUM_THREADS=1, 4 runs): box-box 1.0-1.5 us per pair in a
+batch (ours, 8 contacts) against 2.3-4.4 us per coal query (1 contact); 64 hull points against
+the ground 0.7-1.1 us (ours, every point a candidate) against 0.6 us for coal's one signed
+distance.
 """
 from __future__ import annotations
 
