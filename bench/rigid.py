@@ -130,7 +130,7 @@ def pr2_scene() -> dict:
     corners = [{"link": "base_footprint", "radius": 0.079,
                 "position": [sx * 0.2246, sy * 0.2246, 0.079]} for sx in (-1, 1) for sy in (-1, 1)]
     return {"ground": {"friction": 0.8, "youngs_modulus": 2.0e11, "poisson_ratio": 0.3},
-            "models": [{"urdf": "pr2", "floating_base": True, "name": "pr2",
+            "models": [{"urdf": "pr2", "floating_base": True, "name": "pr2", "meshes": False,
                         "contact_spheres": corners}]}
 
 

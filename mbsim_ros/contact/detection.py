@@ -1,18 +1,30 @@
-"""Contact candidates at a configuration: every shape against the ground plane and the static
-boxes, and sphere against sphere between different bodies. Exact analytic tests for primitives
-(sphere: its centre; box: its 8 corners; cylinder: 8 points on each rim), so a contact is a
-point, a unit normal (pushing body a away from b), and a signed distance (negative: overlap).
-Pairs farther apart than ``margin`` are dropped; the nearer ones become constraint rows that
-only act when the step would close the gap (speculative contacts, no tunnelling)."""
+"""Contact candidates at a configuration, by exact analytic tests on primitives and on points.
+A contact is a point, a unit normal (pushing body a away from body b or the world), a signed
+distance (negative: overlap) and an effective radius (Hertz). Pairs farther apart than
+``margin`` are dropped; the nearer ones become constraint rows that only act when the step
+would close the gap (speculative contacts, no tunnelling).
+
+Every shape has candidate points (geometry.candidate_points: a sphere's centre, a box's 8
+corners, 8 points on each cylinder rim, a mesh's hull points). Pairs (docs/COMPLIANT.md):
+
+- each candidate point (a sphere's centre with its radius) against the ground plane;
+- a sphere, cylinder or mesh point against a box (static, or on another model): exact, the
+  box's closest point, or the face of least penetration when inside;
+- box against box (static, or on another model): the separating face axis of least
+  penetration among the 6 face normals, the other box's most opposed face clipped to that face
+  (vertex-face and face-face contacts; edge-edge is not checked);
+- sphere against sphere on different bodies, sphere against cylinder (exact), mesh point
+  against sphere, on different models.
+"""
 from __future__ import annotations
 
 import math
 
-from .._jit import kernel, step
-from .geometry import BOX, CYLINDER, SPHERE
+from .._jit import kernel, routine, step
+from .geometry import BOX, CYLINDER, MESH, SPHERE
 
 WORLD = -1
-RIM_POINTS = 8
+MESH_CONTACTS = 8  # a mesh keeps its deepest points per pair (ground, box, sphere)
 
 
 @step
@@ -46,81 +58,148 @@ def add_contact(n, a, b, shape, x, y, z, nx, ny, nz, distance, radius, margin, o
     return n + 1
 
 
-@step
-def point_on_shape(kind, size, R, p, k, out):
-    """Candidate point k of a shape in the world (sphere: centre; box: corner k of 8; cylinder:
-    rim point k of 2 * RIM_POINTS)."""
-    if kind == BOX:
-        lx = size[0] if (k & 1) else -size[0]
-        ly = size[1] if (k & 2) else -size[1]
-        lz = size[2] if (k & 4) else -size[2]
-    elif kind == CYLINDER:
-        angle = 2.0 * math.pi * (k % RIM_POINTS) / RIM_POINTS
-        lx, ly = size[0] * math.cos(angle), size[0] * math.sin(angle)
-        lz = size[1] if k >= RIM_POINTS else -size[1]
-    else:
-        lx = ly = lz = 0.0
-    for r in range(3):
-        out[r] = p[r] + R[r, 0] * lx + R[r, 1] * ly + R[r, 2] * lz
-
-
 @kernel
-def detect_contacts(oR, op, body, kind, sR, sp, size, ground, boxes, corner_radius, margin,
-                    R, p, R2, p2, x, out_int, out_real) -> int:
+def detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound, ground,
+                    corner_radius, margin, wR, wp, x, clip, out_int, out_real) -> int:
     """Fill out_int (max, 3: body a, body b or -1, shape of a) and out_real (max, 8: point,
     normal, signed distance, effective radius); returns the number of contacts.
-    ground: (4,) unit normal and height (n . x = height), normal zero for none; boxes: (k, 15)
-    static boxes (R row-major, centre, half extents)."""
-    n = 0
+    Shapes (n): body (-1: the world), model (pairs only between different models, but two
+    spheres on different bodies), kind, pose in the body frame (sR, sp), size, candidate points
+    local[first[s]:first[s + 1]], bound (radius about the shape's origin); ground: (4,) unit
+    normal and height (n . x = height), normal zero for none. Scratch: wR (n, 3, 3), wp (n, 3)
+    (the shapes' world poses), x (3,), clip (2, 16, 3)."""
     ns = body.shape[0]
-    has_ground = ground[0] != 0.0 or ground[1] != 0.0 or ground[2] != 0.0
     for s in range(ns):
-        if body[s] < 0:
-            continue
-        shape_pose(s, body, sR, sp, oR, op, R, p)
-        k_points = 1 if kind[s] == SPHERE else (8 if kind[s] == BOX else 2 * RIM_POINTS)
-        r = size[s, 0] if kind[s] == SPHERE else 0.0
-        radius = r if kind[s] == SPHERE else corner_radius
-        for k in range(k_points):
-            point_on_shape(kind[s], size[s], R, p, k, x)
-            if has_ground:
-                d = ground[0] * x[0] + ground[1] * x[1] + ground[2] * x[2] - ground[3] - r
-                n = add_contact(n, body[s], WORLD, s, x[0] - r * ground[0],
-                                x[1] - r * ground[1], x[2] - r * ground[2], ground[0],
-                                ground[1], ground[2], d, radius, margin, out_int, out_real)
-            for j in range(boxes.shape[0]):
-                n = point_box_contact(n, body[s], s, x, r, radius, boxes[j], margin, out_int,
-                                      out_real)
-        if kind[s] != SPHERE:
-            continue
-        for s2 in range(s + 1, ns):
-            if kind[s2] != SPHERE or body[s2] == body[s] or body[s2] < 0:
-                continue
-            shape_pose(s2, body, sR, sp, oR, op, R2, p2)
-            dx, dy, dz = p[0] - p2[0], p[1] - p2[1], p[2] - p2[2]
-            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
-            if dist == 0.0:
-                continue
-            r2 = size[s2, 0]
-            nx, ny, nz = dx / dist, dy / dist, dz / dist
-            n = add_contact(n, body[s], body[s2], s, p2[0] + nx * r2, p2[1] + ny * r2,
-                            p2[2] + nz * r2, nx, ny, nz, dist - r - r2, r * r2 / (r + r2),
+        shape_pose(s, body, sR, sp, oR, op, wR[s], wp[s])
+    n = ns - ns  # an int64 zero: for a literal 0 numba compiles each callee twice (+6 s)
+    for s in range(ns):
+        if body[s] >= 0:
+            n = shape_points_contacts(n, s, body, model, kind, size, first, local, bound, ground,
+                                      corner_radius, margin, wR, wp, x, out_int, out_real)
+            n = shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, margin,
+                                    wR, wp, clip, out_int, out_real)
+    return n
+
+
+@routine
+def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, ground,
+                          corner_radius, margin, wR, wp, x, out_int, out_real) -> int:
+    """The candidate points of moving shape s against the ground, and (but a box's corners,
+    see box_box) against the boxes, spheres (mesh points) and cylinders (a sphere) of other
+    models within reach."""
+    r = size[s, 0] if kind[s] == SPHERE else 0.0
+    radius = r if kind[s] == SPHERE else corner_radius
+    keep = MESH_CONTACTS if kind[s] == MESH else first[s + 1] - first[s]
+    if ground[0] != 0.0 or ground[1] != 0.0 or ground[2] != 0.0:
+        start = n
+        for k in range(first[s], first[s + 1]):
+            point_in_world(wR[s], wp[s], local[k], x)
+            d = ground[0] * x[0] + ground[1] * x[1] + ground[2] * x[2] - ground[3] - r
+            n = add_contact(n, body[s], WORLD, s, x[0] - r * ground[0], x[1] - r * ground[1],
+                            x[2] - r * ground[2], ground[0], ground[1], ground[2], d, radius,
                             margin, out_int, out_real)
+        n = keep_deepest(start, n, keep, out_int, out_real)
+    if kind[s] == BOX:
+        return n
+    for s2 in range(body.shape[0]):
+        if model[s2] == model[s] or body[s2] == body[s] or kind[s2] == MESH \
+                or (kind[s2] == CYLINDER and kind[s] != SPHERE) \
+                or (kind[s2] == SPHERE and kind[s] != MESH):
+            continue
+        reach = bound[s] + bound[s2] + margin
+        dx, dy, dz = wp[s, 0] - wp[s2, 0], wp[s, 1] - wp[s2, 1], wp[s, 2] - wp[s2, 2]
+        if dx * dx + dy * dy + dz * dz > reach * reach:
+            continue
+        start = n
+        for k in range(first[s], first[s + 1]):
+            point_in_world(wR[s], wp[s], local[k], x)
+            if kind[s2] == BOX:
+                n = point_box_contact(n, body[s], body[s2], s, x, r, radius, wR[s2], wp[s2],
+                                      size[s2], margin, out_int, out_real)
+            elif kind[s2] == CYLINDER:
+                n = sphere_cylinder_contact(n, body[s], body[s2], s, x, r, wR[s2], wp[s2],
+                                            size[s2], margin, out_int, out_real)
+            else:  # a mesh point against a sphere
+                dx, dy, dz = x[0] - wp[s2, 0], x[1] - wp[s2, 1], x[2] - wp[s2, 2]
+                dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+                if dist > 0.0:
+                    n = add_contact(n, body[s], body[s2], s, x[0], x[1], x[2], dx / dist,
+                                    dy / dist, dz / dist, dist - size[s2, 0], corner_radius,
+                                    margin, out_int, out_real)
+        n = keep_deepest(start, n, keep, out_int, out_real)
     return n
 
 
 @step
-def point_box_contact(n, a, s, x, r, radius, box, margin, out_int, out_real) -> int:
-    """A point (or sphere of radius r) at x against a static box: the nearest face's outward
-    normal and the distance to the box minus r."""
-    # local coordinates: l = R^T (x - c)
-    l0 = l1 = l2 = 0.0
+def keep_deepest(start, n, keep, out_int, out_real) -> int:
+    """Of the contacts start..n-1 keep the ``keep`` with the smallest distance (a selection
+    sort of that block's first rows); returns the new count."""
+    if n - start <= keep:
+        return n
+    for i in range(start, start + keep):
+        j_min = i
+        for j in range(i + 1, n):
+            if out_real[j, 6] < out_real[j_min, 6]:
+                j_min = j
+        if j_min != i:
+            for c in range(3):
+                out_int[i, c], out_int[j_min, c] = out_int[j_min, c], out_int[i, c]
+            for c in range(8):
+                out_real[i, c], out_real[j_min, c] = out_real[j_min, c], out_real[i, c]
+    return start + keep
+
+
+@step
+def point_in_world(R, p, local, x):
+    """x = p + R local."""
+    for i in range(3):
+        x[i] = p[i] + R[i, 0] * local[0] + R[i, 1] * local[1] + R[i, 2] * local[2]
+
+
+@routine
+def shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, margin, wR, wp,
+                        clip, out_int, out_real) -> int:
+    """Moving shape s against whole shapes: sphere-sphere (different bodies) and box-box
+    (different models), each pair once."""
+    if kind[s] != SPHERE and kind[s] != BOX:
+        return n
+    p = wp[s]
+    for s2 in range(body.shape[0]):
+        if kind[s2] != kind[s] or body[s2] == body[s] or (s2 < s and body[s2] >= 0):
+            continue
+        dx, dy, dz = p[0] - wp[s2, 0], p[1] - wp[s2, 1], p[2] - wp[s2, 2]
+        if dx * dx + dy * dy + dz * dz > (bound[s] + bound[s2] + margin) ** 2:
+            continue
+        if kind[s] == BOX:
+            if model[s2] != model[s]:
+                n = box_box(n, s, s2, body, wR, wp, size, corner_radius, margin, clip, out_int,
+                            out_real)
+            continue
+        if body[s2] < 0:
+            continue
+        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if dist == 0.0:
+            continue
+        r, r2 = size[s, 0], size[s2, 0]
+        nx, ny, nz = dx / dist, dy / dist, dz / dist
+        q = wp[s2]
+        n = add_contact(n, body[s], body[s2], s, q[0] + nx * r2, q[1] + ny * r2,
+                        q[2] + nz * r2, nx, ny, nz, dist - r - r2, r * r2 / (r + r2),
+                        margin, out_int, out_real)
+    return n
+
+
+@step
+def point_box_contact(n, a, b, s, x, r, radius, R, c, h, margin, out_int, out_real) -> int:
+    """A point (or sphere of radius r) at x against the box (R, centre c, half extents h): the
+    box's closest point, or, inside, the nearest face's outward normal; distance minus r."""
+    l0 = l1 = l2 = 0.0   # local coordinates: l = R^T (x - c)
     for k in range(3):
-        d = x[k] - box[9 + k]
-        l0 += box[3 * k] * d
-        l1 += box[3 * k + 1] * d
-        l2 += box[3 * k + 2] * d
-    h0, h1, h2 = box[12], box[13], box[14]
+        d = x[k] - c[k]
+        l0 += R[k, 0] * d
+        l1 += R[k, 1] * d
+        l2 += R[k, 2] * d
+    h0, h1, h2 = h[0], h[1], h[2]
     c0, c1, c2 = min(max(l0, -h0), h0), min(max(l1, -h1), h1), min(max(l2, -h2), h2)
     e0, e1, e2 = l0 - c0, l1 - c1, l2 - c2
     outside = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
@@ -136,8 +215,133 @@ def point_box_contact(n, a, s, x, r, radius, box, margin, out_int, out_real) -> 
             m1, distance = (1.0 if l1 >= 0 else -1.0), -g1 - r
         else:
             m2, distance = (1.0 if l2 >= 0 else -1.0), -g2 - r
-    nx = box[0] * m0 + box[1] * m1 + box[2] * m2
-    ny = box[3] * m0 + box[4] * m1 + box[5] * m2
-    nz = box[6] * m0 + box[7] * m1 + box[8] * m2
-    return add_contact(n, a, WORLD, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz, nx, ny, nz,
+    nx = R[0, 0] * m0 + R[0, 1] * m1 + R[0, 2] * m2
+    ny = R[1, 0] * m0 + R[1, 1] * m1 + R[1, 2] * m2
+    nz = R[2, 0] * m0 + R[2, 1] * m1 + R[2, 2] * m2
+    return add_contact(n, a, b, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz, nx, ny, nz,
                        distance, radius, margin, out_int, out_real)
+
+
+@step
+def sphere_cylinder_contact(n, a, b, s, x, r, R, c, size, margin, out_int, out_real) -> int:
+    """A sphere (centre x, radius r) against a cylinder (R, centre c, radius and half length
+    in size, axis R's z): exact closest point; inside, the nearer of the side and the caps."""
+    l0 = l1 = l2 = 0.0
+    for k in range(3):
+        d = x[k] - c[k]
+        l0 += R[k, 0] * d
+        l1 += R[k, 1] * d
+        l2 += R[k, 2] * d
+    rc, hl = size[0], size[1]
+    rho = math.sqrt(l0 * l0 + l1 * l1)
+    u0, u1 = (l0 / rho, l1 / rho) if rho > 0.0 else (1.0, 0.0)
+    radial, axial = rho - rc, abs(l2) - hl
+    if radial <= 0.0 and axial <= 0.0:  # centre inside: leave through the nearer surface
+        if axial >= radial:
+            m0, m1, m2, distance = 0.0, 0.0, (1.0 if l2 >= 0 else -1.0), axial - r
+        else:
+            m0, m1, m2, distance = u0, u1, 0.0, radial - r
+    else:
+        cr, cz = min(rho, rc), min(max(l2, -hl), hl)
+        e0, e1, e2 = l0 - cr * u0, l1 - cr * u1, l2 - cz
+        gap = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+        m0, m1, m2, distance = e0 / gap, e1 / gap, e2 / gap, gap - r
+    nx = R[0, 0] * m0 + R[0, 1] * m1 + R[0, 2] * m2
+    ny = R[1, 0] * m0 + R[1, 1] * m1 + R[1, 2] * m2
+    nz = R[2, 0] * m0 + R[2, 1] * m1 + R[2, 2] * m2
+    return add_contact(n, a, b, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz, nx, ny, nz,
+                       distance, r, margin, out_int, out_real)
+
+
+@routine
+def box_box(n, sa, sb, body, wR, wp, size, corner_radius, margin, clip, out_int,
+            out_real) -> int:
+    """Box sa (moving) against box sb: of the 6 face normals, the axis of least penetration
+    (largest gap) separates them; the face of that axis (the reference face) clips the other
+    box's most opposed face (the incident face, Sutherland-Hodgman), and the clipped vertices
+    are contacts at their signed distance from the reference face. Edge-edge axes are not
+    tested (crossed edges without a vertex in a face are missed)."""
+    Ra, pa, ha, Rb, pb, hb = wR[sa], wp[sa], size[sa], wR[sb], wp[sb], size[sb]
+    d0, d1, d2 = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
+    best_gap, best, best_sign = -math.inf, 0, 1.0
+    for axis in range(6):
+        U = Rb if axis < 3 else Ra
+        i = axis % 3
+        u0, u1, u2 = U[0, i], U[1, i], U[2, i]
+        extent = 0.0
+        for k in range(3):
+            extent += ha[k] * abs(u0 * Ra[0, k] + u1 * Ra[1, k] + u2 * Ra[2, k]) \
+                + hb[k] * abs(u0 * Rb[0, k] + u1 * Rb[1, k] + u2 * Rb[2, k])
+        along = d0 * u0 + d1 * u1 + d2 * u2
+        gap = abs(along) - extent
+        if gap > best_gap + 1e-9:  # ties: b's faces first
+            best_gap, best, best_sign = gap, axis, (1.0 if along >= 0 else -1.0)
+    if best_gap >= margin:
+        return n
+    i_ref = best % 3
+    if best < 3:   # b's face towards a: normal n = m (b to a)
+        Rr, pr, hr, Ri, pi, hi, face = Rb, pb, hb, Ra, pa, ha, best_sign
+    else:          # a's face towards b: m = -n
+        Rr, pr, hr, Ri, pi, hi, face = Ra, pa, ha, Rb, pb, hb, -best_sign
+    m0, m1, m2 = face * Rr[0, i_ref], face * Rr[1, i_ref], face * Rr[2, i_ref]
+    n_sign = 1.0 if best < 3 else -1.0   # n = n_sign * m
+    # the incident face: the other box's face most opposed to m
+    k_inc, most = 0, -1.0
+    for k in range(3):
+        dot = abs(Ri[0, k] * m0 + Ri[1, k] * m1 + Ri[2, k] * m2)
+        if dot > most:
+            k_inc, most = k, dot
+    f = -1.0 if Ri[0, k_inc] * m0 + Ri[1, k_inc] * m1 + Ri[2, k_inc] * m2 > 0 else 1.0
+    k1, k2 = (k_inc + 1) % 3, (k_inc + 2) % 3
+    i1, i2 = (i_ref + 1) % 3, (i_ref + 2) % 3
+    # reference face centre; incident quad in its (u, v, depth) coordinates
+    c0 = pr[0] + hr[i_ref] * m0
+    c1 = pr[1] + hr[i_ref] * m1
+    c2 = pr[2] + hr[i_ref] * m2
+    quad = clip[0]
+    for corner in range(4):
+        s1 = 1.0 if corner == 0 or corner == 3 else -1.0
+        s2 = 1.0 if corner < 2 else -1.0
+        y0 = pi[0] + f * hi[k_inc] * Ri[0, k_inc] + s1 * hi[k1] * Ri[0, k1] \
+            + s2 * hi[k2] * Ri[0, k2] - c0
+        y1 = pi[1] + f * hi[k_inc] * Ri[1, k_inc] + s1 * hi[k1] * Ri[1, k1] \
+            + s2 * hi[k2] * Ri[1, k2] - c1
+        y2 = pi[2] + f * hi[k_inc] * Ri[2, k_inc] + s1 * hi[k1] * Ri[2, k1] \
+            + s2 * hi[k2] * Ri[2, k2] - c2
+        quad[corner, 0] = y0 * Rr[0, i1] + y1 * Rr[1, i1] + y2 * Rr[2, i1]
+        quad[corner, 1] = y0 * Rr[0, i2] + y1 * Rr[1, i2] + y2 * Rr[2, i2]
+        quad[corner, 2] = y0 * m0 + y1 * m1 + y2 * m2
+    count = 4
+    for side in range(4):  # |u| <= hr[i1], |v| <= hr[i2]
+        count = clip_polygon(clip[side % 2], count, clip[(side + 1) % 2], side // 2,
+                             1.0 if side % 2 == 0 else -1.0, hr[i1] if side < 2 else hr[i2])
+    out = clip[0]
+    for j in range(count):
+        u, v, depth = out[j, 0], out[j, 1], out[j, 2]
+        x0 = c0 + u * Rr[0, i1] + v * Rr[0, i2] + depth * m0
+        x1 = c1 + u * Rr[1, i1] + v * Rr[1, i2] + depth * m1
+        x2 = c2 + u * Rr[2, i1] + v * Rr[2, i2] + depth * m2
+        n = add_contact(n, body[sa], body[sb], sa, x0, x1, x2, n_sign * m0, n_sign * m1,
+                        n_sign * m2, depth, corner_radius, margin, out_int, out_real)
+    return n
+
+
+@step
+def clip_polygon(poly, count, out, axis, sign, limit) -> int:
+    """Sutherland-Hodgman: the part of polygon poly[:count] (rows u, v, depth) where
+    sign * row[axis] <= limit, into out; returns its vertex count."""
+    m = 0
+    for j in range(count):
+        k = (j + 1) % count
+        dp = sign * poly[j, axis] - limit
+        dq = sign * poly[k, axis] - limit
+        if dp <= 0.0:
+            for c in range(3):
+                out[m, c] = poly[j, c]
+            m += 1
+        if (dp <= 0.0) != (dq <= 0.0):
+            t = dp / (dp - dq)
+            for c in range(3):
+                out[m, c] = poly[j, c] + t * (poly[k, c] - poly[j, c])
+            m += 1
+    return m

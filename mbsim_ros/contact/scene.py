@@ -9,7 +9,8 @@ objects), with the contact material, read from YAML or a dict (docs/COMPLIANT.md
       - {urdf: arm7, floating_base: false, position: [0, 0, 0], orientation: [0, 0, 0, 1]}
       - {sphere: {radius: 0.05, mass: 1.0}, position: [0.5, 0, 0.3], name: ball}
       - {box: {size: [0.1, 0.2, 0.05], mass: 1.0}, position: [...], name: brick}
-      - {urdf: solo12, floating_base: true, contact_spheres: [{link: FL_FOOT, radius: 0.016}]}
+      - {urdf: solo12, floating_base: true, meshes: false,    # meshes: true (default) loads
+         contact_spheres: [{link: FL_FOOT, radius: 0.016}]}  # the collision meshes' hulls
 """
 from __future__ import annotations
 
@@ -148,6 +149,7 @@ def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, 
     """(model, shapes, floating, name) of one models entry."""
     import pinocchio as pin
 
+    urdf_dir = None
     if "sphere" in item or "box" in item:
         xml, floating = _object_urdf(item, where), True
     elif "urdf" in item:
@@ -156,13 +158,17 @@ def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, 
         except ConfigError as exc:
             raise SceneError(f"{where}.urdf: {exc}") from None
         xml, floating = path.read_text(), bool(item.get("floating_base", False))
+        urdf_dir = path.resolve().parent
     else:
         raise SceneError(f"{where}: needs 'urdf', 'sphere' or 'box'")
     try:
         model = load_urdf(xml, floating_base=floating)
         pin_model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()) \
             if floating else pin.buildModelFromXML(xml)
-        shapes = shapes_from_urdf(xml, pin_model)
+        meshes = item.get("meshes", True)
+        if not isinstance(meshes, bool):
+            raise SceneError(f"{where}.meshes: expected true or false, got {meshes!r}")
+        shapes = shapes_from_urdf(xml, pin_model, urdf_dir, meshes=meshes)
     except ModelError as exc:
         raise SceneError(f"{where}: {exc}") from None
     _add_contact_spheres(item, where, pin_model, shapes)
@@ -185,12 +191,7 @@ def _add_contact_spheres(item: dict, where: str, pin_model, shapes: Shapes) -> N
         frame = frames[link]
         R, p = np.array(frame.placement.rotation), np.array(frame.placement.translation)
         local = _vector(sphere, "position", at, 3, [0, 0, 0])
-        shapes.body = np.append(shapes.body, frame.parentJoint - 1).astype(np.int64)
-        shapes.kind = np.append(shapes.kind, SPHERE).astype(np.int64)
-        shapes.R = np.concatenate([shapes.R.reshape(-1, 3, 3), R[None]])
-        shapes.p = np.concatenate([shapes.p.reshape(-1, 3), (p + R @ local)[None]])
-        shapes.size = np.concatenate([shapes.size.reshape(-1, 3), [[radius, 0, 0]]])
-        shapes.link.append(link)
+        shapes.append(frame.parentJoint - 1, SPHERE, R, p + R @ local, [radius, 0, 0], link)
 
 
 def _place(model: Model, floating: bool, position, rotation, q: np.ndarray) -> Model:

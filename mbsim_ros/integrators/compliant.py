@@ -22,6 +22,7 @@ import numpy as np
 import scipy.linalg
 
 from ..contact.detection import detect_contacts
+from ..contact.geometry import candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
 from ..contact.scene import Scene
 from ..dynamics.checks import all_finite_kernel
@@ -43,6 +44,7 @@ CONES = ("true", "pyramid")
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("interior", "clarabel", "osqp")
 SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
+CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
 
 
 @dataclass
@@ -174,7 +176,8 @@ class CompliantIntegrator(Integrator):
         self._origins = np.zeros((model.njoints, 3))
         self._body_wrenches = np.zeros((model.njoints, 6))
         self._touching = np.zeros(model.njoints, dtype=np.int64)
-        self._scratch = np.zeros((5, 3, 3))
+        self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
+        self._detection = self._detection_arrays(scene)
         self._n_contacts = 0
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
@@ -189,6 +192,20 @@ class CompliantIntegrator(Integrator):
                    or np.isfinite(model.upper_position_limit[model.idx_q[i]])]
         self._limit_iq = np.array([model.idx_q[i] for i in bounded], dtype=np.int64)
         self._limit_iv = np.array([model.idx_v[i] for i in bounded], dtype=np.int64)
+
+    @staticmethod
+    def _detection_arrays(scene: Scene | None) -> tuple | None:
+        """The shapes (the static boxes appended as world shapes), their candidate points and
+        the detection scratch, as detect_contacts takes them; None without shapes."""
+        if scene is None or len(scene.shapes) == 0:
+            return None
+        shapes = with_static_boxes(scene.shapes, scene.boxes, scene.box_names)
+        first, local, bound = candidate_points(shapes)
+        ns = len(shapes)
+        return (shapes.body, shapes.model, shapes.kind, np.ascontiguousarray(shapes.R),
+                np.ascontiguousarray(shapes.p), np.ascontiguousarray(shapes.size), first, local,
+                bound), (np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros(3),
+                         np.zeros((2, 16, 3)))
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         self._pushing = None
@@ -257,8 +274,8 @@ class CompliantIntegrator(Integrator):
             contact_rows(m.joint_int, oS, v, self._contact_int, self._contact_real, n,
                          material.friction, -1.0 if hertz else material.stiffness,
                          material.damping, material.effective_modulus if hertz else 0.0,
-                         material.dissipation, self.reference_depth, self._scratch[3, 0],
-                         self._scratch[3, 1], buf.directions, buf.G, buf.phi, buf.kind, buf.k,
+                         material.dissipation, self.reference_depth, self._scratch[0],
+                         self._scratch[1], buf.directions, buf.G, buf.phi, buf.kind, buf.k,
                          buf.b, buf.mu)
         rows = 3 * n
         if self.joint_limits and self._limit_iv.size:
@@ -276,19 +293,16 @@ class CompliantIntegrator(Integrator):
 
     def _detect(self, v) -> int:
         """Contacts within reach of this step into _contact_int / _contact_real."""
-        scene = self.scene
         self._n_contacts = 0
-        if scene is None or len(scene.shapes) == 0:
+        if self._detection is None:
             return 0
         oR, op = self._frames[:2]
-        s = self._scratch
-        shapes = scene.shapes
         # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
         margin = self.margin + self.dt * math.sqrt(float(np.dot(v, v)))
-        n = detect_contacts(oR, op, shapes.body, shapes.kind, shapes.R, shapes.p, shapes.size,
-                            scene.ground, scene.boxes, 0.005, margin, s[0], s[1, 0],
-                            s[2], s[1, 1], s[1, 2], self._contact_int, self._contact_real)
+        shapes, scratch = self._detection
+        n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
+                            *scratch, self._contact_int, self._contact_real)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n

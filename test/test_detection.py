@@ -1,0 +1,332 @@
+"""Contact detection between moving bodies and from URDF meshes (mbsim_ros/contact/detection.py,
+geometry.py): the kernel's distances and normals against closed-form geometry, stacks that
+settle with the weights Hertz and statics predict, a mesh-shaped link at its analytic height,
+and the bad-input cases (a missing or unreadable mesh names the link and the file)."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from mbsim_ros import Simulator
+from mbsim_ros.contact.detection import MESH_CONTACTS, detect_contacts
+from mbsim_ros.contact.geometry import (BOX, CYLINDER, MESH, MESH_POINTS, SPHERE, Shapes,
+                                        candidate_points, mesh_hull)
+from mbsim_ros.contact.scene import SceneError, load_scene, quaternion_to_matrix
+from mbsim_ros.integrators.compliant import CORNER_RADIUS
+
+G = 9.81
+E_STAR = 2.0e11 / (2.0 * (1.0 - 0.3 ** 2))   # steel on steel
+STEEL = {"friction": 0.5, "youngs_modulus": 2.0e11, "poisson_ratio": 0.3}
+
+
+def hertz_depth(force: float, radius: float) -> float:
+    """delta of F = 4/3 E* sqrt(R) delta^(3/2)."""
+    return (force / (4.0 / 3.0 * E_STAR * math.sqrt(radius))) ** (2.0 / 3.0)
+
+
+# -- the kernel against closed-form geometry ---------------------------------------------------
+
+def detect(shapes: Shapes, poses: list, margin: float = 1.0,
+           ground=(0.0, 0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """Contacts of shapes on bodies at the given world poses [(R, p)] (no ground unless
+    given: normal, height)."""
+    first, local, bound = candidate_points(shapes)
+    ns = len(shapes)
+    oR = np.array([R for R, _ in poses], dtype=float)
+    op = np.array([p for _, p in poses], dtype=float)
+    out_int, out_real = np.zeros((64, 3), dtype=np.int64), np.zeros((64, 8))
+    n = detect_contacts(oR, op, shapes.body, shapes.model, shapes.kind, shapes.R, shapes.p,
+                        shapes.size, first, local, bound, np.array(ground, float),
+                        CORNER_RADIUS, margin,
+                        np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros(3),
+                        np.zeros((2, 16, 3)), out_int, out_real)
+    return out_int[:n], out_real[:n]
+
+
+def two_shapes(kind_a: int, size_a, kind_b: int, size_b) -> Shapes:
+    """Shape a on body 0 (model 0), shape b on body 1 (model 1), both at their body origins."""
+    shapes = Shapes()
+    shapes.append(0, kind_a, np.eye(3), np.zeros(3), size_a, "a")
+    shapes.append(1, kind_b, np.eye(3), np.zeros(3), size_b, "b")
+    shapes.model[1] = 1
+    return shapes
+
+
+def rot_z(angle: float) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+@pytest.mark.parametrize("centre, distance, normal", [
+    ([0.0, 0.0, 0.16], 0.16 - 0.05 - 0.1, [0, 0, 1]),              # above the top face
+    ([0.3, 0.0, 0.0], 0.3 - 0.2 - 0.1, [1, 0, 0]),                 # beside
+    ([0.3, 0.0, 0.15], math.hypot(0.1, 0.1) - 0.1,                 # off the edge
+     [1 / math.sqrt(2), 0, 1 / math.sqrt(2)]),
+    ([0.0, 0.27, 0.01], -(0.3 - 0.27) - 0.1, [0, 1, 0]),           # centre inside
+])
+def test_sphere_against_moving_box_is_exact(centre, distance, normal):
+    """A sphere (r 0.1) against a box of half extents (0.2, 0.3, 0.05), yawed 0.4 rad with the
+    sphere's offset: the closest point of the box, the face of least penetration inside."""
+    yaw = rot_z(0.4)
+    shapes = two_shapes(SPHERE, [0.1, 0, 0], BOX, [0.2, 0.3, 0.05])
+    box_at = np.array([1.0, -2.0, 0.5])
+    ci, cr = detect(shapes, [(np.eye(3), box_at + yaw @ centre), (yaw, box_at)])
+    assert ci.tolist() == [[0, 1, 0]]
+    assert cr[0, 6] == pytest.approx(distance, abs=1e-12)
+    assert cr[0, 3:6] == pytest.approx(yaw @ normal, abs=1e-12)
+    assert cr[0, 7] == 0.1, "Hertz radius: the sphere's"
+
+
+@pytest.mark.parametrize("centre, distance, normal", [
+    ([0.0, 0.0, 0.35], 0.35 - 0.3 - 0.05, [0, 0, 1]),              # over a cap
+    ([0.0, 0.25, 0.1], 0.25 - 0.2 - 0.05, [0, 1, 0]),              # beside the side
+    ([0.3, 0.0, 0.4], math.hypot(0.1, 0.1) - 0.05,                 # off the rim
+     [1 / math.sqrt(2), 0, 1 / math.sqrt(2)]),
+    ([0.0, 0.15, 0.0], -(0.2 - 0.15) - 0.05, [0, 1, 0]),           # inside, nearer the side
+])
+def test_sphere_against_cylinder_is_exact(centre, distance, normal):
+    """A sphere (r 0.05) against a cylinder of radius 0.2 and length 0.6 (axis z)."""
+    shapes = two_shapes(SPHERE, [0.05, 0, 0], CYLINDER, [0.2, 0.3, 0])
+    ci, cr = detect(shapes, [(np.eye(3), np.array(centre, float)), (np.eye(3), np.zeros(3))])
+    assert ci.tolist() == [[0, 1, 0]]
+    assert cr[0, 6] == pytest.approx(distance, abs=1e-12)
+    assert cr[0, 3:6] == pytest.approx(normal, abs=1e-12)
+
+
+def test_box_on_box_face_is_clipped_to_the_overlap():
+    """A 0.2 m cube (a) yawed 45 degrees and 1 mm into a 0.2 x 0.2 x 0.1 box (b) below it:
+    the clipped incident face is the octagon where the two squares overlap, every vertex 1 mm
+    deep with the normal +z (pushing a up); b's corners are not contacts of a's corners."""
+    shapes = two_shapes(BOX, [0.1, 0.1, 0.1], BOX, [0.1, 0.1, 0.05])
+    ci, cr = detect(shapes, [(rot_z(math.pi / 4), np.array([0, 0, 0.05 + 0.1 - 1e-3])),
+                             (np.eye(3), np.zeros(3))], margin=0.01)
+    assert len(ci) == 8 and np.all(ci == [0, 1, 0])
+    assert cr[:, 6] == pytest.approx(np.full(8, -1e-3), abs=1e-12)
+    assert np.allclose(cr[:, 3:6], [0, 0, 1])
+    # the octagon's vertices lie on the lower box's rim |x| or |y| = 0.1, within |x|, |y| <= 0.1
+    xy = cr[:, :2]
+    assert np.all(np.abs(xy) <= 0.1 + 1e-12)
+    assert np.allclose(np.max(np.abs(xy), axis=1), 0.1)
+    assert np.allclose(cr[:, 2], 0.05 - 1e-3)
+
+
+def test_a_mesh_keeps_its_deepest_points_per_pair():
+    """A 64-point hull of a ball (r 5 cm) tilted 1 mm into the ground: of the points within
+    the margin, the MESH_CONTACTS deepest are contacts, with their exact distances."""
+    rng = np.random.default_rng(1)
+    points = rng.normal(size=(64, 3))
+    hull = 0.05 * points / np.linalg.norm(points, axis=1)[:, None]
+    shapes = Shapes()
+    shapes.append(0, MESH, np.eye(3), np.zeros(3), [0.05, 0, 0], "ball", hull=hull)
+    centre = np.array([0.0, 0.0, 0.05 + 1e-3])
+    R = rot_z(0.3) @ np.array([[1, 0, 0], [0, 0.8, -0.6], [0, 0.6, 0.8]])
+    ci, cr = detect(shapes, [(R, centre)], margin=0.02, ground=(0, 0, 1, 0))
+    heights = np.sort((centre + hull @ R.T)[:, 2])
+    assert len(ci) == MESH_CONTACTS and np.sum(heights < 0.02) > MESH_CONTACTS
+    assert np.sort(cr[:, 6]) == pytest.approx(heights[:MESH_CONTACTS], abs=1e-15)
+
+
+def test_boxes_of_one_model_are_not_paired():
+    shapes = two_shapes(BOX, [0.1, 0.1, 0.1], BOX, [0.1, 0.1, 0.1])
+    shapes.model[1] = 0
+    ci, _ = detect(shapes, [(np.eye(3), np.zeros(3)), (np.eye(3), np.array([0, 0, 0.15]))])
+    assert len(ci) == 0
+
+
+# -- stacks between moving bodies settle with the weights statics gives --------------------------
+
+def settle(scene: dict, seconds: float = 0.5, dt: float = 1e-3) -> Simulator:
+    sim = Simulator.from_scene(scene, dt=dt)
+    for _ in range(int(round(seconds / dt))):
+        assert sim.step().converged
+    return sim
+
+
+def forces_between(sim: Simulator, link: str, other: str) -> np.ndarray:
+    """The total contact force of other on link (world frame)."""
+    total = np.zeros(3)
+    for c in sim.contacts():
+        if (c.link, c.other) == (link, other):
+            total += c.force
+        elif (c.link, c.other) == (other, link):
+            total -= c.force
+    return total
+
+
+def test_sphere_on_a_free_box_on_the_ground():
+    """A 1 kg steel ball (r 5 cm) on a 2 kg free box (0.4 x 0.4 x 0.1 m) on a steel floor: the
+    box carries the ball's weight, the floor both; the ball sits Hertz's depth into the box
+    (F = m g, R = 5 cm) and the box its corners' depth into the floor (F = 3 g / 4 each)."""
+    sim = settle({"ground": STEEL, "models": [
+        {"box": {"size": [0.4, 0.4, 0.1], "mass": 2.0}, "position": [0, 0, 0.05], "name": "box"},
+        {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.05, -0.1, 0.15],
+         "name": "ball"}]})
+    on_ball = forces_between(sim, "ball/ball", "box/box")
+    on_box = forces_between(sim, "box/box", "world")
+    # at rest: the weights (1e-5 N: the box's corners sink unequally under the off-centre
+    # ball, tilting it by ~1e-7 rad, and the ball still creeps at ~1e-6 m/s^2)
+    assert on_ball == pytest.approx([0, 0, 1.0 * G], abs=1e-5)
+    assert on_box == pytest.approx([0, 0, 3.0 * G], abs=1e-5)
+    corner_depth = hertz_depth(3.0 * G / 4.0, CORNER_RADIUS)
+    ball_depth = hertz_depth(1.0 * G, 0.05)
+    (ball_contact,) = [c for c in sim.contacts() if c.link == "ball/ball"]
+    assert ball_contact.depth == pytest.approx(ball_depth, rel=1e-3)
+    # corners carry unequal shares (the ball is off centre): the box's height within their
+    # spread, and it tilts by ~5e-7 rad: the ball's centre is r - depth above the box's top
+    # face, measured along the box's own z axis
+    assert abs(sim.q[2] - (0.05 - corner_depth)) < 2 * corner_depth
+    up = quaternion_to_matrix(sim.q[3:7])[:, 2]
+    above_top = (sim.q[7:10] - sim.q[:3]) @ up - 0.05
+    assert above_top == pytest.approx(0.05 - ball_depth, abs=1e-9)
+    assert np.abs(sim.v).max() < 1e-4, "at rest"
+
+
+@pytest.mark.parametrize("upper, lower, yaw", [
+    ([0.1, 0.1, 0.1], [0.3, 0.3, 0.1], 0.3),     # small on large, turned
+    ([0.2, 0.2, 0.1], [0.2, 0.2, 0.1], 0.0),     # equal, edges flush
+    ([0.4, 0.3, 0.05], [0.1, 0.1, 0.1], 0.0),    # large on small
+])
+def test_box_stacked_on_a_box_settles_level(upper, lower, yaw):
+    """Free boxes, 1 kg on 2 kg, dropped from 1 mm onto each other and a steel floor: the upper
+    one stays level (tilt below 1e-5 rad), its weight carried by the lower box and the sum by
+    the floor; heights within a micrometre of the stacked sizes (Hertz corners sink < 1 um)."""
+    top = lower[2] + upper[2] / 2 + 1e-3
+    sim = settle({"ground": STEEL, "models": [
+        {"box": {"size": lower, "mass": 2.0}, "position": [0, 0, lower[2] / 2], "name": "low"},
+        {"box": {"size": upper, "mass": 1.0}, "position": [0.0, 0.0, top],
+         "orientation": [0, 0, math.sin(yaw / 2), math.cos(yaw / 2)], "name": "up"}]},
+        seconds=0.6)
+    assert forces_between(sim, "up/up", "low/low") == pytest.approx([0, 0, G], abs=1e-6)
+    assert forces_between(sim, "low/low", "world") == pytest.approx([0, 0, 3 * G], abs=1e-6)
+    qx, qy = sim.q[7 + 3], sim.q[7 + 4]
+    assert 2 * math.hypot(qx, qy) < 1e-5, "level"
+    assert sim.q[2] == pytest.approx(lower[2] / 2, abs=1e-6)
+    assert sim.q[7 + 2] == pytest.approx(lower[2] + upper[2] / 2, abs=2e-6)
+
+
+# -- meshes -----------------------------------------------------------------------------------
+
+CUBE_FACES = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
+              (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+
+
+def write_cube_stl(path) -> None:
+    """An ASCII STL of the unit cube centred on the origin (corners at +-0.5)."""
+    corners = [np.array([x, y, z]) - 0.5 for x in (0, 1) for y in (0, 1) for z in (0, 1)]
+    lines = ["solid cube"]
+    for face in CUBE_FACES:
+        a, b, c = (corners[i] for i in face)
+        normal = np.cross(b - a, c - a)
+        lines.append(f"facet normal {normal[0]} {normal[1]} {normal[2]}\nouter loop")
+        lines += [f"vertex {v[0]} {v[1]} {v[2]}" for v in (a, b, c)]
+        lines.append("endloop\nendfacet")
+    lines.append("endsolid cube")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def mesh_urdf(filename: str, scale: str = "0.1 0.1 0.1", mass: float = 1.0) -> str:
+    i = mass * 0.1 ** 2 / 6
+    return (f'<robot name="cube"><link name="cube"><inertial><mass value="{mass}"/>'
+            f'<inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="0" ixz="0" iyz="0"/></inertial>'
+            f'<collision><geometry><mesh filename="{filename}" scale="{scale}"/></geometry>'
+            f'</collision></link></robot>')
+
+
+@pytest.fixture(scope="module")
+def cube_urdf(tmp_path_factory):
+    """A URDF whose link's collision is a 0.1 m cube mesh (a unit cube STL scaled by 0.1),
+    referenced relative to the URDF's folder."""
+    folder = tmp_path_factory.mktemp("mesh")
+    (folder / "meshes").mkdir()
+    write_cube_stl(folder / "meshes" / "cube.stl")
+    path = folder / "cube.urdf"
+    path.write_text(mesh_urdf("meshes/cube.stl"))
+    return path
+
+
+def test_mesh_hull_is_the_cube_corners(cube_urdf):
+    hull = mesh_hull(cube_urdf.parent / "meshes" / "cube.stl", (0.1, 0.2, 0.3))
+    expected = {(sx * 0.05, sy * 0.1, sz * 0.15) for sx in (-1, 1) for sy in (-1, 1)
+                for sz in (-1, 1)}
+    assert {tuple(np.round(p, 12)) for p in hull} == expected
+
+
+def test_mesh_hull_is_decimated_to_a_bounded_set(tmp_path):
+    """A finely faceted sphere (a 40 x 40 latitude-longitude mesh, 1522 hull vertices) keeps
+    MESH_POINTS of them, spread over the sphere: every dropped vertex is within 0.35 r of a
+    kept one (64 points on a sphere are about 0.3 r apart)."""
+    lat, lon = np.meshgrid(np.linspace(0.05, np.pi - 0.05, 40), np.linspace(0, 2 * np.pi, 41)[:-1])
+    vertices = np.column_stack([np.sin(lat.ravel()) * np.cos(lon.ravel()),
+                                np.sin(lat.ravel()) * np.sin(lon.ravel()), np.cos(lat.ravel())])
+    from scipy.spatial import ConvexHull
+
+    hull = ConvexHull(vertices)
+    lines = ["solid s"]
+    for tri in hull.simplices:
+        lines.append("facet normal 0 0 0\nouter loop")
+        lines += [f"vertex {v[0]} {v[1]} {v[2]}" for v in vertices[tri]]
+        lines.append("endloop\nendfacet")
+    (tmp_path / "s.stl").write_text("\n".join(lines + ["endsolid s"]) + "\n")
+    kept = mesh_hull(tmp_path / "s.stl", (1.0, 1.0, 1.0))
+    assert len(hull.vertices) > 1000 and kept.shape == (MESH_POINTS, 3)
+    gaps = np.min(np.linalg.norm(vertices[:, None] - kept[None], axis=2), axis=1)
+    assert gaps.max() < 0.35
+
+
+def test_mesh_link_rests_on_the_ground_at_its_analytic_height(cube_urdf):
+    """The 0.1 m mesh cube (1 kg) rests on its 4 lower hull points, each carrying g / 4 at
+    Hertz's corner depth: its centre at 0.05 m minus that depth."""
+    sim = settle({"ground": STEEL, "models": [
+        {"urdf": str(cube_urdf), "floating_base": True, "position": [0, 0, 0.051]}]})
+    (shape,) = sim.scene.shapes.kind
+    assert shape == MESH
+    depth = hertz_depth(G / 4, CORNER_RADIUS)
+    assert sim.q[2] == pytest.approx(0.05 - depth, abs=1e-9)
+    assert len(sim.contacts()) == 4
+    assert sum(c.force for c in sim.contacts()) == pytest.approx([0, 0, G], abs=1e-6)
+
+
+def test_mesh_link_rests_on_a_free_box(cube_urdf):
+    """The mesh cube on a free 2 kg box: its hull points against the moving box carry its
+    weight; the box carries both on the floor."""
+    sim = settle({"ground": STEEL, "models": [
+        {"box": {"size": [0.3, 0.3, 0.1], "mass": 2.0}, "position": [0, 0, 0.05], "name": "box"},
+        {"urdf": str(cube_urdf), "floating_base": True, "position": [0.02, 0, 0.151],
+         "name": "cube"}]})
+    assert forces_between(sim, "cube/cube", "box/box") == pytest.approx([0, 0, G], abs=1e-6)
+    assert forces_between(sim, "box/box", "world") == pytest.approx([0, 0, 3 * G], abs=1e-6)
+    assert sim.q[7 + 2] == pytest.approx(0.15, abs=2e-6)
+
+
+def test_missing_mesh_names_the_link_and_the_file(tmp_path):
+    path = tmp_path / "robot.urdf"
+    path.write_text(mesh_urdf("meshes/nowhere.stl"))
+    with pytest.raises(SceneError) as error:
+        load_scene({"models": [{"urdf": str(path), "floating_base": True}]})
+    assert "link 'cube'" in str(error.value) and "meshes/nowhere.stl" in str(error.value)
+    # the same robot without its meshes (meshes: false) loads
+    scene = load_scene({"models": [{"urdf": str(path), "floating_base": True, "meshes": False}]})
+    assert scene.shapes.skipped == ["cube"]
+
+
+def test_unreadable_mesh_names_the_link_and_the_file(tmp_path):
+    (tmp_path / "junk.stl").write_text("this is not a mesh\n")
+    path = tmp_path / "robot.urdf"
+    path.write_text(mesh_urdf("junk.stl"))
+    with pytest.raises(SceneError, match=r"link 'cube'.*junk\.stl"):
+        load_scene({"models": [{"urdf": str(path), "floating_base": True}]})
+
+
+@pytest.mark.parametrize("robot, floating", [("pr2", False), ("solo12", True),
+                                             ("panda", False), ("ur5", False)])
+def test_example_robots_load_their_collision_meshes(robot, floating):
+    """example-robot-data's collision meshes (package:// references) load as hull points."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PR2's sensor links' inertias
+        scene = load_scene({"ground": {}, "models": [{"urdf": robot, "floating_base": floating}]})
+    meshes = [h for k, h in zip(scene.shapes.kind, scene.shapes.hull) if k == MESH]
+    assert len(meshes) >= 7 and not scene.shapes.skipped
+    assert all(4 <= len(h) <= MESH_POINTS for h in meshes)
