@@ -10,6 +10,7 @@ integrators on identical models, measured in one run on this machine.
    error below 1e-4, halving dt from 16 ms until an engine gets there (median of 3 timings of
    the decisive run).
 4. Contact (bench/peer_contact.py): inclined box, sphere stack, quadruped standing.
+Then the papers' DRNEA-vs-SVI ratio, by a labelled proxy (bench/peer_svi_proxy.py).
 
 Run: `.venv/bin/python bench/peers.py [--quick] [--report docs/BENCHMARKS.md]` (or `make bench`,
 which installs the peers: `pip install .[bench]`). A peer that is not installed is left out.
@@ -291,6 +292,11 @@ def run(quick: bool, emit) -> dict:
     results["contact"] = contact_workloads(quick)
     for line in summary_lines(results["contact"]):
         emit(line)
+
+    import peer_svi_proxy
+
+    results["svi_proxy"] = peer_svi_proxy.costs((10, 100) if quick else (10, 50, 100, 200))
+    emit(peer_svi_proxy.summary_line(results["svi_proxy"]))
     return results
 
 

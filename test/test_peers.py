@@ -68,3 +68,21 @@ def test_our_quadruped_scene_is_the_description():
     full_q, full_v = np.asarray(engine.sim.q), np.asarray(engine.sim.v)
     expected = peer_engines.reference_energy(desc.model(), full_q, full_v)
     assert abs(engine.sim.energy() - expected) <= 1e-9 * abs(expected)
+
+
+def test_svi_proxy_residual_is_the_gradient_of_the_midpoint_action():
+    """The dense (SVI-like) DEL residual of bench/peer_svi_proxy.py is D2 Ld(a, b) + D1 Ld(b, c)
+    of its midpoint discrete Lagrangian: central differences of the action agree."""
+    import peer_svi_proxy
+    from mbsim_ros.model import chain_urdf
+
+    dense = peer_svi_proxy.DenseDEL(chain_urdf(5))
+    a, b, c = np.random.default_rng(1).normal(size=(3, 5))
+    h, eps = 1e-2, 1e-6
+
+    def action(x):
+        return dense.action(a, x, h) + dense.action(x, c, h)
+
+    fd = np.array([(action(b + eps * e) - action(b - eps * e)) / (2 * eps) for e in np.eye(5)])
+    residual = dense.residual(a, b, c, h)
+    assert np.abs(residual - fd).max() <= 1e-7 * np.abs(fd).max(), (residual, fd)
