@@ -17,14 +17,22 @@ which installs the peers: `pip install .[bench]`). A peer that is not installed 
 """
 from __future__ import annotations
 
-import argparse
-import statistics
-import sys
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+import os
 
-import numpy as np
+# Before numpy: our contact step is many small dense solves, for which OpenBLAS's thread pool
+# costs far more than it gives, worst on a shared 2-core machine (mbsim_ros/__init__.py sets
+# the same when it is imported first; bench/compliant.py does this too). The peers do not use
+# OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
