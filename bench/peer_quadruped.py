@@ -14,7 +14,6 @@ runs) and the rigid-LCP baseline "rigid" (ODE's model) with each of its solvers.
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -172,7 +171,7 @@ class Standing:
     slip: float  # m: largest horizontal foot travel from t = 0.5 s to the end
     sink: float  # m: deepest foot penetration into the ground after 0.5 s
     height: float  # m: lowest foot-centre height after 0.5 s (the radius when just touching)
-    step_us: float  # median cost of one step with the PD loop
+    step_us: float  # median over the steps of one PD loop iteration: state, efforts, step
 
 
 def stand(label: str, factory, desc: Description, seconds: float) -> Standing:
@@ -181,21 +180,20 @@ def stand(label: str, factory, desc: Description, seconds: float) -> Standing:
     engine.reset(q_ref, np.zeros(desc.nv))
     engine.place_root(start_position())
     steps, settle = int(round(seconds / DT)), int(round(0.5 / DT))
-    feet, blocks, start = [], [], time.perf_counter()
+    feet, times = [], np.empty(steps)
     for k in range(steps):
+        start = time.perf_counter()
         q, v = engine.state()
         engine.apply(KP * (q_ref - q) - KD * v)
         engine.step()
+        times[k] = time.perf_counter() - start
         if k >= settle:
             feet.append(engine.points())
-        if (k + 1) % 50 == 0:
-            blocks.append((time.perf_counter() - start) / 50)
-            start = time.perf_counter()
     feet = np.array(feet)
     slip = np.linalg.norm(feet[:, :, :2] - feet[0, :, :2], axis=2).max()
     lowest = feet[:, :, 2].min()
     return Standing(float(slip), float(max(0.0, FOOT_RADIUS - lowest)), float(lowest),
-                    statistics.median(blocks) * 1e6)
+                    float(np.median(times)) * 1e6)
 
 
 ENGINES = {**OURS, **PEERS}

@@ -261,12 +261,14 @@ def contact_section(results: dict) -> str:
         f"**Inclined box** (Drumwright Fig. 9): a 1 kg, 0.2 x 0.2 x 0.1 m box released at rest "
         f"on a {np.degrees(THETA):.0f} degree incline (gravity tilted, ground flat); "
         f"acceleration along the slope [m/s^2] fitted over the second half of 1 s at 1 ms; "
-        f"last column: median us per step.\n\n"
+        f"last column: the median over the steps of the time of one step (us; per-step "
+        f"medians keep the other jobs of this shared machine out of the figure), the median "
+        f"of that over the friction values.\n\n"
         + _table(["engine"] + [f"mu = {mu}" for mu in FRICTIONS] + ["step [us]"], box_rows)
         + "\n\n**Sphere stack** (Drumwright Fig. 10): five 1 kg spheres of radius 0.1 m in a "
           "column on the ground, friction 0.5, 2 s. Stable: every sphere ends within 5 cm of "
           "its start. Penetration: the deepest overlap with the ground or a neighbour over "
-          "the second half.\n\n"
+          "the second half. Step: the median over the steps, as for the box.\n\n"
         + _table(["dt", "engine", "stable", "largest displacement [mm]", "penetration [mm]",
                   "step [us]"], stack_rows)
         + "\n\n**Quadruped standing**: solo12 (example-robot-data; our loader's masses and "
@@ -275,8 +277,8 @@ def contact_section(results: dict) -> str:
           "0.1 N m s/rad) for 3 s at 1 ms, the same controller code for every engine "
           "(bench/peer_quadruped.py). Slip: the largest horizontal travel of a foot "
           "after the first 0.5 s; sink: the deepest foot penetration after 0.5 s; step: "
-          "median over 50-step blocks of the us per step, including the PD loop's state "
-          "read-out and the foot positions (ours: pinocchio's forward kinematics, a few us). "
+          "median over the steps of one PD loop iteration (state read-out, efforts, step; "
+          "the foot positions are read outside the timing). "
           "\"MuJoCo elliptic\": elliptic friction cones and impratio 10, the settings "
           "MuJoCo's documentation advises against slip (its defaults: pyramidal, 1). Ours "
           "runs the same URDF through our scene loader on a ground of friction 1 with the "
