@@ -26,7 +26,6 @@ finder. It shows how the O(n) and O(n^2) evaluations part as n grows on this mac
 """
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
@@ -38,6 +37,7 @@ from mbsim_ros.model import chain_urdf, load_urdf
 
 DT = 1e-3
 SIZES = (10, 100)
+CALLS = 300
 
 
 class DenseDEL:
@@ -72,20 +72,21 @@ class DenseDEL:
                     - pin.computePotentialEnergy(self.model, self.data, m))
 
 
-def _median_us(call, repeats: int, calls: int) -> float:
+def _median_us(call, calls: int) -> float:
+    """The median over `calls` timed calls (after an untimed one): per-call medians keep the
+    other jobs of a shared machine out of the figure."""
     call()  # first call: compilation, caches
-    runs = []
-    for _ in range(repeats):
+    times = np.empty(calls)
+    for k in range(calls):
         start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        runs.append((time.perf_counter() - start) / calls)
-    return statistics.median(runs) * 1e6
+        call()
+        times[k] = time.perf_counter() - start
+    return float(np.median(times)) * 1e6
 
 
-def costs(sizes=SIZES, repeats: int = 5, calls: int = 200) -> dict[int, tuple[float, float]]:
-    """links -> (ours us, dense us) per residual evaluation: median of `repeats` runs of the
-    mean over `calls` calls, at a random 3-D chain configuration moving at ~1 rad/s."""
+def costs(sizes=SIZES, calls: int = CALLS) -> dict[int, tuple[float, float]]:
+    """links -> (ours us, dense us) per residual evaluation: the median over `calls` calls,
+    at a random 3-D chain configuration moving at ~1 rad/s."""
     out = {}
     for n in sizes:
         xml = chain_urdf(n)
@@ -101,8 +102,8 @@ def costs(sizes=SIZES, repeats: int = 5, calls: int = 200) -> dict[int, tuple[fl
             del_residual_kernel(ji, jr, grav, damp, DT, q_prev, q, q_next, x_prev, x_next,
                                 zero, zero, res)
 
-        out[n] = (_median_us(ours, repeats, calls),
-                  _median_us(lambda: dense.residual(q_prev, q, q_next, DT), repeats, calls))
+        out[n] = (_median_us(ours, calls),
+                  _median_us(lambda: dense.residual(q_prev, q, q_next, DT), calls))
     return out
 
 
