@@ -266,7 +266,7 @@ def run(quick: bool, emit) -> dict:
     from peer_contact import contact_workloads, summary_lines
 
     configs = installed_configs()
-    results = {"configs": list(configs), "quick": quick}
+    results = {"configs": list(configs), "quick": quick, "load": [os.getloadavg()[0]]}
     descs = step_models(quick)
     results["agreement"] = agreement(descs + [energy_chain()], configs)
     worst = max(results["agreement"].values())
@@ -305,6 +305,7 @@ def run(quick: bool, emit) -> dict:
 
     results["svi_proxy"] = peer_svi_proxy.costs((10, 100) if quick else (10, 50, 100, 200))
     emit(peer_svi_proxy.summary_line(results["svi_proxy"]))
+    results["load"].append(os.getloadavg()[0])
     return results
 
 
