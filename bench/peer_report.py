@@ -401,7 +401,7 @@ def contact_reading(results: dict) -> str:
         ours = np.median([us for *_, us in box["ours compliant"].values()])
         error = max(abs(m - a) for m, a, _ in box["ours compliant"].values())
         if peers:
-            parts.append(f"on the incline within {error:.3f} m/s^2 of the analytic "
+            parts.append(f"on the incline within {error:.1e} m/s^2 of the analytic "
                          f"acceleration at {ours / min(peers):.2g}x the best peer's step cost")
     quad = contact["quadruped"]
     peers = {k: r for k, r in quad.items() if not is_ours(k)}
@@ -440,7 +440,7 @@ def write(path: Path, results: dict, lines: list[str]) -> None:
         f"{datetime.date.today().isoformat()}: {machine()}. Step costs are medians of "
         f"repeated runs; the machine has 2 cores and was shared while this ran (1-minute "
         f"load average {_load(results)}), so figures timed over long runs (section 1's "
-        f"larger models, section 3) can be inflated by the other jobs; the contact step "
+        f"slower configurations, section 3) can be inflated by the other jobs; the contact step "
         f"costs are per-step medians, which keep them out. Smaller is better in every "
         f"table; a ratio above 1 means we are slower or less accurate."
         + (" **A reduced (--quick) run: durations and repeats are shorter than the text "
