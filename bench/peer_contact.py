@@ -6,10 +6,11 @@ default contact model and solver, from one scene description:
   along the slope against g (sin theta - mu cos theta) (0 when it sticks);
 - sphere stack (Drumwright Fig. 10): five 1 kg spheres of radius 0.1 m stacked on the ground,
   2 s at dt = 1 ms and 10 ms: does it stand, and how deep do the spheres sink into each other;
-- quadruped standing (bench/peer_quadruped.py): solo12 held by joint PD, feet slip.
+- quadruped standing (bench/peer_quadruped.py): solo12 held by joint PD, feet slip (ours:
+  the compliant integrator and the rigid-LCP baseline with each of its solvers).
 
-Our rows say "n/a" until the hook `ours_contact` is wired to the compliant-contact integrator
-(it says whether that integrator is registered yet); then the box and the stack run it too.
+The box and the stack run ours through the hook `ours_contact` (the compliant integrator, with
+its defaults); our rows say "n/a" if that integrator is not registered.
 """
 from __future__ import annotations
 
@@ -226,17 +227,18 @@ def scene_engines() -> dict:
 
 
 def simulate(engine, seconds: float, dt: float) -> tuple[np.ndarray, float]:
-    """Positions after every step (steps, bodies, 3) and the median step time (us) over
-    blocks of 50 steps."""
+    """Positions after every step (steps, bodies, 3) and the median over the steps of the
+    time of one step (us; the read-out of the positions not included). Per-step medians,
+    rather than blocks of steps, keep the other jobs of a shared machine out of the figure
+    for slow and fast engines alike."""
     steps = int(round(seconds / dt))
-    out, blocks, start = np.empty((steps, len(engine.positions()), 3)), [], time.perf_counter()
+    out, times = np.empty((steps, len(engine.positions()), 3)), np.empty(steps)
     for k in range(steps):
+        start = time.perf_counter()
         engine.step()
+        times[k] = time.perf_counter() - start
         out[k] = engine.positions()
-        if (k + 1) % 50 == 0:
-            blocks.append((time.perf_counter() - start) / 50)
-            start = time.perf_counter()
-    return out, (statistics.median(blocks) * 1e6 if blocks else float("nan"))
+    return out, (float(np.median(times)) * 1e6 if steps else float("nan"))
 
 
 def box_scene(mu: float) -> Scene:
@@ -323,8 +325,25 @@ def summary_lines(results: dict) -> list[str]:
                            f"pen {r.penetration * 1e3:.2f} mm {r.step_us:.1f} us"
                            for label, r in row.items())
         lines.append(f"contact sphere stack dt {dt * 1e3:g} ms: {cells}{ours}")
+    quad = results["quadruped"]
     cells = " | ".join(f"{label} slip {r.slip * 1e3:.2f} mm {r.step_us:.1f} us"
-                       for label, r in results["quadruped"].items())
-    lines.append(f"contact solo12 standing: {cells}"
-                 f"{ours or ' | ours not wired (bench/peer_quadruped.py PEERS)'}")
+                       for label, r in quad.items())
+    lines.append(f"contact solo12 standing: {cells}{quadruped_ratios(quad)}")
     return lines
+
+
+def quadruped_ratios(quad: dict) -> str:
+    """" || ours compliant / best peer: step, slip; best ours / best peer: step", or "" when
+    either side is missing. Best: the smallest figure among the peers (or among ours)."""
+    ours = {k: r for k, r in quad.items() if k.startswith("ours")}
+    peers = {k: r for k, r in quad.items() if not k.startswith("ours")}
+    if not (ours and peers):
+        return ""
+    step = min(r.step_us for r in peers.values())
+    slip = min(r.slip for r in peers.values())
+    out = " ||"
+    if "ours compliant" in ours:
+        r = ours["ours compliant"]
+        out += f" ours compliant / best peer: step {r.step_us / step:.3g}, slip " \
+               f"{r.slip / slip:.3g};"
+    return out + f" best ours / best peer: step {min(r.step_us for r in ours.values()) / step:.3g}"

@@ -5,21 +5,28 @@ It starts in the SRDF's "standing" posture with the feet on the ground and is he
 joint PD loop (the same gains and code for every engine, efforts held over each 1 ms step).
 Measured: how far the feet slide on the ground (friction 1) after settling, how deep they sink,
 and the cost of a step including the PD loop's state read-out.
+
+Ours runs the same description (its URDF text, spheres included, through our scene loader) on
+a ground plane of friction 1 with the scene's default contact material (Hertz, steel), with
+the integrators that model contact: "compliant" (with its defaults, whatever they are when this
+runs) and the rigid-LCP baseline "rigid" (ODE's model) with each of its solvers.
 """
 from __future__ import annotations
 
-import statistics
+import os
+import tempfile
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
+from mbsim_ros.integrators import INTEGRATORS
 from mbsim_ros.model import example_robot_urdf
 
 from peer_contact import dart_ground, pybullet_ground
-from peer_engines import Dart, MuJoCo, PyBullet, available
-from peer_models import Description, describe
+from peer_engines import Dart, Engine, MuJoCo, PyBullet, available
+from peer_models import Description, describe, urdf
 
 FOOT_RADIUS = 0.019  # m
 FOOT_HEIGHT = 0.01910275  # m: of the foot frames above the ground at the SRDF's base height
@@ -70,6 +77,70 @@ def _mujoco_elliptic(desc: Description) -> MuJoCo:
     return engine
 
 
+class OursStanding(Engine):
+    """Our Simulator on the description's URDF (written to a temporary file for the scene
+    loader) with a ground plane z = 0 of friction 1; `integrator` is one that models contact
+    ("compliant" or "rigid"), `options` go to it. The foot-sphere centres are read from
+    pinocchio's forward kinematics of our q (same joint order and free-flyer convention)."""
+
+    def __init__(self, desc: Description, integrator: str, **options) -> None:
+        from mbsim_ros import Simulator
+
+        text = urdf(desc)
+        with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as f:
+            f.write(text)
+        try:
+            scene = {"ground": {"friction": 1.0},
+                     "models": [{"urdf": f.name, "floating_base": True, "name": desc.name}]}
+            self.sim = Simulator.from_scene(scene, dt=DT, integrator=integrator, **options)
+        finally:
+            os.unlink(f.name)
+        model = self.sim.model
+        if model.nv != desc.nv + 6:
+            raise AssertionError(f"{desc.name}: our scene has {model.nv} dofs, expected "
+                                 f"{desc.nv + 6}")
+        self.pm = pin.buildModelFromXML(text, pin.JointModelFreeFlyer())
+        self.pd = self.pm.createData()
+        self.frames = [self.pm.getFrameId(body, pin.FrameType.BODY) for body, _, _ in desc.spheres]
+        self.centres = [np.array(centre) for _, centre, _ in desc.spheres]
+        self.q = self.sim.model.neutral()
+        self.v = np.zeros(model.nv)
+        self.tau = np.zeros(model.nv)
+
+    def reset(self, q, v):
+        self.q[7:], self.v[6:] = q, v
+        self.sim.reset(self.q, self.v)
+
+    def place_root(self, position):
+        self.q[:] = self.sim.q
+        self.q[:7] = [*position, 0.0, 0.0, 0.0, 1.0]  # x, y, z, quaternion x, y, z, w
+        self.v[:] = self.sim.v
+        self.sim.reset(self.q, self.v)
+
+    def state(self):
+        return self.sim.q[7:].copy(), self.sim.v[6:].copy()
+
+    def apply(self, tau):
+        self.tau[6:] = tau
+
+    def step(self):
+        info = self.sim.step(self.tau)
+        if not info.converged:
+            raise RuntimeError(f"ours ({self.sim.integrator_name}): {info.message}")
+
+    def points(self):
+        pin.framesForwardKinematics(self.pm, self.pd, np.asarray(self.sim.q))
+        return np.array([self.pd.oMf[f].act(c) for f, c in zip(self.frames, self.centres)])
+
+
+# label -> (None: no peer module needed, factory(desc)); rows of an integrator that is not
+# registered are left out.
+OURS = {label: (None, factory) for label, integrator, factory in (
+    ("ours compliant", "compliant", lambda d: OursStanding(d, "compliant")),
+    ("ours rigid pgs", "rigid", lambda d: OursStanding(d, "rigid", solver="pgs")),
+    ("ours rigid pivoting", "rigid", lambda d: OursStanding(d, "rigid", solver="pivoting")))
+    if integrator in INTEGRATORS}
+
 PEERS = {"MuJoCo": ("mujoco", lambda d: MuJoCo(d, DT, "Euler")),
          "MuJoCo elliptic": ("mujoco", _mujoco_elliptic),
          "PyBullet": ("pybullet", lambda d: PyBullet(d, DT)),
@@ -100,7 +171,7 @@ class Standing:
     slip: float  # m: largest horizontal foot travel from t = 0.5 s to the end
     sink: float  # m: deepest foot penetration into the ground after 0.5 s
     height: float  # m: lowest foot-centre height after 0.5 s (the radius when just touching)
-    step_us: float  # median cost of one step with the PD loop
+    step_us: float  # median over the steps of one PD loop iteration: state, efforts, step
 
 
 def stand(label: str, factory, desc: Description, seconds: float) -> Standing:
@@ -109,24 +180,27 @@ def stand(label: str, factory, desc: Description, seconds: float) -> Standing:
     engine.reset(q_ref, np.zeros(desc.nv))
     engine.place_root(start_position())
     steps, settle = int(round(seconds / DT)), int(round(0.5 / DT))
-    feet, blocks, start = [], [], time.perf_counter()
+    feet, times = [], np.empty(steps)
     for k in range(steps):
+        start = time.perf_counter()
         q, v = engine.state()
         engine.apply(KP * (q_ref - q) - KD * v)
         engine.step()
+        times[k] = time.perf_counter() - start
         if k >= settle:
             feet.append(engine.points())
-        if (k + 1) % 50 == 0:
-            blocks.append((time.perf_counter() - start) / 50)
-            start = time.perf_counter()
     feet = np.array(feet)
     slip = np.linalg.norm(feet[:, :, :2] - feet[0, :, :2], axis=2).max()
     lowest = feet[:, :, 2].min()
     return Standing(float(slip), float(max(0.0, FOOT_RADIUS - lowest)), float(lowest),
-                    statistics.median(blocks) * 1e6)
+                    float(np.median(times)) * 1e6)
+
+
+ENGINES = {**OURS, **PEERS}
 
 
 def quadruped(quick: bool) -> dict[str, Standing]:
+    """Ours (every contact integrator) and the installed peers, the same run for each."""
     desc = solo12()
     return {label: stand(label, factory, desc, 1.0 if quick else 3.0)
-            for label, (module, factory) in PEERS.items() if available(module)}
+            for label, (module, factory) in ENGINES.items() if available(module)}

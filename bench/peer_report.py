@@ -63,7 +63,7 @@ def summary_rows(results: dict) -> list[list[str]]:
     def add(name: str, values: dict[str, float], fmt: str,
             approx: frozenset[str] = frozenset()) -> None:
         (ol, ov), (pl, pv) = _best(values, True), _best(values, False)
-        ratio = f"{ov / pv:.2g}" if np.isfinite(ov) and np.isfinite(pv) else "n/a"
+        ratio = f"{ov / pv:.2g}" if np.isfinite(ov) and np.isfinite(pv) and pv > 0 else "n/a"
         rows.append([name] + [f"{'~' if label in approx else ''}{fmt.format(value)} ({label})"
                               for label, value in ((ol, ov), (pl, pv))] + [ratio])
 
@@ -82,8 +82,24 @@ def summary_rows(results: dict) -> list[list[str]]:
     add("the same against the peers' first-order integrators [s]",
         {k: v for k, v in walls.items() if is_ours(k) or "RK4" not in k}, "{:.3g}",
         extrapolated)
-    rows.append(["contact (box, stack, solo12)", results["contact"]["ours"] or "section 4",
-                 "section 4", "n/a"])
+    contact = results["contact"]
+    if contact["ours"]:
+        rows.append(["contact (box, stack)", contact["ours"], "section 4", "n/a"])
+    else:
+        box = {label: float(np.median([us for *_, us in row.values()]))
+               for label, row in contact["box"].items()}
+        add("contact, inclined box, step [us]", box, "{:.1f}")
+        for dt in (1e-2,):
+            if dt in contact["stack"]:
+                add(f"contact, 5-sphere stack at {dt * 1e3:g} ms, step [us]",
+                    {k: r.step_us for k, r in contact["stack"][dt].items()}, "{:.1f}")
+                add(f"contact, 5-sphere stack at {dt * 1e3:g} ms, penetration [mm]",
+                    {k: r.penetration * 1e3 for k, r in contact["stack"][dt].items()}, "{:.3f}")
+    quad = contact["quadruped"]
+    add("contact, solo12 standing under PD, step [us]", {k: r.step_us for k, r in quad.items()},
+        "{:.1f}")
+    add("contact, solo12 standing under PD, feet slip [mm]",
+        {k: r.slip * 1e3 for k, r in quad.items()}, "{:.3f}")
     return rows
 
 
@@ -195,11 +211,15 @@ def frontier_section(results: dict, figures: Path) -> str:
         if np.isfinite(ov) and np.isfinite(pv):
             verdict += f" Best ours ({ol}) / {label} ({pl}): **{ov / pv:.2g}**."
     return (f"## 3. Accuracy-cost frontier\n\n"
-            f"Wall time (stepping only, one run) to simulate {seconds:g} s of the chain of "
+            f"Wall time (stepping only) to simulate {seconds:g} s of the chain of "
             f"section 2 with the max relative energy error below 1e-4. dt starts at 16 ms "
             f"and is halved until the engine gets there or the next run would exceed the "
             f"budget; then the time is extrapolated from the error's observed order in dt "
-            f"and labelled so (the ratios below use it). The energy is checked after every "
+            f"and labelled so (the ratios below use it). Each figure is the median of "
+            f"{results.get('frontier_repeats', 1)} timings of the decisive run: the run that "
+            f"met the tolerance, repeated whole (the runs are deterministic: same error), or, "
+            f"for an extrapolation, the cost per step at the last dt (the last run and "
+            f"shorter runs at that dt). The energy is checked after every "
             f"step, or every 0.1 ms of simulated time for shorter steps. First-order: "
             f"semi-implicit Euler or implicitfast, the only integrator PyBullet and DART "
             f"offer and MuJoCo's default.{verdict}\n\n"
@@ -226,10 +246,13 @@ def contact_section(results: dict) -> str:
                                f"{r.step_us:.1f}"])
         if contact["ours"]:
             stack_rows.append([f"{dt * 1e3:g} ms", "ours", contact["ours"], "", "", ""])
-    quad_rows = [[label, f"{r.slip * 1e3:.3f}", f"{r.sink * 1e3:.3f}", f"{r.step_us:.1f}"]
-                 for label, r in contact["quadruped"].items()]
-    quad_rows.append(["ours", contact["ours"] or "not wired (bench/peer_quadruped.py PEERS)",
-                      "", ""])
+    quad = contact["quadruped"]
+    best_step = min((r.step_us for k, r in quad.items() if not is_ours(k)), default=np.nan)
+    best_slip = min((r.slip for k, r in quad.items() if not is_ours(k)), default=np.nan)
+    quad_rows = [[label, f"{r.slip * 1e3:.3f}", f"{r.sink * 1e3:.3f}", f"{r.step_us:.1f}",
+                  f"{r.step_us / best_step:.2g}" if np.isfinite(best_step) else "n/a",
+                  f"{r.slip / best_slip:.2g}" if np.isfinite(best_slip) else "n/a"]
+                 for label, r in quad.items()]
     return (
         "## 4. Contact\n\nEach peer with its own default contact model and solver (MuJoCo: "
         "soft contacts, pyramidal cone, Euler; PyBullet: btMultiBody with its sequential-impulse "
@@ -238,23 +261,35 @@ def contact_section(results: dict) -> str:
         f"**Inclined box** (Drumwright Fig. 9): a 1 kg, 0.2 x 0.2 x 0.1 m box released at rest "
         f"on a {np.degrees(THETA):.0f} degree incline (gravity tilted, ground flat); "
         f"acceleration along the slope [m/s^2] fitted over the second half of 1 s at 1 ms; "
-        f"last column: median us per step.\n\n"
+        f"last column: the median over the steps of the time of one step (us; per-step "
+        f"medians keep the other jobs of this shared machine out of the figure), the median "
+        f"of that over the friction values.\n\n"
         + _table(["engine"] + [f"mu = {mu}" for mu in FRICTIONS] + ["step [us]"], box_rows)
         + "\n\n**Sphere stack** (Drumwright Fig. 10): five 1 kg spheres of radius 0.1 m in a "
           "column on the ground, friction 0.5, 2 s. Stable: every sphere ends within 5 cm of "
           "its start. Penetration: the deepest overlap with the ground or a neighbour over "
-          "the second half.\n\n"
+          "the second half. Step: the median over the steps, as for the box.\n\n"
         + _table(["dt", "engine", "stable", "largest displacement [mm]", "penetration [mm]",
                   "step [us]"], stack_rows)
         + "\n\n**Quadruped standing**: solo12 (example-robot-data; our loader's masses and "
           "inertias written for every engine, a 19 mm contact sphere at each foot frame, "
           "friction 1), in the SRDF's standing posture, held by joint PD (5 N m/rad, "
-          "0.1 N m s/rad) for 3 s at 1 ms. Slip: the largest horizontal travel of a foot "
+          "0.1 N m s/rad) for 3 s at 1 ms, the same controller code for every engine "
+          "(bench/peer_quadruped.py). Slip: the largest horizontal travel of a foot "
           "after the first 0.5 s; sink: the deepest foot penetration after 0.5 s; step: "
-          "median us per step including the PD loop's state read-out. \"MuJoCo elliptic\": "
-          "elliptic friction cones and impratio 10, the settings MuJoCo's documentation "
-          "advises against slip (its defaults: pyramidal, 1).\n\n"
-        + _table(["engine", "feet slip [mm]", "sink [mm]", "step [us]"], quad_rows) + "\n")
+          "median over the steps of one PD loop iteration (state read-out, efforts, step; "
+          "the foot positions are read outside the timing). "
+          "\"MuJoCo elliptic\": elliptic friction cones and impratio 10, the settings "
+          "MuJoCo's documentation advises against slip (its defaults: pyramidal, 1). Ours "
+          "runs the same URDF through our scene loader on a ground of friction 1 with the "
+          "scene's default material (Hertz contact, steel on steel): \"ours compliant\" is "
+          "the compliant integrator with its defaults (true friction cone), \"ours rigid\" "
+          "the rigid-LCP baseline (ODE's model, docs/RIGID.md) with its PGS and pivoting "
+          "solvers. Ratios: against the best peer in that column (smallest step cost, "
+          "smallest slip). Our Solo12 in its own scene (kp 30) is in "
+          "[COMPLIANT.md](COMPLIANT.md) and [RIGID.md](RIGID.md).\n\n"
+        + _table(["engine", "feet slip [mm]", "sink [mm]", "step [us]",
+                  "step / best peer", "slip / best peer"], quad_rows) + "\n")
 
 
 PAPERS = [  # (figure, theirs, ours, where)
@@ -269,23 +304,64 @@ PAPERS = [  # (figure, theirs, ours, where)
      "RIQN 4.9, Newton 2.1; error ratio 4 (order 2), 16 (order 4) per halving of dt",
      "[VARIATIONAL.md](VARIATIONAL.md) (bench/variational.py, test_variational.py)"),
     ("DRNEA vs SVI time, 10 / 100 DOF", "15x / 32x",
-     "not reproduced: we have no SVI (Johnson and Murphey) to time against", "-"),
+     "not reproduced: we have no SVI (Johnson and Murphey) to time against; a labelled "
+     "proxy below", "below"),
     ("Newton vs RIQN time, 10 / 100 DOF", "3.8x / 53x",
      "1.9x / 3.6x (our exact Jacobian is assembled like CRBA, not by Alg. 4 per column)",
      "[VARIATIONAL.md](VARIATIONAL.md)"),
     ("Drumwright Table 1: box on an elastic foundation", "-",
-     "pending the compliant-contact integrator", "-"),
+     "ours next to the seed's table (compliant integrator)",
+     "[COMPLIANT.md, \"Box on an elastic foundation (seed Table 1)\"]"
+     "(COMPLIANT.md#box-on-an-elastic-foundation-seed-table-1)"),
     ("Drumwright Fig. 9: friction sweep on an incline", "-",
-     "the peers in section 4; ours pending the compliant-contact integrator", "section 4"),
+     "ours (compliant) and the peers against Coulomb's answer (section 4); the full sweep "
+     "and its plot",
+     "section 4; [COMPLIANT.md](COMPLIANT.md), ![friction sweep]"
+     "(figures/compliant_friction_sweep.png)"),
     ("Drumwright Fig. 10: sphere stack", "-",
-     "the peers in section 4; ours pending the compliant-contact integrator", "section 4"),
+     "ours (compliant) and the peers at 1 and 10 ms (section 4); our cost against the number "
+     "of spheres", "section 4; [COMPLIANT.md](COMPLIANT.md) (bench/compliant.py)"),
 ]
 
 
-def papers_section() -> str:
+def svi_proxy_text(results: dict) -> str:
+    figures = results.get("svi_proxy")
+    if not figures:
+        return ""
+    rows = [[str(n), f"{ours:.1f}", f"{dense:.1f}", f"{dense / ours:.2g}"]
+            for n, (ours, dense) in figures.items()]
+    return (
+        "\n**DRNEA against an SVI-like dense evaluation (a proxy, not SVI).** Lee et al. "
+        "(seed 000, sec. 4.3) time 10k-frame simulations of serial chains with DRNEA and with "
+        "the scalable variational integrator (SVI) of Johnson and Murphey, both under the "
+        "same root finder: DRNEA is 15x faster at 10 DOF and 32x at 100 DOF. (The reading "
+        "notes of seed 001 quote 700 DOF for the 32x and 5.5x / 53x at 10 / 1000 DOF for "
+        "RIQN against Newton; the paper says 100 DOF, and 3.8x / 53x at 10 / 100 DOF.) SVI is "
+        "not available to us, so that ratio is not reproduced. What we time instead "
+        "(bench/peer_svi_proxy.py) is the cost SVI's O(n^2) DEL evaluation comes from: one "
+        "evaluation of the two-configuration DEL residual, ours "
+        "(DRNEA, `del_residual_kernel`, one compiled O(n) call) against the DEL residual of "
+        "the midpoint discrete Lagrangian in generalized coordinates, "
+        "`D2 Ld(q_prev, q) + D1 Ld(q, q_next)` with `D1,2 Ld(a, b) = h/2 (C(m, w)^T w - g(m)) "
+        "-+ M(m) w` (m the midpoint, w = (b - a) / h; dT/dq = C^T v), built from pinocchio's "
+        "dense mass matrix (CRBA), Coriolis matrix (the Christoffel terms) and gravity "
+        "(C++, called from Python, dense products in numpy). It is checked against finite "
+        "differences of the discrete action (test/test_peers.py). Different discrete "
+        "Lagrangians, different code (not SVI's), one residual rather than whole simulations "
+        "with a root finder and its Jacobian (the O(n^3) part of SVI with Newton): the ratio "
+        "shows how an O(n) and an O(n^2) evaluation part with n on this machine, not the "
+        "paper's figure. At 10 links a large part of the proxy's figure is the cost of its "
+        "Python-level calls. "
+        "3-D chains of 0.1 m links (section 1's); each figure is the median over 300 timed "
+        "calls.\n\n"
+        + _table(["links", "ours DRNEA [us]", "dense M + C (proxy) [us]",
+                  "dense / ours"], rows) + "\n")
+
+
+def papers_section(results: dict) -> str:
     return ("## 5. The papers' figures next to ours\n\n"
             + _table(["paper figure", "theirs", "ours", "where"], [list(r) for r in PAPERS])
-            + "\n")
+            + "\n" + svi_proxy_text(results))
 
 
 READING = """What the run says (read the tables for the figures of this run):
@@ -307,10 +383,49 @@ READING = """What the run says (read the tables for the figures of this run):
   case for the variational integrator is the bounded, drift-free error over long runs and its
   structure (momentum, symplecticity, implicit damping), not the cheapest step at a fixed
   accuracy against RK4.
-- **Contact.** Every peer reproduces the incline's analytic acceleration and holds the
+- **Contact.** Every engine reproduces the incline's analytic acceleration and holds the
   stack; they differ in penetration and, on the quadruped, in how far the feet creep (MuJoCo's
-  soft contacts with its default pyramidal cones the most). Our rows wait for the
-  compliant-contact integrator to be wired into the hook."""
+  soft contacts with its default pyramidal cones the most)."""
+
+
+def contact_reading(results: dict) -> str:
+    """The contact bullet's figures, from this run: our step cost against the best peer's."""
+    contact = results["contact"]
+    if contact["ours"]:
+        return f"  Ours: {contact['ours']}."
+    parts = []
+    box = contact["box"]
+    if "ours compliant" in box:
+        peers = [np.median([us for *_, us in row.values()]) for k, row in box.items()
+                 if not is_ours(k)]
+        ours = np.median([us for *_, us in box["ours compliant"].values()])
+        error = max(abs(m - a) for m, a, _ in box["ours compliant"].values())
+        if peers:
+            parts.append(f"on the incline within {error:.1e} m/s^2 of the analytic "
+                         f"acceleration at {ours / min(peers):.2g}x the best peer's step cost")
+    quad = contact["quadruped"]
+    peers = {k: r for k, r in quad.items() if not is_ours(k)}
+    step = min((p.step_us for p in peers.values()), default=np.nan)
+    if "ours compliant" in quad and peers:
+        r = quad["ours compliant"]
+        slip = min(peers.values(), key=lambda p: p.slip)
+        parts.append(f"on Solo12 {r.slip * 1e3:.3f} mm of feet slip (best peer "
+                     f"{slip.slip * 1e3:.3f} mm) and {r.sink * 1e3:.4f} mm of sink at "
+                     f"{r.step_us / step:.2g}x the best peer's step cost")
+    rigid = {k: r for k, r in quad.items() if k.startswith("ours rigid")}
+    if rigid and peers:
+        label = min(rigid, key=lambda k: rigid[k].step_us)
+        parts.append(f"our rigid-LCP baseline ({label}) on Solo12 at "
+                     f"{rigid[label].step_us / step:.2g}x")
+    if not parts:
+        return ""
+    return "  Ours in this run, compliant integrator: " + "; ".join(parts) + "."
+
+
+def _load(results: dict) -> str:
+    load = results.get("load") or []
+    return " at the start, ".join(f"{x:.1f}" for x in load) + " at the end" if len(load) == 2 \
+        else "not recorded"
 
 
 def write(path: Path, results: dict, lines: list[str]) -> None:
@@ -323,13 +438,15 @@ def write(path: Path, results: dict, lines: list[str]) -> None:
         "# Benchmarks: mbsim_ros side by side with MuJoCo, PyBullet, DART and pinocchio",
         f"Generated by `make bench` (`bench/peers.py --report`) on "
         f"{datetime.date.today().isoformat()}: {machine()}. Step costs are medians of "
-        f"repeated runs; the machine has 2 cores and was shared while this ran, so single "
-        f"figures can move by 10-20 %. Smaller is better in every table; a ratio above 1 "
-        f"means we are slower or less accurate."
+        f"repeated runs; the machine has 2 cores and was shared while this ran (1-minute "
+        f"load average {_load(results)}), so figures timed over long runs (section 1's "
+        f"slower configurations, section 3) can be inflated by the other jobs; the contact step "
+        f"costs are per-step medians, which keep them out. Smaller is better in every "
+        f"table; a ratio above 1 means we are slower or less accurate."
         + (" **A reduced (--quick) run: durations and repeats are shorter than the text "
            "below says.**" if results["quick"] else ""),
         summary,
-        READING,
+        READING + ("\n" + contact_reading(results) if contact_reading(results) else ""),
         "Every engine runs the same model, written from one description (our loader's "
         "masses, inertias, joint placements and axes) as URDF for us, pinocchio, PyBullet and "
         "DART and as MJCF for MuJoCo. Agreement at t = 0, each engine's own energy at a random "
@@ -343,6 +460,6 @@ def write(path: Path, results: dict, lines: list[str]) -> None:
         energy_section(results, figures),
         frontier_section(results, figures),
         contact_section(results),
-        papers_section(),
+        papers_section(results),
     ])
     path.write_text(text)

@@ -7,22 +7,32 @@ integrators on identical models, measured in one run on this machine.
    4 ms): max relative energy error and drift, one energy function (ours) from every engine's
    state.
 3. Accuracy-cost frontier: wall time to simulate 10 s of that chain with the relative energy
-   error below 1e-4, halving dt from 16 ms until an engine gets there.
+   error below 1e-4, halving dt from 16 ms until an engine gets there (median of 3 timings of
+   the decisive run).
 4. Contact (bench/peer_contact.py): inclined box, sphere stack, quadruped standing.
+Then the papers' DRNEA-vs-SVI ratio, by a labelled proxy (bench/peer_svi_proxy.py).
 
 Run: `.venv/bin/python bench/peers.py [--quick] [--report docs/BENCHMARKS.md]` (or `make bench`,
 which installs the peers: `pip install .[bench]`). A peer that is not installed is left out.
 """
 from __future__ import annotations
 
-import argparse
-import statistics
-import sys
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+import os
 
-import numpy as np
+# Before numpy: our contact step is many small dense solves, for which OpenBLAS's thread pool
+# costs far more than it gives, worst on a shared 2-core machine (mbsim_ros/__init__.py sets
+# the same when it is imported first; bench/compliant.py does this too). The peers do not use
+# OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -38,6 +48,7 @@ SAMPLE = 1e-4  # s: the energy is evaluated at least this often in simulated tim
 MIN_DT = 1e-7  # s: the frontier's search stops here whatever the budget
 ENERGY_STEPS = (1e-3, 4e-3)  # s: workload 2's steps (the issue's 1 ms, and a coarser one)
 GIVE_UP = 10.0  # workload 2 stops a run whose relative energy error exceeds this (diverged)
+FRONTIER_REPEATS = 3  # timings of each engine's decisive frontier run (the median is reported)
 
 
 def step_models(quick: bool) -> list[Description]:
@@ -154,37 +165,47 @@ def energy_run(desc: Description, factory, dt: float, seconds: float,
 
 @dataclass
 class Frontier:
-    """The dt sweep of one engine: every run, and the cheapest that met the tolerance."""
+    """The dt sweep of one engine: every run, and the cheapest that met the tolerance. The
+    decisive run (the one that met it, or the last one, whose cost per step the extrapolation
+    uses) is timed `len(walls)` times: its wall times (or seconds per step) are `walls`, and
+    the figure is their median."""
 
     runs: list[EnergyRun] = field(default_factory=list)
     met: EnergyRun | None = None
     extrapolated_wall: float | None = None  # when the budget ran out first
+    walls: list[float] = field(default_factory=list)
 
     @property
     def wall(self) -> float:
-        """The measured wall time of the cheapest run below the tolerance, else the
+        """The median measured wall time of the cheapest run below the tolerance, else the
         extrapolated one, else inf."""
         if self.met is not None:
-            return self.met.wall
+            return statistics.median(self.walls) if self.walls else self.met.wall
         return self.extrapolated_wall if self.extrapolated_wall is not None else float("inf")
 
     def summary(self, seconds: float) -> str:
         if self.met is not None:
-            return f"{self.met.wall:.3g} s at dt = {self.met.dt * 1e3:.3g} ms " \
-                   f"(error {self.met.max_error:.1e})"
+            spread = f", {min(self.walls):.3g}-{max(self.walls):.3g} s over " \
+                     f"{len(self.walls)} runs" if len(self.walls) > 1 else ""
+            return f"{self.wall:.3g} s at dt = {self.met.dt * 1e3:.3g} ms " \
+                   f"(error {self.met.max_error:.1e}{spread})"
         last = self.runs[-1]
         reached = f"not reached (dt = {last.dt * 1e3:.3g} ms: error {last.max_error:.1e})"
         if self.extrapolated_wall is not None:
-            return f"{reached}; ~{self.extrapolated_wall:.3g} s extrapolated"
+            return f"{reached}; ~{self.extrapolated_wall:.3g} s extrapolated (cost per step: " \
+                   f"median of {len(self.walls)} runs)"
         return reached
 
 
 def frontier(desc: Description, factory, seconds: float, budget: float,
-             dt0: float = 16e-3) -> Frontier:
+             dt0: float = 16e-3, repeats: int = FRONTIER_REPEATS) -> Frontier:
     """Halve dt from dt0 until the max error over `seconds` is below ENERGY_TOLERANCE, as long
     as the next run (predicted: twice the last, bookkeeping included) fits in `budget` seconds.
     If it does not, extrapolate the wall time from the error's observed order in dt (labelled
-    as such)."""
+    as such). The decisive run is timed `repeats` times in all (the median is reported): the
+    run that met the tolerance is run again whole; for an extrapolation, the cost per step at
+    the last dt is the median of the last run's and of `repeats - 1` shorter runs at that dt
+    (each at most a quarter of the budget: the cost per step does not depend on the length)."""
     energy_run(desc, factory, dt0, 10 * dt0)  # warm-up (first calls, compilation)
     result, dt = Frontier(), dt0
     while True:
@@ -194,10 +215,20 @@ def frontier(desc: Description, factory, seconds: float, budget: float,
         result.runs.append(run)
         if run.diverged_at is None and run.max_error < ENERGY_TOLERANCE:
             result.met = run
+            result.walls = [run.wall] + [energy_run(desc, factory, dt, seconds).wall
+                                         for _ in range(repeats - 1)]
             return result
         if 2 * elapsed > budget or dt < MIN_DT:
-            per_step = run.wall / (run.error.size * run.stride)
-            result.extrapolated_wall = _extrapolate(result.runs, per_step, seconds)
+            steps = run.error.size * run.stride
+            per_step = [run.wall / steps]
+            if run.diverged_at is None:
+                shorter = min(seconds, seconds * budget / (4 * elapsed))
+                for _ in range(repeats - 1):
+                    again = energy_run(desc, factory, dt, shorter)
+                    per_step.append(again.wall / (again.error.size * again.stride))
+            result.walls = per_step
+            result.extrapolated_wall = _extrapolate(result.runs, statistics.median(per_step),
+                                                    seconds)
             return result
         dt /= 2
 
@@ -235,7 +266,7 @@ def run(quick: bool, emit) -> dict:
     from peer_contact import contact_workloads, summary_lines
 
     configs = installed_configs()
-    results = {"configs": list(configs), "quick": quick}
+    results = {"configs": list(configs), "quick": quick, "load": [os.getloadavg()[0]]}
     descs = step_models(quick)
     results["agreement"] = agreement(descs + [energy_chain()], configs)
     worst = max(results["agreement"].values())
@@ -262,13 +293,19 @@ def run(quick: bool, emit) -> dict:
     horizon, budget = (1.0, 1.0) if quick else (10.0, 20.0)
     results["frontier"] = {label: frontier(chain, f, horizon, budget)
                            for label, f in configs.items()}
-    results["frontier_seconds"] = horizon
+    results["frontier_seconds"], results["frontier_repeats"] = horizon, FRONTIER_REPEATS
     emit(ratio_line(f"frontier {horizon:g} s below {ENERGY_TOLERANCE:g} (measured or "
                     f"extrapolated)", {k: f.wall for k, f in results["frontier"].items()}, "s"))
 
     results["contact"] = contact_workloads(quick)
     for line in summary_lines(results["contact"]):
         emit(line)
+
+    import peer_svi_proxy
+
+    results["svi_proxy"] = peer_svi_proxy.costs((10, 100) if quick else (10, 50, 100, 200))
+    emit(peer_svi_proxy.summary_line(results["svi_proxy"]))
+    results["load"].append(os.getloadavg()[0])
     return results
 
 
