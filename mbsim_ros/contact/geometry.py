@@ -18,7 +18,9 @@ KIND_NAMES = {SPHERE: "sphere", BOX: "box", CYLINDER: "cylinder"}
 class Shapes:
     """Flat arrays, one row per shape. ``body``: the joint index that moves the shape (-1: the
     world); ``R``, ``p``: its pose in that joint's frame; ``size``: sphere (r, 0, 0), box half
-    extents, cylinder (r, half length, 0) about its z axis."""
+    extents, cylinder (r, half length, 0) about its z axis; ``stiffness`` (N/m) and ``damping``
+    (N s/m): the shape's own normal spring-damper (elastic-foundation elements), NaN where the
+    scene's material law applies."""
 
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -27,9 +29,18 @@ class Shapes:
     size: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     link: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
+    stiffness: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    damping: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __len__(self) -> int:
         return self.body.shape[0]
+
+    def own_law(self, name: str) -> np.ndarray:
+        """``stiffness`` or ``damping`` for every shape, NaN (the material law) where unset."""
+        values = getattr(self, name)
+        if values.shape[0] == len(self):
+            return values
+        return np.concatenate([values, np.full(len(self) - values.shape[0], np.nan)])
 
     @staticmethod
     def concatenate(parts: list["Shapes"], body_offsets: list[int]) -> "Shapes":
@@ -44,6 +55,8 @@ class Shapes:
         out.p = np.concatenate([s.p for s in parts]).reshape(-1, 3)
         out.size = np.concatenate([s.size for s in parts]).reshape(-1, 3)
         out.link = [name for s in parts for name in s.link]
+        out.stiffness = np.concatenate([s.own_law("stiffness") for s in parts])
+        out.damping = np.concatenate([s.own_law("damping") for s in parts])
         out.skipped = [name for s in parts for name in s.skipped]
         return out
 

@@ -244,7 +244,7 @@ class CompliantIntegrator(Integrator):
         point_rows(m.joint_int, oS, np.repeat(ci[:, 0], 3), np.repeat(ci[:, 1], 3),
                    np.repeat(cr[:, 0:3], 3, axis=0), directions, G)
         distance = cr[:, 6]
-        k, b = self._contact_law(distance, cr[:, 7])
+        k, b = self._contact_law(distance, cr[:, 7], ci[:, 2])
         kind = np.tile([NORMAL, TANGENT, TANGENT], n)
         phi = np.zeros(3 * n)
         phi[0::3] = distance
@@ -254,11 +254,12 @@ class CompliantIntegrator(Integrator):
         mu[0::3] = scene.material.friction
         return G, phi, kind, stiffness, damping, mu
 
-    def _contact_law(self, distance, radius):
+    def _contact_law(self, distance, radius, shape):
         """Normal stiffness and damping per contact: Hertz's secant stiffness
         F / delta = 4/3 E* sqrt(R delta) at delta = max(depth, reference depth), Hunt-Crossley
-        damping dissipation * F; or the material's plain stiffness and damping. No damping
-        before touching (the row then only stops the gap from closing)."""
+        damping dissipation * F; or the material's plain stiffness and damping; or the shape's
+        own (elastic-foundation elements: k_e = E A_e / depth). No damping before touching (the
+        row then only stops the gap from closing)."""
         material = self.scene.material
         depth = np.maximum(-distance, self.reference_depth)
         if material.stiffness is not None:
@@ -267,6 +268,12 @@ class CompliantIntegrator(Integrator):
         else:
             k = 4.0 / 3.0 * material.effective_modulus * np.sqrt(radius * depth)
             b = np.where(distance < 0, material.dissipation * k * depth + material.damping, 0.0)
+        shapes = self.scene.shapes
+        own_k, own_b = shapes.own_law("stiffness")[shape], shapes.own_law("damping")[shape]
+        own = np.isfinite(own_k)
+        if own.any():
+            k = np.where(own, own_k, k)
+            b = np.where(own, np.where(distance < 0, own_b, 0.0), b)
         return k, b
 
     def _limit_rows(self, q, v):
