@@ -28,7 +28,8 @@ class Shapes:
     extents, cylinder (r, half length, 0) about its z axis, mesh (bounding radius, 0, 0);
     ``model``: which model of a scene it belongs to (pairs within one model, other than two
     spheres, are not checked); ``hull``: per shape, a mesh's hull points in its frame (m, 3) or
-    None."""
+    None; ``stiffness`` (N/m) and ``damping`` (N s/m): the shape's own normal spring-damper
+    (elastic-foundation elements), NaN where the scene's material law applies."""
 
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -39,6 +40,8 @@ class Shapes:
     skipped: list = field(default_factory=list)
     model: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     hull: list = field(default_factory=list)
+    stiffness: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    damping: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __len__(self) -> int:
         return self.body.shape[0]
@@ -55,6 +58,13 @@ class Shapes:
         self.link.append(link)
         self.hull.append(hull)
 
+    def own_law(self, name: str) -> np.ndarray:
+        """``stiffness`` or ``damping`` for every shape, NaN (the material law) where unset."""
+        values = getattr(self, name)
+        if values.shape[0] == len(self):
+            return values
+        return np.concatenate([values, np.full(len(self) - values.shape[0], np.nan)])
+
     @staticmethod
     def concatenate(parts: list["Shapes"], body_offsets: list[int]) -> "Shapes":
         """The shapes of several models merged into one forest (joint indices offset)."""
@@ -68,6 +78,8 @@ class Shapes:
         out.p = np.concatenate([s.p for s in parts]).reshape(-1, 3)
         out.size = np.concatenate([s.size for s in parts]).reshape(-1, 3)
         out.link = [name for s in parts for name in s.link]
+        out.stiffness = np.concatenate([s.own_law("stiffness") for s in parts])
+        out.damping = np.concatenate([s.own_law("damping") for s in parts])
         out.skipped = [name for s in parts for name in s.skipped]
         models, offset = [], 0   # each part's models numbered after the previous part's
         for s in parts:

@@ -9,6 +9,7 @@ objects), with the contact material, read from YAML or a dict (docs/COMPLIANT.md
       - {urdf: arm7, floating_base: false, position: [0, 0, 0], orientation: [0, 0, 0, 1]}
       - {sphere: {radius: 0.05, mass: 1.0}, position: [0.5, 0, 0.3], name: ball}
       - {box: {size: [0.1, 0.2, 0.05], mass: 1.0}, position: [...], name: brick}
+      - {box: {size: [0.1, 0.1, 0.1], mass: 1.0}, foundation: {depth: 1.0, elements: 10}}
       - {urdf: solo12, floating_base: true, meshes: false,    # meshes: true (default) loads
          contact_spheres: [{link: FL_FOOT, radius: 0.016}]}  # the collision meshes' hulls
 """
@@ -22,7 +23,7 @@ import numpy as np
 from ..config import ConfigError, resolve_urdf
 from ..model import Model, ModelError, load_urdf, merge
 from ..model.model import JointSpec
-from .geometry import SPHERE, Shapes, shapes_from_urdf
+from .geometry import BOX, SPHERE, Shapes, shapes_from_urdf
 
 
 class SceneError(ValueError):
@@ -194,6 +195,56 @@ def _add_contact_spheres(item: dict, where: str, pin_model, shapes: Shapes) -> N
         shapes.append(frame.parentJoint - 1, SPHERE, R, p + R @ local, [radius, 0, 0], link)
 
 
+FOUNDATION_KEYS = {"depth", "elements", "damping"}
+
+
+def _foundation(item: dict, where: str, shapes: Shapes, material: Material) -> Shapes:
+    """An elastic foundation (Winkler) under a box's bottom face (-z in the box frame): the box
+    touches the ground through an N x N grid of element points (the elements' centres, points of
+    radius 0) instead of its corners. Element e is a spring-damper of its own, k_e = E A_e /
+    depth (E the ground's Young's modulus), damping the face's ``damping`` (N s/m) shared by
+    area; each acts only while compressed (seed 002, section 5.5)."""
+    at = f"{where}.foundation"
+    spec = item["foundation"]
+    if "box" not in item:
+        raise SceneError(f"{at}: only a box model ({{box: ...}}) can rest on a foundation")
+    if not isinstance(spec, dict):
+        raise SceneError(f"{at}: expected a mapping {{depth, elements, damping}}, got {spec!r}")
+    unknown = set(spec) - FOUNDATION_KEYS
+    if unknown:
+        raise SceneError(f"{at}: unknown key(s) {sorted(unknown)} (expected "
+                         f"{sorted(FOUNDATION_KEYS)})")
+    depth = _number(spec, "depth", at, positive=True)
+    if depth is None:
+        raise SceneError(f"{at}.depth: missing")
+    elements = spec.get("elements", 10)
+    if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
+        raise SceneError(f"{at}.elements: must be a whole number >= 1 (elements per side), "
+                         f"got {elements!r}")
+    face_damping = _number(spec, "damping", at, 0.0, non_negative=True)
+    if material.youngs_modulus is None:
+        raise SceneError(f"{at}: needs the ground's youngs_modulus (the ground gives a plain "
+                         f"stiffness)")
+    box = int(np.flatnonzero(shapes.kind == BOX)[0])
+    half = shapes.size[box]
+    n = int(elements)
+    # element centres on the face z = -half_z, in the box frame
+    u = (np.arange(n) + 0.5) / n * 2.0 - 1.0
+    x, y = np.meshgrid(u * half[0], u * half[1], indexing="ij")
+    local = np.stack([x.ravel(), y.ravel(), np.full(n * n, -half[2])], axis=1)
+    area = 4.0 * half[0] * half[1] / (n * n)
+    out = Shapes(skipped=shapes.skipped)
+    out.body = np.full(n * n, shapes.body[box], dtype=np.int64)
+    out.kind = np.full(n * n, SPHERE, dtype=np.int64)
+    out.R = np.repeat(shapes.R[box][None], n * n, axis=0)
+    out.p = shapes.p[box] + local @ shapes.R[box].T
+    out.size = np.zeros((n * n, 3))
+    out.link = [shapes.link[box]] * (n * n)
+    out.stiffness = np.full(n * n, material.youngs_modulus * area / depth)
+    out.damping = np.full(n * n, face_damping / (n * n))
+    return out
+
+
 def _place(model: Model, floating: bool, position, rotation, q: np.ndarray) -> Model:
     """Put a model's base at (position, rotation): the free-flyer's q, or the fixed roots'
     placements."""
@@ -268,6 +319,8 @@ def load_scene(scene: str | Path | dict) -> Scene:
     for k, item in enumerate(items):
         where = f"models[{k}]"
         model, model_shapes, floating, name = _load_model(item, where, base_dir)
+        if "foundation" in item:
+            model_shapes = _foundation(item, where, model_shapes, material)
         q = model.neutral()
         rotation = quaternion_to_matrix(_unit_quaternion(item, where))
         position = _vector(item, "position", where, 3, [0, 0, 0])

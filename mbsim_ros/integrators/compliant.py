@@ -178,6 +178,7 @@ class CompliantIntegrator(Integrator):
         self._touching = np.zeros(model.njoints, dtype=np.int64)
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
         self._detection = self._detection_arrays(scene)
+        self._shape_laws = self._detection[2] if self._detection else (np.zeros(0), np.zeros(0))
         self._n_contacts = 0
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
@@ -196,7 +197,8 @@ class CompliantIntegrator(Integrator):
     @staticmethod
     def _detection_arrays(scene: Scene | None) -> tuple | None:
         """The shapes (the static boxes appended as world shapes), their candidate points and
-        the detection scratch, as detect_contacts takes them; None without shapes."""
+        the detection scratch, as detect_contacts takes them, and each shape's own normal
+        stiffness and damping (NaN: the material's law); None without shapes."""
         if scene is None or len(scene.shapes) == 0:
             return None
         shapes = with_static_boxes(scene.shapes, scene.boxes, scene.box_names)
@@ -205,7 +207,8 @@ class CompliantIntegrator(Integrator):
         return (shapes.body, shapes.model, shapes.kind, np.ascontiguousarray(shapes.R),
                 np.ascontiguousarray(shapes.p), np.ascontiguousarray(shapes.size), first, local,
                 bound), (np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros(3),
-                         np.zeros((2, 16, 3)))
+                         np.zeros((2, 16, 3))), \
+            (shapes.own_law("stiffness").copy(), shapes.own_law("damping").copy())
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         self._pushing = None
@@ -274,7 +277,8 @@ class CompliantIntegrator(Integrator):
             contact_rows(m.joint_int, oS, v, self._contact_int, self._contact_real, n,
                          material.friction, -1.0 if hertz else material.stiffness,
                          material.damping, material.effective_modulus if hertz else 0.0,
-                         material.dissipation, self.reference_depth, self._scratch[0],
+                         material.dissipation, self.reference_depth, *self._shape_laws,
+                         self._scratch[0],
                          self._scratch[1], buf.directions, buf.G, buf.phi, buf.kind, buf.k,
                          buf.b, buf.mu)
         rows = 3 * n
@@ -300,7 +304,7 @@ class CompliantIntegrator(Integrator):
         # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
         margin = self.margin + self.dt * math.sqrt(float(np.dot(v, v)))
-        shapes, scratch = self._detection
+        shapes, scratch, _ = self._detection
         n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
                             *scratch, self._contact_int, self._contact_real)
         self._n_contacts = n

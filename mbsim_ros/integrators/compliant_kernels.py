@@ -143,12 +143,14 @@ def apply_impulses(L, parent, Z, support, support_size, gamma, m, v_star, v_out)
 
 @kernel
 def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiffness,
-                 damping, e_star, dissipation, reference_depth, va, vb, directions, G, phi,
-                 kind, k, b, mu):
+                 damping, e_star, dissipation, reference_depth, shape_k, shape_b, va, vb,
+                 directions, G, phi, kind, k, b, mu):
     """Rows 3c, 3c + 1, 3c + 2 of contact c: normal, t1 (along the slip), t2. The normal law:
-    a plain stiffness (stiffness >= 0) or Hertz's secant stiffness 4/3 E* sqrt(R delta) at
-    delta = max(depth, reference depth) with Hunt-Crossley damping dissipation * k * delta plus
-    damping; no damping before touching (the row then only stops the gap from closing)."""
+    the shape's own spring-damper where it has one (shape_k finite: elastic-foundation
+    elements, k_e = E A_e / depth), else a plain stiffness (stiffness >= 0) or Hertz's secant
+    stiffness 4/3 E* sqrt(R delta) at delta = max(depth, reference depth) with Hunt-Crossley
+    damping dissipation * k * delta plus damping; no damping before touching (the row then only
+    stops the gap from closing)."""
     contact_directions(joint_int, oS, v, contact_int, contact_real, n, va, vb, directions)
     nv = G.shape[1]
     for c in range(n):
@@ -156,7 +158,11 @@ def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiff
         x = contact_real[c, 0:3]
         distance, radius = contact_real[c, 6], contact_real[c, 7]
         depth = max(-distance, reference_depth)
-        if stiffness >= 0.0:
+        own = contact_int[c, 2]
+        if math.isfinite(shape_k[own]):
+            kn = shape_k[own]
+            bn = shape_b[own] if distance < 0.0 else 0.0
+        elif stiffness >= 0.0:
             kn = stiffness
             bn = damping if distance < 0.0 else 0.0
         else:
