@@ -249,3 +249,20 @@ def test_solo12_stands_under_joint_pd_control():
     slide = max(np.linalg.norm((feet[1999][link] - feet[199][link])[:2]) for link in feet[199])
     assert slide < 1e-3
     assert np.ptp(heights[1000:]) < 5e-4, "the base height has settled"
+
+
+def test_contact_buffers_grow_instead_of_dropping_contacts():
+    """A 12 x 12 foundation face (144 contact points) with room for 16 contacts: the buffers
+    double until every element is a row, and the settled box (1 s) carries its weight on all
+    of them, evenly."""
+    scene = {"ground": {"friction": 0.0, "youngs_modulus": 1e7, "poisson_ratio": 0.3},
+             "models": [{"box": {"size": [0.1, 0.1, 0.1], "mass": 1.0}, "name": "cube",
+                         "position": [0.0, 0.0, 0.05],
+                         "foundation": {"depth": 1.0, "elements": 12, "damping": 100.0}}]}
+    sim = Simulator.from_scene(scene, dt=0.01, max_contacts=16)
+    for _ in range(100):
+        assert sim.step().converged
+    forces = np.array([c.force[2] for c in sim.contacts()])
+    assert forces.size == 144
+    assert forces.sum() == pytest.approx(G, rel=1e-4)
+    assert np.ptp(forces) < 1e-3 * forces.mean()

@@ -104,21 +104,23 @@ class _RowBuffers:
 
 @register("compliant")
 class CompliantIntegrator(Integrator):
-    """Options: ``scene`` (contact.Scene: ground, boxes, shapes, material), ``cone`` ("true": an
-    SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along the slip),
-    ``qp_solver`` ("interior": our compiled interior-point solver, cone_solver.py, falling
-    back to clarabel after ``interior_iterations`` iterations of one solve; "clarabel"; or "osqp" for QPs: the pyramid and frictionless problems;
-    these two fall back to each other), ``joint_limits`` (URDF limits as
-    unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0: effectively rigid),
-    ``constraints`` (PointConstraint list), ``normal_weight`` (weight of the normal and limit
-    rows' law residual against the friction rows'), ``margin`` (m: contacts watched before
-    touching), ``max_contacts``, ``hertz_reference_depth`` (m: the depth at which a Hertz
-    contact's stiffness is taken before it touches), ``friction_regularization``.
-    ``constraints`` may also hold model.constraints elements (DistanceConstraint,
-    FrameConstraint: loop closures), bilateral rows like the point constraints; ``springs``
-    (SpringDamper list) and ``forces`` (AppliedForce list) are generalized forces J^T f taken at
-    the step start (q0, v0); ``project`` moves q back onto the rigid elements' manifold after
-    every step (Newton in the least-squares sense, seed 003)."""
+    """Options: ``scene`` (contact.Scene: ground, boxes, shapes, material), ``cone``
+    ("true": an SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along
+    the slip), ``qp_solver`` ("interior": our compiled interior-point solver,
+    cone_solver.py, falling back to clarabel after ``interior_iterations`` iterations of one
+    solve; "clarabel"; or "osqp" for QPs: the pyramid and frictionless problems; these two
+    fall back to each other), ``joint_limits`` (URDF limits as unilateral rows),
+    ``limit_stiffness`` / ``limit_damping`` (inf / 0: effectively rigid), ``constraints``
+    (PointConstraint list), ``normal_weight`` (weight of the normal and limit rows' law
+    residual against the friction rows'), ``margin`` (m: contacts watched before touching),
+    ``max_contacts`` (the contact buffers' first size: they double when a step fills them),
+    ``hertz_reference_depth`` (m: the depth at which a Hertz contact's stiffness is taken
+    before it touches), ``friction_regularization``. ``constraints`` may also hold
+    model.constraints elements (DistanceConstraint, FrameConstraint: loop closures),
+    bilateral rows like the point constraints; ``springs`` (SpringDamper list) and
+    ``forces`` (AppliedForce list) are generalized forces J^T f taken at the step start (q0,
+    v0); ``project`` moves q back onto the rigid elements' manifold after every step (Newton
+    in the least-squares sense, seed 003)."""
 
     compiled_solve = True  # subclasses that replace _solve set False
 
@@ -305,8 +307,14 @@ class CompliantIntegrator(Integrator):
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
         margin = self.margin + self.dt * math.sqrt(float(np.dot(v, v)))
         shapes, scratch, _ = self._detection
-        n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
-                            *scratch, self._contact_int, self._contact_real)
+        while True:
+            n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
+                                *scratch, self._contact_int, self._contact_real)
+            if n < len(self._contact_int):
+                break
+            # full: some contacts may be missing; grow (rarely: by doubling) and detect again
+            self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
+            self._contact_real = np.zeros((2 * n, 8))
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
