@@ -42,6 +42,8 @@ bench: $(BENCH_STAMP)
 	$(PY) bench/variational.py
 	$(PY) bench/node.py --quick
 	$(PY) bench/compliant.py --quick
+	$(PY) bench/elastic_foundation.py --quick
+	$(PY) bench/collision.py
 	$(PY) bench/peers.py --report docs/BENCHMARKS.md
 
 # The node's timing figures as the README reports them (60 s per measurement, ~4 minutes).
