@@ -29,13 +29,13 @@ SOLVED, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2
 ITERATIONS = 100          # interior-point iterations per solve, default
 GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
 DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
-STALL_TOLERANCE = 1e-9    # both, accepted when the steps can no longer move
+ACCEPTABLE = 1e-9         # both, accepted when rounding stops progress (the best iterate)
 
 
 def solver_workspace(rows: int) -> tuple:
-    """Buffers for `rows` rows: (six (rows, rows) matrices, 22 vectors, six integer
+    """Buffers for `rows` rows: (six (rows, rows) matrices, 23 vectors, six integer
     vectors, the active-set memory (3, rows))."""
-    return (np.zeros((6, rows, rows)), np.zeros((22, 4 * rows)),
+    return (np.zeros((6, rows, rows)), np.zeros((23, 4 * rows)),
             np.zeros((6, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
 
 
@@ -382,7 +382,7 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
     r_dual, dy, yu, rhs = vecs[0], vecs[1], vecs[2], vecs[3]
     s, z, w, lam = vecs[4], vecs[5], vecs[6], vecs[7]
     ds, dz, sds, sdz = vecs[8], vecs[9], vecs[10], vecs[11]
-    rc, zero = vecs[20], vecs[21]
+    rc, zero, y_best = vecs[20], vecs[21], vecs[22]
     if not cholesky(P, n, L, first):
         return NOT_POSITIVE, 0
     for i in range(n):  # the unconstrained minimum: the start's scale, a bound on f
@@ -408,6 +408,8 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
             zero[e] = 0.0
         k += slot_width(vtype[i])
     stalls = 0
+    best = math.inf
+    iteration = 0
     for iteration in range(1, limit + 1):
         gap = 0.0
         for e in range(slots):
@@ -415,15 +417,25 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
         size = max(dual_residual(P, q, y, vtype, coef, n, z, r_dual), q_norm)
         dual = 0.0
         for i in range(n):
-            dual = max(dual, abs(r_dual[i]))
+            dual += r_dual[i] * r_dual[i]  # NaN stays NaN (max() would drop it)
+        dual = math.sqrt(dual)
         f_size = max(abs(f_low), abs(objective(P, q, y, n)), 1e-300)
+        if not (math.isfinite(dual) and math.isfinite(gap) and math.isfinite(size)):
+            break  # the scaling broke down at the rounding floor: the best iterate, if any
         if dual <= DUAL_TOLERANCE * size and gap <= GAP_TOLERANCE * f_size:
             return SOLVED, iteration - 1
-        if stalls >= 3 and dual <= STALL_TOLERANCE * size and gap <= STALL_TOLERANCE * f_size:
-            return SOLVED, iteration - 1  # rounding stops progress, the answer is there
+        merit = max(dual / size, gap / f_size)
+        if merit <= ACCEPTABLE and merit < best:  # near the rounding floor: keep the best
+            best = merit
+            for i in range(n):
+                y_best[i] = y[i]
+        if stalls >= 3 and best <= ACCEPTABLE:
+            break  # rounding stops progress
         nt_scaling(vtype, n, s, z, w, lam)
         normal_matrix(P, vtype, coef, n, w, hess, M3)
-        if not cholesky(hess, n, L, first):
+        if not cholesky(hess, n, L, first):  # the scaling degenerates at the rounding floor
+            if best <= ACCEPTABLE:
+                break
             return NOT_POSITIVE, iteration
         # predictor (affine scaling): rc = -lam
         centering_target(vtype, n, lam, 0.0, zero, zero, rc)
@@ -445,7 +457,11 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
         slacks(y, vtype, coef, n, s)
         for e in range(slots):
             z[e] += a * dz[e]
-    return NOT_CONVERGED, limit
+    if best > ACCEPTABLE:
+        return NOT_CONVERGED, limit
+    for i in range(n):
+        y[i] = y_best[i]
+    return SOLVED, iteration
 
 
 @step
