@@ -190,6 +190,18 @@ def shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, mar
 
 
 @step
+def add_sphere_contact(n, a, b, s, x, r, R, m0, m1, m2, distance, radius, margin, out_int,
+                       out_real) -> int:
+    """Append the contact of a sphere (centre x, radius r) whose normal is (m0, m1, m2) in the
+    frame R of the shape it meets: the point on the sphere's surface along -normal."""
+    nx = R[0, 0] * m0 + R[0, 1] * m1 + R[0, 2] * m2
+    ny = R[1, 0] * m0 + R[1, 1] * m1 + R[1, 2] * m2
+    nz = R[2, 0] * m0 + R[2, 1] * m1 + R[2, 2] * m2
+    return add_contact(n, a, b, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz, nx, ny, nz,
+                       distance, radius, margin, out_int, out_real)
+
+
+@step
 def point_box_contact(n, a, b, s, x, r, radius, R, c, h, margin, out_int, out_real) -> int:
     """A point (or sphere of radius r) at x against the box (R, centre c, half extents h): the
     box's closest point, or, inside, the nearest face's outward normal; distance minus r."""
@@ -215,11 +227,8 @@ def point_box_contact(n, a, b, s, x, r, radius, R, c, h, margin, out_int, out_re
             m1, distance = (1.0 if l1 >= 0 else -1.0), -g1 - r
         else:
             m2, distance = (1.0 if l2 >= 0 else -1.0), -g2 - r
-    nx = R[0, 0] * m0 + R[0, 1] * m1 + R[0, 2] * m2
-    ny = R[1, 0] * m0 + R[1, 1] * m1 + R[1, 2] * m2
-    nz = R[2, 0] * m0 + R[2, 1] * m1 + R[2, 2] * m2
-    return add_contact(n, a, b, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz, nx, ny, nz,
-                       distance, radius, margin, out_int, out_real)
+    return add_sphere_contact(n, a, b, s, x, r, R, m0, m1, m2, distance, radius, margin,
+                              out_int, out_real)
 
 
 @step
@@ -246,11 +255,8 @@ def sphere_cylinder_contact(n, a, b, s, x, r, R, c, size, margin, out_int, out_r
         e0, e1, e2 = l0 - cr * u0, l1 - cr * u1, l2 - cz
         gap = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         m0, m1, m2, distance = e0 / gap, e1 / gap, e2 / gap, gap - r
-    nx = R[0, 0] * m0 + R[0, 1] * m1 + R[0, 2] * m2
-    ny = R[1, 0] * m0 + R[1, 1] * m1 + R[1, 2] * m2
-    nz = R[2, 0] * m0 + R[2, 1] * m1 + R[2, 2] * m2
-    return add_contact(n, a, b, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz, nx, ny, nz,
-                       distance, r, margin, out_int, out_real)
+    return add_sphere_contact(n, a, b, s, x, r, R, m0, m1, m2, distance, r, margin, out_int,
+                              out_real)
 
 
 @routine
