@@ -65,6 +65,16 @@ def random_configuration(model: Model, rng: np.random.Generator) -> np.ndarray:
     return q
 
 
+def box_link_urdf(name: str, mass: float, size, collisions: str) -> str:
+    """A one-link URDF: a solid box's mass and inertia (size: full extents), the given
+    <collision> elements."""
+    x, y, z = size
+    return (f'<robot name="{name}"><link name="{name}"><inertial><mass value="{mass}"/>'
+            f'<inertia ixx="{mass * (y * y + z * z) / 12}" iyy="{mass * (x * x + z * z) / 12}" '
+            f'izz="{mass * (x * x + y * y) / 12}" ixy="0" ixz="0" iyz="0"/></inertial>'
+            f'{collisions}</link></robot>')
+
+
 def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:
     """max |ours - reference| / max(1, max |reference|): relative for large values, absolute
     below 1 (so that near-zero references do not inflate it)."""

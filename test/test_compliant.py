@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import box_link_urdf
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.contact.scene import SceneError, load_scene, quaternion_to_matrix
@@ -26,10 +27,7 @@ def brick_urdf() -> str:
         f'<collision><origin xyz="{sx * x / 2} {sy * y / 2} {-z / 2 - r}"/>'
         f'<geometry><sphere radius="{r}"/></geometry></collision>'
         for sx in (-1, 1) for sy in (-1, 1))
-    return (f'<robot name="brick"><link name="brick"><inertial><mass value="{m}"/>'
-            f'<inertia ixx="{m * (y * y + z * z) / 12}" iyy="{m * (x * x + z * z) / 12}" '
-            f'izz="{m * (x * x + y * y) / 12}" ixy="0" ixz="0" iyz="0"/></inertial>{feet}'
-            f'</link></robot>')
+    return box_link_urdf("brick", m, (x, y, z), feet)
 
 
 @pytest.fixture(scope="module")

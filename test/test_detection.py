@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import box_link_urdf
 
 from mbsim_ros import Simulator
 from mbsim_ros.contact.detection import MESH_CONTACTS, detect_contacts
@@ -228,11 +229,9 @@ def write_cube_stl(path) -> None:
 
 
 def mesh_urdf(filename: str, scale: str = "0.1 0.1 0.1", mass: float = 1.0) -> str:
-    i = mass * 0.1 ** 2 / 6
-    return (f'<robot name="cube"><link name="cube"><inertial><mass value="{mass}"/>'
-            f'<inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="0" ixz="0" iyz="0"/></inertial>'
-            f'<collision><geometry><mesh filename="{filename}" scale="{scale}"/></geometry>'
-            f'</collision></link></robot>')
+    return box_link_urdf("cube", mass, (0.1, 0.1, 0.1),
+                         f'<collision><geometry><mesh filename="{filename}" scale="{scale}"/>'
+                         f'</geometry></collision>')
 
 
 @pytest.fixture(scope="module")
