@@ -180,7 +180,6 @@ class CompliantIntegrator(Integrator):
         self._touching = np.zeros(model.njoints, dtype=np.int64)
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
         self._detection = self._detection_arrays(scene)
-        self._shape_laws = self._detection[2] if self._detection else (np.zeros(0), np.zeros(0))
         self._n_contacts = 0
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
@@ -279,10 +278,9 @@ class CompliantIntegrator(Integrator):
             contact_rows(m.joint_int, oS, v, self._contact_int, self._contact_real, n,
                          material.friction, -1.0 if hertz else material.stiffness,
                          material.damping, material.effective_modulus if hertz else 0.0,
-                         material.dissipation, self.reference_depth, *self._shape_laws,
-                         self._scratch[0],
-                         self._scratch[1], buf.directions, buf.G, buf.phi, buf.kind, buf.k,
-                         buf.b, buf.mu)
+                         material.dissipation, self.reference_depth, *self._detection[2],
+                         self._scratch[0], self._scratch[1], buf.directions, buf.G, buf.phi,
+                         buf.kind, buf.k, buf.b, buf.mu)
         rows = 3 * n
         if self.joint_limits and self._limit_iv.size:
             rows = limit_rows(q, v, self._limit_iq, self._limit_iv, m.lower_position_limit,
