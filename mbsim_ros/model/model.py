@@ -5,7 +5,7 @@ ordered so that a parent always comes before its children (pinocchio's depth-fir
 URDF); several joints may have parent ``-1`` (a forest). Everything a kernel needs is packed into
 two arrays, ``joint_int`` and ``joint_real``, one row per joint (column layout below); the named
 attributes are views of those rows for Python code. A Model never changes after construction,
-except ``gravity``, which every algorithm reads at call time.
+except ``gravity`` and ``armature`` (physical parameters that every algorithm reads at call time).
 """
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ class JointSpec:
     effort_limit: float = np.inf
     damping: float = 0.0
     friction: float = 0.0
+    armature: float = 0.0  # rotor inertia reflected to the joint (added to M's diagonal)
 
 
 _KIND_TO_TYPE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
@@ -71,7 +72,9 @@ class Model:
 
     Attributes: ``nq``, ``nv``, ``joint_names``, ``joint_kinds``, ``body_names``, ``gravity``
     (settable 3-vector), ``lower_position_limit`` / ``upper_position_limit`` (nq),
-    ``velocity_limit`` / ``effort_limit`` / ``damping`` / ``friction`` (nv), ``total_mass``.
+    ``velocity_limit`` / ``effort_limit`` / ``damping`` / ``friction`` (nv), ``armature`` (nv,
+    settable: rotor inertia reflected to each 1-DOF joint, added to the diagonal of M as in
+    MuJoCo and pinocchio), ``total_mass``.
     Free-flyer joints take ``q = [x, y, z, qx, qy, qz, qw]`` and ``v = [linear, angular]`` in the
     body frame (pinocchio's convention); revolute, continuous and prismatic joints take one q.
     """
@@ -84,7 +87,7 @@ class Model:
         nj = len(joints)
         self.joint_int = np.zeros((nj, JOINT_INT_COLUMNS), dtype=np.int64)
         self.joint_real = np.zeros((nj, JOINT_REAL_COLUMNS))
-        lower, upper, vel, eff, damp, fric = [], [], [], [], [], []
+        lower, upper, vel, eff, damp, fric, arm = [], [], [], [], [], [], []
         idx_q = idx_v = 0
         for i, j in enumerate(joints):
             if j.kind not in _KIND_TO_TYPE:
@@ -117,6 +120,10 @@ class Model:
                 eff += [np.inf] * 6
                 damp += [0.0] * 6
                 fric += [0.0] * 6
+                arm += [0.0] * 6
+                if j.armature != 0.0:
+                    raise ModelError(f"joint '{j.name}': armature is for 1-DOF joints, not a "
+                                     f"free flyer")
             else:
                 lower.append(j.lower)
                 upper.append(j.upper)
@@ -124,6 +131,7 @@ class Model:
                 eff.append(j.effort_limit)
                 damp.append(j.damping)
                 fric.append(j.friction)
+                arm.append(_checked_armature(j.armature, j.name))
         self.nq = idx_q
         self.nv = idx_v
         self.njoints = nj
@@ -139,6 +147,7 @@ class Model:
         self.total_mass = float(self.joint_real[:, R_MASS].sum() + fixed_mass)
         self.fixed_mass = float(fixed_mass)
         self._gravity = np.array(gravity, dtype=float)
+        self._armature = np.array(arm, dtype=float)
         for arr in (self.joint_int, self.joint_real, self.lower_position_limit,
                     self.upper_position_limit, self.velocity_limit, self.effort_limit,
                     self.damping, self.friction):
@@ -173,6 +182,41 @@ class Model:
             raise ValueError(f"gravity must be a finite 3-vector, got {value!r}")
         self._gravity[:] = g
 
+    @property
+    def armature(self) -> np.ndarray:
+        """Rotor inertia reflected to each joint (nv; kg m^2 or kg), added to the diagonal of
+        the joint-space inertia by every algorithm (MuJoCo's and pinocchio's meaning). Set it
+        whole (``model.armature = values``) or by joint name (``set_armature``); written in
+        place, so integrators built on the model see the change at their next step."""
+        view = self._armature.view()
+        view.setflags(write=False)
+        return view
+
+    @armature.setter
+    def armature(self, value) -> None:
+        a = np.asarray(value, dtype=float)
+        if a.shape != (self.nv,):
+            raise ValueError(f"armature must have nv = {self.nv} entries, got shape {a.shape}")
+        for i in range(self.njoints):
+            iv, nv = self.idx_v[i], JOINT_TYPE_NV[int(self.joint_type[i])]
+            if nv == 1:
+                _checked_armature(float(a[iv]), self.joint_names[i])
+            elif np.any(a[iv:iv + nv] != 0.0):
+                raise ValueError(f"joint '{self.joint_names[i]}': armature is for 1-DOF "
+                                 f"joints, not a free flyer")
+        self._armature[:] = a
+
+    def set_armature(self, values: dict[str, float]) -> None:
+        """Armature by joint name (joints not named keep theirs)."""
+        a = self._armature.copy()
+        for name, value in values.items():
+            i = self.joint_index(name)
+            if self.joint_type[i] == FREE_FLYER:
+                raise ValueError(f"joint '{name}': armature is for 1-DOF joints, not a free "
+                                 f"flyer")
+            a[self.idx_v[i]] = _checked_armature(value, name)
+        self.armature = a
+
     def joint_index(self, name: str) -> int:
         try:
             return self.joint_names.index(name)
@@ -204,12 +248,22 @@ class Model:
                 upper=float(self.upper_position_limit[iq]),
                 velocity_limit=float(self.velocity_limit[iv]),
                 effort_limit=float(self.effort_limit[iv]), damping=float(self.damping[iv]),
-                friction=float(self.friction[iv])))
+                friction=float(self.friction[iv]), armature=float(self._armature[iv])))
         return specs
 
     def __repr__(self) -> str:
         return (f"Model('{self.name}', joints={self.njoints}, nq={self.nq}, nv={self.nv}, "
                 f"mass={self.total_mass:.3f} kg)")
+
+
+def _checked_armature(value, joint: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ModelError(f"joint '{joint}': armature {value!r} is not a number") from None
+    if not (np.isfinite(value) and value >= 0.0):
+        raise ModelError(f"joint '{joint}': armature must be finite and >= 0, got {value}")
+    return value
 
 
 def merge(models: list[Model], *, prefixes: list[str] | None = None,
