@@ -1,6 +1,7 @@
 """Forward dynamics: the articulated-body algorithm (Featherstone 2008, Table 7.1), in the world
 frame (articulated inertias of children add into the parent without frame changes).
-a = M(q)^-1 (tau - C(q, v) v - g(q))."""
+a = (M(q) + diag(added))^-1 (tau - C(q, v) v - g(q)), where ``added`` is the armature, or the
+armature plus the implicit damping an integrator folds into the same diagonal (h D)."""
 from __future__ import annotations
 
 import math
@@ -59,10 +60,11 @@ def spd_inverse(D, n, out) -> bool:
 
 
 @step
-def articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp) -> bool:
-    """U = IA S, D = S^T U (its inverse into Dinv), then IA_parent += IA - U D^-1 U^T
-    (Featherstone 2008, Table 7.1, the inertia half of the backward pass). False if D is not
-    positive definite."""
+def articulated_inertia_step(i, joint_int, added, oS, IA, U, Dinv, small, tmp) -> bool:
+    """U = IA S, D = S^T U + diag(added) (its inverse into Dinv), then
+    IA_parent += IA - U D^-1 U^T (Featherstone 2008, Table 7.1, the inertia half of the backward
+    pass; a joint-space diagonal such as armature enters D only). False if D is not positive
+    definite."""
     iv = joint_int[i, I_IDX_V]
     n = joint_int[i, I_NV]
     for k in range(n):
@@ -76,6 +78,7 @@ def articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp) -> bool:
             for r in range(6):
                 acc += oS[iv + m, r] * U[iv + k, r]
             small[m, k] = acc
+        small[k, k] += added[iv + k]
     if n == 1:
         if not small[0, 0] > 0.0:
             return False
@@ -105,10 +108,10 @@ def articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp) -> bool:
 
 
 @step
-def aba_backward_step(i, joint_int, oS, tau, IA, pA, c, U, Dinv, u, small, tmp) -> bool:
+def aba_backward_step(i, joint_int, added, oS, tau, IA, pA, c, U, Dinv, u, small, tmp) -> bool:
     """The articulated inertia step, u = tau - S^T pA, and the parent's bias
     pa = pA + Ia c + U D^-1 u = pA + IA c + U D^-1 (u - U^T c)."""
-    if not articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp):
+    if not articulated_inertia_step(i, joint_int, added, oS, IA, U, Dinv, small, tmp):
         return False
     iv = joint_int[i, I_IDX_V]
     n = joint_int[i, I_NV]
@@ -162,7 +165,8 @@ def aba_forward_step2(i, joint_int, oS, c, U, Dinv, u, oa, a_world, a_out):
 
 
 @kernel
-def aba_kernel(joint_int, joint_real, gravity, q, v, tau, ws, a_out):
+def aba_kernel(joint_int, joint_real, gravity, added, q, v, tau, ws, a_out):
+    """a_out = (M + diag(added))^-1 (tau - C v - g)."""
     code = input_code(joint_int, q, v, tau)
     if code != OK:
         return code
@@ -173,7 +177,8 @@ def aba_kernel(joint_int, joint_real, gravity, q, v, tau, ws, a_out):
         kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
         aba_forward_step1(i, joint_int, oS, v, oY, ov, c, IA, pA, tmp[4], tmp[5])
     for i in range(nj - 1, -1, -1):
-        if not aba_backward_step(i, joint_int, oS, tau, IA, pA, c, U, Dinv, u, small, tmp):
+        if not aba_backward_step(i, joint_int, added, oS, tau, IA, pA, c, U, Dinv, u, small,
+                                 tmp):
             return SINGULAR
     gravity_acceleration(gravity, tmp[3])
     for i in range(nj):
@@ -182,13 +187,14 @@ def aba_kernel(joint_int, joint_real, gravity, q, v, tau, ws, a_out):
 
 
 def aba(model, q, v, tau) -> np.ndarray:
-    """Joint accelerations a (nv) under torques tau at (q, v), with the model's gravity."""
+    """Joint accelerations a (nv) under torques tau at (q, v), with the model's gravity and
+    armature."""
     q = as_vector(q, model.nq, "q")
     v = as_vector(v, model.nv, "v")
     tau = as_vector(tau, model.nv, "tau")
     a = np.empty(model.nv)
-    code = aba_kernel(model.joint_int, model.joint_real, model.gravity, q, v, tau,
-                      workspace(model), a)
+    code = aba_kernel(model.joint_int, model.joint_real, model.gravity, model.armature, q, v,
+                      tau, workspace(model), a)
     if code != OK:
         raise_for(code, ("q", "v", "tau"), model)
     return a

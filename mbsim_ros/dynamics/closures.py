@@ -36,8 +36,8 @@ class ConstraintKinematics:
 
     def evaluate(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = self.model
-        rnea_kernel(m.joint_int, m.joint_real, self._no_gravity, q, self._zero_v, self._zero_v,
-                    self._ws, self._tau)
+        rnea_kernel(m.joint_int, m.joint_real, self._no_gravity, m.armature, q, self._zero_v,
+                    self._zero_v, self._ws, self._tau)
         views = carve(self._ws, m.njoints, m.nv)
         return views[0], views[1], views[9]
 
@@ -46,7 +46,7 @@ class ConstraintKinematics:
         after the backward pass is the subtree's I a + v x* I v - m g (world, world origin)."""
         m = self.model
         tau = np.empty(m.nv)
-        rnea_kernel(m.joint_int, m.joint_real, m.gravity, q, v, a, self._ws, tau)
+        rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, a, self._ws, tau)
         views = carve(self._ws, m.njoints, m.nv)
         return views[5].copy(), views[0].copy(), views[1].copy(), tau
 

@@ -36,9 +36,9 @@ def crba_backward_step(i, joint_int, oS, Yc, M, F):
 
 
 @step
-def mass_matrix_diagonal(joint_int, oS, oY, Yc, tmp, out):
-    """out_k = M_kk = S_k^T Yc_i S_k from world-frame composite inertias (O(n); Yc: (nj, 10)
-    scratch, tmp: a 6-vector)."""
+def mass_matrix_diagonal(joint_int, armature, oS, oY, Yc, tmp, out):
+    """out_k = M_kk = S_k^T Yc_i S_k + armature_k from world-frame composite inertias (O(n);
+    Yc: (nj, 10) scratch, tmp: a 6-vector)."""
     nj = joint_int.shape[0]
     for i in range(nj):
         for r in range(10):
@@ -50,7 +50,7 @@ def mass_matrix_diagonal(joint_int, oS, oY, Yc, tmp, out):
             acc = 0.0
             for r in range(6):
                 acc += oS[k, r] * tmp[r]
-            out[k] = acc
+            out[k] = acc + armature[k]
         p = joint_int[i, I_PARENT]
         if p >= 0:
             for r in range(10):
@@ -58,8 +58,9 @@ def mass_matrix_diagonal(joint_int, oS, oY, Yc, tmp, out):
 
 
 @kernel
-def crba_kernel(joint_int, joint_real, q, ws, M):
-    """M must be zero on entry (entries of unrelated branches are not written)."""
+def crba_kernel(joint_int, joint_real, armature, q, ws, M):
+    """M must be zero on entry (entries of unrelated branches are not written); the armature
+    (rotor inertia reflected to each joint) adds to the diagonal."""
     code = input_code(joint_int, q, q, q)
     if code != OK:
         return code
@@ -70,6 +71,8 @@ def crba_kernel(joint_int, joint_real, q, ws, M):
         kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
     for i in range(nj - 1, -1, -1):  # oY becomes the composite inertia Yc in place
         crba_backward_step(i, joint_int, oS, oY, M, tmp[0])
+    for k in range(M.shape[0]):
+        M[k, k] += armature[k]
     return OK
 
 
@@ -77,7 +80,8 @@ def crba(model, q) -> np.ndarray:
     """The joint-space inertia matrix M(q), full and symmetric (nv x nv)."""
     q = as_vector(q, model.nq, "q")
     M = np.zeros((model.nv, model.nv))
-    code = crba_kernel(model.joint_int, model.joint_real, q, workspace(model), M)
+    code = crba_kernel(model.joint_int, model.joint_real, model.armature, q, workspace(model),
+                       M)
     if code != OK:
         raise_for(code, ("q",), model)
     return M

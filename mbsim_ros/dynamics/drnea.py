@@ -213,8 +213,8 @@ def project_subtree_sums(joint_int, oS, acc, out):
 
 
 @kernel
-def del_residual_kernel(joint_int, joint_real, gravity, damping, dt, q_prev, q, q_next,
-                        x_prev, x_next, u_prev, u, out):
+def del_residual_kernel(joint_int, joint_real, gravity, damping, armature, dt, q_prev, q,
+                        q_next, x_prev, x_next, u_prev, u, out):
     """The two-configuration forced DEL residual (seed 000 eq. 17), f = D2 Ld(q_prev, q) +
     D1 Ld(q, q_next) + F+(prev) + F-(next), from the same passes the integrator uses (the
     integrator's residual is this with D2 Ld + F+ replaced by the carried momentum p_k)."""
@@ -244,7 +244,9 @@ def del_residual_kernel(joint_int, joint_real, gravity, damping, dt, q_prev, q, 
             acc[i, c] += mom[0, i, c] - mom[1, i, c]
     project_subtree_sums(joint_int, oS, acc, out)
     for k in range(nv):
-        out[k] += 0.5 * dt * (u_prev[k] + u[k]) - 0.5 * damping[k] * (x_prev[k] + x_next[k])
+        # the armature's Ld = a x^2 / (2 dt) adds D2 Ld + D1 Ld = a (x_prev - x_next) / dt
+        out[k] += 0.5 * dt * (u_prev[k] + u[k]) - 0.5 * damping[k] * (x_prev[k] + x_next[k]) \
+            + armature[k] * (x_prev[k] - x_next[k]) / dt
 
 
 def del_residual(model, dt: float, q_prev, q, q_next, u_prev=None, u=None) -> np.ndarray:
@@ -261,6 +263,6 @@ def del_residual(model, dt: float, q_prev, q, q_next, u_prev=None, u=None) -> np
     u = zero if u is None else as_vector(u, model.nv, "u")
     out = np.empty(model.nv)
     del_residual_kernel(model.joint_int, model.joint_real, model.gravity, model.damping,
-                        float(dt), q_prev, q, q_next, difference(model, q_prev, q),
+                        model.armature, float(dt), q_prev, q, q_next, difference(model, q_prev, q),
                         difference(model, q, q_next), u_prev, u, out)
     return out

@@ -220,9 +220,10 @@ def body_jacobian_block(Rk, pk, xi, Yb, dt, K, S, powers):
 
 
 @routine
-def assemble_jacobian(joint_int, oS_k, oS_next, Kc, damping, Jac):
-    """Jac = -sum_i J_i(q_k)^T K_i J_i(q_k+1) - diag(damping) / 2 from subtree sums Kc
-    (Kc_i = sum of K over the subtree of i, accumulated here, children first)."""
+def assemble_jacobian(joint_int, oS_k, oS_next, Kc, diagonal, Jac):
+    """Jac = -sum_i J_i(q_k)^T K_i J_i(q_k+1) - diag(diagonal) from subtree sums Kc
+    (Kc_i = sum of K over the subtree of i, accumulated here, children first); ``diagonal``
+    holds the joint-space terms linear in x (damping c / 2, armature a / h, with their signs)."""
     nj = joint_int.shape[0]
     nv = Jac.shape[0]
     for r in range(nv):
@@ -257,11 +258,11 @@ def assemble_jacobian(joint_int, oS_k, oS_next, Kc, damping, Jac):
                 for c in range(6):
                     Kc[par, r, c] += Kc[i, r, c]
     for k in range(nv):
-        Jac[k, k] -= 0.5 * damping[k]
+        Jac[k, k] -= diagonal[k]
 
 
 @kernel
-def del_jacobian_kernel(joint_int, joint_real, damping, dt, q, q_next, Jac):
+def del_jacobian_kernel(joint_int, joint_real, damping, armature, dt, q, q_next, Jac):
     nj = joint_int.shape[0]
     nv = Jac.shape[0]
     Yb = np.empty((nj, 10))
@@ -282,7 +283,8 @@ def del_jacobian_kernel(joint_int, joint_real, damping, dt, q, q_next, Jac):
     for i in range(nj):
         relative_twist(oR[0, i], op[0, i], oR[1, i], op[1, i], xi)
         body_jacobian_block(oR[0, i], op[0, i], xi, Yb[i], dt, Kc[i], S, powers)
-    assemble_jacobian(joint_int, oS[0], oS[1], Kc, damping, Jac)
+    linear = 0.5 * damping + armature / dt  # d/dx of c x / 2 + a x / h
+    assemble_jacobian(joint_int, oS[0], oS[1], Kc, linear, Jac)
 
 
 def del_jacobian(model, dt: float, q, q_next) -> np.ndarray:
@@ -291,6 +293,6 @@ def del_jacobian(model, dt: float, q, q_next) -> np.ndarray:
     q = as_vector(q, model.nq, "q")
     q_next = as_vector(q_next, model.nq, "q_next")
     Jac = np.empty((model.nv, model.nv))
-    del_jacobian_kernel(model.joint_int, model.joint_real, model.damping, float(dt), q, q_next,
-                        Jac)
+    del_jacobian_kernel(model.joint_int, model.joint_real, model.damping, model.armature,
+                        float(dt), q, q_next, Jac)
     return Jac

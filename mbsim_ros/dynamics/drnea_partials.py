@@ -78,8 +78,8 @@ def add_projection_derivative(joint_int, oS, Fc, cross, Jac):
 
 
 @kernel
-def step_partials_kernel(joint_int, joint_real, gravity, damping, h, q, q_next, R0, R1, P0,
-                         P1):
+def step_partials_kernel(joint_int, joint_real, gravity, damping, armature, h, q, q_next, R0,
+                         R1, P0, P1):
     """The four partials of (r, p_k+1) at the step q -> q_next of length h (module docstring)."""
     nj = joint_int.shape[0]
     nv = R0.shape[0]
@@ -101,7 +101,10 @@ def step_partials_kernel(joint_int, joint_real, gravity, damping, h, q, q_next, 
     Rq = np.empty((3, 3))
     pq = np.empty(3)
     projected = np.empty(nv)
-    minus_damping = -damping
+    # terms linear in x: r has -(c/2 + a/h) x, p_k+1 has -(c/2 - a/h) x (armature's
+    # Ld = a x^2 / 2h), and x = q_k+1 (-) q_k on the 1-dof joints that carry c and a
+    in_r = 0.5 * damping + armature / h
+    in_p = 0.5 * damping - armature / h
     for i in range(nj):
         body_inertia(joint_real[i], Yb[i])
         kinematics_step(i, joint_int, joint_real, q, oR[0], op[0], oS[0], oY[0], Rq, pq)
@@ -116,32 +119,34 @@ def step_partials_kernel(joint_int, joint_real, gravity, damping, h, q, q_next, 
             Fp[i, c] = wg[1, c] + mom[i, c]
     project_subtree_sums(joint_int, oS[0], Fr, projected)  # Fr, Fp become subtree sums
     project_subtree_sums(joint_int, oS[1], Fp, projected)
-    # R1 = -sum J_i(q_k)^T K_i J_i(q_k+1) - c/2 (Newton's matrix)
+    # R1 = -sum J_i(q_k)^T K_i J_i(q_k+1) - (c/2 + a/h) (Newton's matrix)
     Phi[:] = K
-    assemble_jacobian(joint_int, oS[0], oS[1], Phi, damping, R1)
-    # P0 = -sum J_i(q_k+1)^T (K_i + Lambda(m_i)) J_i(q_k) + c/2
+    assemble_jacobian(joint_int, oS[0], oS[1], Phi, in_r, R1)
+    # P0 = -sum J_i(q_k+1)^T (K_i + Lambda(m_i)) J_i(q_k) + (c/2 - a/h)
     for i in range(nj):
         coadjoint_swap(mom[i], S[0])
         for r in range(6):
             for c in range(6):
                 Phi[i, r, c] = K[i, r, c] + S[0, r, c]
-    assemble_jacobian(joint_int, oS[1], oS[0], Phi, minus_damping, P0)
-    # R0 = sum J_i(q_k)^T (W_i(q_k) + K_i + Lambda(m_i)) J_i(q_k) + (S_b x S_a) . Fr + c/2
+    assemble_jacobian(joint_int, oS[1], oS[0], Phi, -in_p, P0)
+    # R0 = sum J_i(q_k)^T (W_i(q_k) + K_i + Lambda(m_i)) J_i(q_k) + (S_b x S_a) . Fr
+    #      + (c/2 + a/h)
     for i in range(nj):
         coadjoint_swap(mom[i], S[0])
         gravity_wrench_derivative(oY[0, i], gravity, 0.5 * h, S[1])
         for r in range(6):
             for c in range(6):
                 Phi[i, r, c] = -(S[1, r, c] + K[i, r, c] + S[0, r, c])
-    assemble_jacobian(joint_int, oS[0], oS[0], Phi, minus_damping, R0)
+    assemble_jacobian(joint_int, oS[0], oS[0], Phi, -in_r, R0)
     add_projection_derivative(joint_int, oS[0], Fr, xi, R0)
-    # P1 = sum J_i(q_k+1)^T (W_i(q_k+1) + K_i) J_i(q_k+1) + (S_b x S_a) . Fp - c/2
+    # P1 = sum J_i(q_k+1)^T (W_i(q_k+1) + K_i) J_i(q_k+1) + (S_b x S_a) . Fp
+    #      - (c/2 - a/h)
     for i in range(nj):
         gravity_wrench_derivative(oY[1, i], gravity, 0.5 * h, S[1])
         for r in range(6):
             for c in range(6):
                 Phi[i, r, c] = -(S[1, r, c] + K[i, r, c])
-    assemble_jacobian(joint_int, oS[1], oS[1], Phi, damping, P1)
+    assemble_jacobian(joint_int, oS[1], oS[1], Phi, in_p, P1)
     add_projection_derivative(joint_int, oS[1], Fp, xi, P1)
 
 
@@ -153,7 +158,7 @@ def step_partials(model, dt: float, q, q_next) -> tuple:
     q_next = as_vector(q_next, model.nq, "q_next")
     out = tuple(np.empty((model.nv, model.nv)) for _ in range(4))
     step_partials_kernel(model.joint_int, model.joint_real, model.gravity, model.damping,
-                         float(dt), q, q_next, *out)
+                         model.armature, float(dt), q, q_next, *out)
     return out
 
 
@@ -185,7 +190,7 @@ def mass_diagonal_derivative(joint_int, oS, Yc, tmp, cross, D):
 
 
 @kernel
-def mass_diagonal_partials_kernel(joint_int, joint_real, q, diagonal, D):
+def mass_diagonal_partials_kernel(joint_int, joint_real, armature, q, diagonal, D):
     nj = joint_int.shape[0]
     nv = diagonal.shape[0]
     oR = np.empty((nj, 3, 3))
@@ -198,7 +203,7 @@ def mass_diagonal_partials_kernel(joint_int, joint_real, q, diagonal, D):
     tmp = np.empty((2, 6))
     for i in range(nj):
         kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
-    mass_matrix_diagonal(joint_int, oS, oY, Yc, tmp[0], diagonal)
+    mass_matrix_diagonal(joint_int, armature, oS, oY, Yc, tmp[0], diagonal)
     mass_diagonal_derivative(joint_int, oS, Yc, tmp[0], tmp[1], D)
 
 
@@ -206,5 +211,6 @@ def mass_diagonal_partials(model, q) -> tuple:
     """(diag M(q), D) with D[k, b] = dM_kk / ddelta_b at q (+) delta (nv, nv x nv)."""
     q = as_vector(q, model.nq, "q")
     diagonal, D = np.empty(model.nv), np.empty((model.nv, model.nv))
-    mass_diagonal_partials_kernel(model.joint_int, model.joint_real, q, diagonal, D)
+    mass_diagonal_partials_kernel(model.joint_int, model.joint_real, model.armature, q,
+                                  diagonal, D)
     return diagonal, D

@@ -10,9 +10,10 @@ from .workspace import carve, workspace
 
 
 @kernel
-def energy_kernel(joint_int, joint_real, gravity, q, v, ws, out):
-    """out = (kinetic, potential): sum 1/2 V_i . (Y_i V_i) and -sum m_i g . c_i (world frame;
-    potential zero at the world origin, the fixed base's mass is left out)."""
+def energy_kernel(joint_int, joint_real, gravity, armature, q, v, ws, out):
+    """out = (kinetic, potential): sum 1/2 V_i . (Y_i V_i) + sum 1/2 armature_k v_k^2 and
+    -sum m_i g . c_i (world frame; potential zero at the world origin, the fixed base's mass is
+    left out)."""
     code = input_code(joint_int, q, v, v)
     if code != OK:
         return code
@@ -31,6 +32,8 @@ def energy_kernel(joint_int, joint_real, gravity, q, v, ws, out):
         for r in range(6):
             kinetic += 0.5 * ov[i, r] * tmp[1, r]
         potential -= gravity[0] * oY[i, 1] + gravity[1] * oY[i, 2] + gravity[2] * oY[i, 3]
+    for k in range(v.shape[0]):
+        kinetic += 0.5 * armature[k] * v[k] * v[k]
     out[0] = kinetic
     out[1] = potential
     return OK
@@ -43,8 +46,8 @@ def energy(model, q, v) -> tuple[float, float]:
     q = as_vector(q, model.nq, "q")
     v = as_vector(v, model.nv, "v")
     out = np.empty(2)
-    code = energy_kernel(model.joint_int, model.joint_real, model.gravity, q, v,
-                         workspace(model), out)
+    code = energy_kernel(model.joint_int, model.joint_real, model.gravity, model.armature, q,
+                         v, workspace(model), out)
     if code != OK:
         raise_for(code, ("q", "v"), model)
     return float(out[0]), float(out[1])

@@ -14,13 +14,13 @@ from .workspace import carve, workspace
 
 
 @routine
-def minv_factor(joint_int, oS, oY, IA, U, Dinv, small, tmp) -> bool:
-    """Factor M(q) given the world-frame oS and oY of q."""
+def minv_factor(joint_int, added, oS, oY, IA, U, Dinv, small, tmp) -> bool:
+    """Factor M(q) + diag(added) given the world-frame oS and oY of q."""
     nj = joint_int.shape[0]
     for i in range(nj):
         inertia_to_matrix(oY[i], IA[i])
     for i in range(nj - 1, -1, -1):
-        if not articulated_inertia_step(i, joint_int, oS, IA, U, Dinv, small, tmp):
+        if not articulated_inertia_step(i, joint_int, added, oS, IA, U, Dinv, small, tmp):
             return False
     return True
 
@@ -72,7 +72,7 @@ def minv_apply(joint_int, oS, U, Dinv, tau, pA, oa, out):
 
 
 @kernel
-def minv_kernel(joint_int, joint_real, q, tau, ws, out):
+def minv_kernel(joint_int, joint_real, armature, q, tau, ws, out):
     code = input_code(joint_int, q, tau, tau)
     if code != OK:
         return code
@@ -81,18 +81,19 @@ def minv_kernel(joint_int, joint_real, q, tau, ws, out):
         ws, nj, out.shape[0])
     for i in range(nj):
         kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
-    if not minv_factor(joint_int, oS, oY, IA, U, Dinv, small, tmp):
+    if not minv_factor(joint_int, armature, oS, oY, IA, U, Dinv, small, tmp):
         return SINGULAR
     minv_apply(joint_int, oS, U, Dinv, tau, pA, oa, out)
     return OK
 
 
 def minv(model, q, tau) -> np.ndarray:
-    """M(q)^-1 tau in O(n) (no gravity, no velocity terms)."""
+    """M(q)^-1 tau in O(n) (no gravity, no velocity terms; M with the armature)."""
     q = as_vector(q, model.nq, "q")
     tau = as_vector(tau, model.nv, "tau")
     out = np.empty(model.nv)
-    code = minv_kernel(model.joint_int, model.joint_real, q, tau, workspace(model), out)
+    code = minv_kernel(model.joint_int, model.joint_real, model.armature, q, tau,
+                       workspace(model), out)
     if code != OK:
         raise_for(code, ("q", "tau"), model)
     return out

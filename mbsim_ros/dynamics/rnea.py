@@ -47,7 +47,8 @@ def rnea_backward_step(i, joint_int, oS, of, tau):
 
 
 @kernel
-def rnea_kernel(joint_int, joint_real, gravity, q, v, a, ws, tau):
+def rnea_kernel(joint_int, joint_real, gravity, armature, q, v, a, ws, tau):
+    """tau = M(q) a + C(q, v) v + g(q), M with the armature on its diagonal."""
     code = input_code(joint_int, q, v, a)
     if code != OK:
         return code
@@ -60,6 +61,8 @@ def rnea_kernel(joint_int, joint_real, gravity, q, v, a, ws, tau):
         rnea_forward_step(i, joint_int, oS, v, a, oY, ov, oa, of, tmp[3], tmp[4], tmp)
     for i in range(nj - 1, -1, -1):
         rnea_backward_step(i, joint_int, oS, of, tau)
+    for k in range(tau.shape[0]):
+        tau[k] += armature[k] * a[k]
     return OK
 
 
@@ -69,8 +72,8 @@ def rnea(model, q, v, a) -> np.ndarray:
     v = as_vector(v, model.nv, "v")
     a = as_vector(a, model.nv, "a")
     tau = np.empty(model.nv)
-    code = rnea_kernel(model.joint_int, model.joint_real, model.gravity, q, v, a,
-                       workspace(model), tau)
+    code = rnea_kernel(model.joint_int, model.joint_real, model.gravity, model.armature, q, v,
+                       a, workspace(model), tau)
     if code != OK:
         raise_for(code, ("q", "v", "a"), model)
     return tau

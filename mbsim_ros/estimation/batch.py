@@ -11,7 +11,7 @@ from numba import prange
 
 from .._jit import kernel, parallel_kernel, routine, step
 from ..dynamics.checks import BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite
-from ..integrators.euler import euler_step_kernel
+from ..integrators.euler import EULER_ROWS, euler_step_kernel
 from ..integrators.variational import variational_step_kernel
 from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE
 
@@ -56,8 +56,8 @@ def store_row(code, q, second, n, out):
 
 
 @routine
-def variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
-                      settings, tol, X, U, start, end, ws, vws, buf, stats, codes, out):
+def variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
+                      substeps, settings, tol, X, U, start, end, ws, vws, buf, stats, codes, out):
     """Particles start..end-1: x = (q, p) -> (q', p') by variational_step_kernel.
     buf: 2 nq + 3 nv + 1 floats of per-chunk state vectors."""
     nv = U.shape[1]
@@ -67,8 +67,8 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt,
     v_out, residual = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:]
     for n in range(start, end):
         load_row(X, n, q, p)
-        code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, Yb,
-                                       dt, substeps, q, p, U[0 if U.shape[0] == 1 else n],
+        code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction,
+                                       armature, Yb, dt, substeps, q, p, U[0 if U.shape[0] == 1 else n],
                                        settings, tol, ws, vws, q_out, p_out, v_out, stats,
                                        residual)
         codes[n] = code
@@ -76,55 +76,59 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt,
 
 
 @routine
-def euler_chunk(joint_int, joint_real, gravity, damping, dt, X, U, start, end, ws, buf, codes,
-                out):
+def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U, start,
+                end, ws, buf, codes, out):
     """Particles start..end-1: x = (q, v) -> (q', v') by euler_step_kernel.
-    buf: 2 nq + 4 nv floats of per-chunk vectors."""
+    buf: 2 nq + (2 + EULER_ROWS) nv floats of per-chunk vectors."""
     nv = U.shape[1]
     nq = X.shape[1] - nv
     q, v = buf[0:nq], buf[nq:nq + nv]
     q_out, v_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
-    tau_total, a = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:2 * nq + 4 * nv]
+    work = buf[2 * nq + 2 * nv:2 * nq + (2 + EULER_ROWS) * nv].reshape((EULER_ROWS, nv))
     for n in range(start, end):
         load_row(X, n, q, v)
-        code = euler_step_kernel(joint_int, joint_real, gravity, damping, dt, q, v,
-                                 U[0 if U.shape[0] == 1 else n], ws, tau_total, a, q_out, v_out)
+        code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
+                                 q, v, U[0 if U.shape[0] == 1 else n], ws, work, q_out, v_out)
         codes[n] = code
         store_row(code, q_out, v_out, n, out)
 
 
 @kernel
-def variational_batch(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
-                      settings, tol, X, U, WS, VWS, BUF, STATS, codes, out):
+def variational_batch(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
+                      substeps, settings, tol, X, U, WS, VWS, BUF, STATS, codes, out):
     """All particles in this thread (the first chunk's workspaces)."""
-    variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
+    variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
+                      substeps,
                       settings, tol, X, U, 0, X.shape[0], WS[0], VWS[0], BUF[0], STATS[0],
                       codes, out)
 
 
 @parallel_kernel
-def variational_batch_parallel(joint_int, joint_real, gravity, damping, friction, Yb, dt,
-                               substeps, settings, tol, X, U, WS, VWS, BUF, STATS, codes, out):
+def variational_batch_parallel(joint_int, joint_real, gravity, damping, friction, armature, Yb,
+                               dt, substeps, settings, tol, X, U, WS, VWS, BUF, STATS, codes,
+                               out):
     """The particles in WS.shape[0] contiguous chunks, one per thread."""
     chunks, n = WS.shape[0], X.shape[0]
     for c in prange(chunks):
-        variational_chunk(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
-                          settings, tol, X, U, c * n // chunks, (c + 1) * n // chunks, WS[c],
+        variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
+                          substeps, settings, tol, X, U, c * n // chunks, (c + 1) * n // chunks, WS[c],
                           VWS[c], BUF[c], STATS[c], codes, out)
 
 
 @kernel
-def euler_batch(joint_int, joint_real, gravity, damping, dt, X, U, WS, BUF, codes, out):
-    euler_chunk(joint_int, joint_real, gravity, damping, dt, X, U, 0, X.shape[0], WS[0], BUF[0],
-                codes, out)
+def euler_batch(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U, WS, BUF,
+                codes, out):
+    euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U, 0,
+                X.shape[0], WS[0], BUF[0], codes, out)
 
 
 @parallel_kernel
-def euler_batch_parallel(joint_int, joint_real, gravity, damping, dt, X, U, WS, BUF, codes,
-                         out):
+def euler_batch_parallel(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U,
+                         WS, BUF, codes, out):
     chunks, n = WS.shape[0], X.shape[0]
     for c in prange(chunks):
-        euler_chunk(joint_int, joint_real, gravity, damping, dt, X, U, c * n // chunks,
+        euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U,
+                    c * n // chunks,
                     (c + 1) * n // chunks, WS[c], BUF[c], codes, out)
 
 

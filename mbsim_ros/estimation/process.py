@@ -8,13 +8,14 @@ from ..dynamics.checks import (BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_fin
                                as_vector)
 from ..dynamics.configuration import difference_kernel, integrate_kernel
 from ..dynamics.drnea_partials import mass_diagonal_partials_kernel, step_partials_kernel
-from ..dynamics.aba import aba
 from ..dynamics.crba import crba
 from ..dynamics.minv import minv
+from ..dynamics.rnea import rnea
 from ..dynamics.rnea_derivative import rnea_derivatives_kernel
 from ..dynamics.workspace import workspace_size
 from ..integrators import make_integrator
 from ..integrators.euler import _FAILURES as EULER_FAILURES
+from ..integrators.euler import EULER_ROWS
 from ..integrators.variational import _FAILURES as VARIATIONAL_FAILURES
 from ..integrators.variational import (momentum_kernel, variational_step_kernel,
                                        variational_workspace_size)
@@ -92,8 +93,8 @@ class ProcessModel:
             self._buf = np.zeros((chunks, 2 * nq + 3 * nv + 1))
         else:
             self._vws = np.zeros((chunks, 1))
-            self._buf = np.zeros((chunks, 2 * nq + 4 * nv))
-        self._stats = np.zeros((chunks, 2), dtype=np.int64)
+            self._buf = np.zeros((chunks, 2 * nq + (2 + EULER_ROWS) * nv))
+        self._stats = np.zeros((chunks, 3), dtype=np.int64)
 
     # ---- converters -------------------------------------------------------------------------
 
@@ -108,7 +109,8 @@ class ProcessModel:
         x[:self.nq] = q
         if self.integrator_name == "variational":
             m = self.model
-            momentum_kernel(m.joint_int, m.joint_real, q, v, self._ws[0], x[self.nq:])
+            momentum_kernel(m.joint_int, m.joint_real, m.armature, q, v, self._ws[0],
+                            x[self.nq:])
         else:
             x[self.nq:] = v
         return x
@@ -191,13 +193,13 @@ class ProcessModel:
         m, it = self.model, self.integrator
         if self.integrator_name == "variational":
             batch = variational_batch_parallel if parallel else variational_batch
-            batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, it.Yb, self.dt,
-                  it.substeps, it.settings, it.tolerance, X, U, self._ws, self._vws, self._buf,
+            batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature, it.Yb,
+                  self.dt, it.substeps, it.settings, it.tolerance, X, U, self._ws, self._vws, self._buf,
                   self._stats, codes, out)
         else:
             batch = euler_batch_parallel if parallel else euler_batch
-            batch(m.joint_int, m.joint_real, m.gravity, m.damping, self.dt, X, U, self._ws,
-                  self._buf, codes, out)
+            batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
+                  self.dt, X, U, self._ws, self._buf, codes, out)
         if self.failure == "raise" and codes.max() != OK:
             failed = np.flatnonzero(codes)
             reason = self._failure_message(int(codes[failed[0]]))
@@ -245,7 +247,7 @@ class ProcessModel:
         m, it = self.model, self.integrator
         q_next, p_next, v_next = np.empty(self.nq), np.empty(self.nv), np.empty(self.nv)
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
-                                       friction, it.Yb, h, _ONE_SUBSTEP, q, p, u, it.settings,
+                                       friction, m.armature, it.Yb, h, _ONE_SUBSTEP, q, p, u, it.settings,
                                        it.tolerance, self._ws[0], self._vws[0], q_next, p_next,
                                        v_next, self._stats[0], self._buf[0, -1:])
         if code != OK:
@@ -256,8 +258,8 @@ class ProcessModel:
     def _partials(self, q, q_next, h) -> tuple[np.ndarray, ...]:
         m, nv = self.model, self.nv
         R0, R1, P0, P1 = (np.empty((nv, nv)) for _ in range(4))
-        step_partials_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, h, q, q_next, R0,
-                             R1, P0, P1)
+        step_partials_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, m.armature, h, q,
+                             q_next, R0, R1, P0, P1)
         return R0, R1, P0, P1
 
     def _substep_jacobians(self, q, p, u, q_next, p_next, h) -> tuple[np.ndarray, np.ndarray]:
@@ -296,7 +298,7 @@ class ProcessModel:
         x_star = np.empty(nv)
         difference_kernel(m.joint_int, q, q_star, x_star)
         diagonal, dM = np.empty(nv), np.empty((nv, nv))
-        mass_diagonal_partials_kernel(m.joint_int, m.joint_real, q, diagonal, dM)
+        mass_diagonal_partials_kernel(m.joint_int, m.joint_real, m.armature, q, diagonal, dM)
         inside = (m.friction > 0.0) & (np.abs(diagonal * x_star / h) < 0.5 * h * m.friction)
         if not inside.any():
             return E_x, E_u
@@ -311,16 +313,19 @@ class ProcessModel:
         return E_x, E_u
 
     def _euler_jacobians(self, x, u) -> tuple[np.ndarray, np.ndarray]:
-        """Semi-implicit Euler: a = ABA(q, v, u - c v), v' = v + h a, q' = q (+) h v'. Keeping
-        RNEA(q, v, a) = u - c v gives M da = du - (dtau/dq) dq - (dtau/dv + c) dv."""
+        """Semi-implicit Euler with implicit damping: (M + A + h c) a = u - c v - b(q, v),
+        v' = v + h a, q' = q (+) h v'. Keeping RNEA(q, v, a) + h c a = u - c v gives
+        (M + A + h c) da = du - (dtau/dq) dq - (dtau/dv + c) dv (joint friction's clamp is not
+        differentiated: linearise a model with friction by finite differences)."""
         m, nq, nv, h = self.model, self.nq, self.nv, self.dt
         q, v = x[:nq], x[nq:]
-        a = aba(m, q, v, u - m.damping * v)
+        implicit = crba(m, q) + h * np.diag(m.damping)
+        a = np.linalg.solve(implicit, u - m.damping * v - rnea(m, q, v, np.zeros(nv)))
         dtau_dq, dtau_dv = np.empty((nv, nv)), np.empty((nv, nv))
         rnea_derivatives_kernel(m.joint_int, m.joint_real, m.gravity, q, v, a, dtau_dq, dtau_dv)
         # columns: d/dq, d/dv, d/du
-        da = np.linalg.solve(crba(m, q), np.hstack([-dtau_dq, -dtau_dv - np.diag(m.damping),
-                                                    np.eye(nv)]))
+        da = np.linalg.solve(implicit, np.hstack([-dtau_dq, -dtau_dv - np.diag(m.damping),
+                                                  np.eye(nv)]))
         dv_next = h * da
         dv_next[:, nv:2 * nv] += np.eye(nv)
         to_next, dexp_right = _integrate_jacobians(m, h * (v + h * a))

@@ -21,6 +21,7 @@ class StepInfo:
     converged: bool = True
     fallback: bool = False
     message: str = ""
+    substeps: int = 1  # pieces the step was split into to be solved (variational; 1: none)
 
 
 class Integrator:

@@ -223,11 +223,11 @@ class CompliantIntegrator(Integrator):
         h, m = self.dt, self.model
         info = self._info
         info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
-        rnea_kernel(m.joint_int, m.joint_real, m.gravity, q, v, self._zero, self._ws,
+        rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._zero, self._ws,
                     self._bias)
         L = self._M
         L[:] = 0.0
-        crba_kernel(m.joint_int, m.joint_real, q, self._ws, L)  # leaves kinematics at q
+        crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
         force = self._force
         damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
         if not ltl_factor(L, self._parent):

@@ -2,9 +2,13 @@
 Euler-Lagrange equation of the trapezoidal discrete Lagrangian on SE(3), evaluated by DRNEA in
 O(n) and solved by RIQN (Alg. 3: q_k+1 <- q_k+1 (+) dt M(q_k)^-1 r, M^-1 applied by the
 articulated-body algorithm in O(n)), optionally Anderson-accelerated, with Newton on the exact
-Jacobian and Broyden as alternatives and Newton as the fallback. Position-momentum form: the
-state is (q_k, p_k); the reported velocity is v_k = M(q_k)^-1 p_k (docs/VARIATIONAL.md).
-``order=4`` composes three steps of dt * (g1, g2, g1) (Yoshida's triple jump).
+Jacobian and Broyden as alternatives and Newton as the fallback. Joint damping c and armature a
+enter the DEL linearly in x = q_k+1 (-) q_k (-(c/2 + a/h) x): RIQN is preconditioned with them,
+x <- x + h (M(q_k) + a + h c/2)^-1 r, so stiff damping never stalls it. Newton restarts from the
+best iterate; a step that neither solves is split in halves (up to ``split_levels`` times).
+Position-momentum form: the state is (q_k, p_k); the reported velocity is
+v_k = (M(q_k) + a)^-1 p_k (docs/VARIATIONAL.md). ``order=4`` composes three steps of
+dt * (g1, g2, g1) (Yoshida's triple jump).
 """
 from __future__ import annotations
 
@@ -29,19 +33,28 @@ NOT_CONVERGED = 7
 ROOT_FINDERS = {"riqn": 0, "newton": 1, "broyden": 2}
 GUESSES = {"IG1": 1, "IG2": 2, "IG3": 3}
 # settings columns
-S_ROOT, S_GUESS, S_MAX_ITER, S_ANDERSON, S_NEWTON_MAX, S_NSUB = range(6)
+S_ROOT, S_GUESS, S_MAX_ITER, S_ANDERSON, S_NEWTON_MAX, S_SPLIT_LEVELS = range(6)
 YOSHIDA_G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 YOSHIDA_G2 = -(2.0 ** (1.0 / 3.0)) / (2.0 - 2.0 ** (1.0 / 3.0))
 MAX_ANDERSON = 8
 # Newton that stops improving within this factor of the tolerance has reached the rounding floor
 # of the residual (sums of world-frame impulses with long lever arms): the step is accepted.
 STAGNATION_FACTOR = 1e3
+# rows of the (n_vectors, nv) block of the variational workspace
+V_B, V_R, V_X, V_DX, V_VK, V_WORK, V_Y, V_GNEW, V_PCUR, V_UEFF, V_DIAG, V_RES = range(12)
+V_PRECOND, V_LINEAR, V_XBEST, V_PPIECE = range(12, 16)
+N_VECTORS = 16
+# rows of the (n_configurations, nq) block
+Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE = range(4)
+N_CONFIGURATIONS = 4
+# Newton's backtracking: at most this many halvings of a step that raises the residual
+NEWTON_HALVINGS = 4
 
 
 def variational_workspace_size(nj: int, nv: int, nq: int) -> int:
     per_joint = 9 + 3 + 10 + 6 + 6 + 6 + 6 + 36 + 36
     per_dof = 6 + 6 + 6
-    vectors = 12 * nv + 4 * nq
+    vectors = N_VECTORS * nv + N_CONFIGURATIONS * nq
     anderson = 2 * MAX_ANDERSON * nv + MAX_ANDERSON * MAX_ANDERSON + 2 * MAX_ANDERSON
     return nj * per_joint + nv * per_dof + vectors + anderson + 2 * nv * nv + 8 * 36 + 31 * 6 \
         + 2 * 6 + 18
@@ -74,10 +87,10 @@ def carve_variational(vws, nj, nv, nq):
     o += nv * 6
     Dinv_k = vws[o:o + nv * 6].reshape((nv, 6))
     o += nv * 6
-    vec = vws[o:o + 12 * nv].reshape((12, nv))
-    o += 12 * nv
-    qv = vws[o:o + 4 * nq].reshape((4, nq))
-    o += 4 * nq
+    vec = vws[o:o + N_VECTORS * nv].reshape((N_VECTORS, nv))
+    o += N_VECTORS * nv
+    qv = vws[o:o + N_CONFIGURATIONS * nq].reshape((N_CONFIGURATIONS, nq))
+    o += N_CONFIGURATIONS * nq
     F = vws[o:o + MAX_ANDERSON * nv].reshape((MAX_ANDERSON, nv))
     o += MAX_ANDERSON * nv
     G = vws[o:o + MAX_ANDERSON * nv].reshape((MAX_ANDERSON, nv))
@@ -110,10 +123,11 @@ def max_abs(x) -> float:
 
 
 @routine
-def residual(joint_int, joint_real, Yb, damping, h, q, x, b, oR_k, op_k, oS_k, wg, q_next,
+def residual(joint_int, joint_real, Yb, linear, h, q, x, b, oR_k, op_k, oS_k, wg, q_next,
              oR, op, Rq, pq, mom, acc, xis, tmp2, r) -> float:
-    """DRNEA (Alg. 2) at q_next = q (+) x: r = b - sum J_i(q_k)^T (m_i - wg_i) - c x / 2.
-    Returns max |r|; leaves body momenta in mom and relative twists in xis."""
+    """DRNEA (Alg. 2) at q_next = q (+) x: r = b - sum J_i(q_k)^T (m_i - wg_i) - linear x, with
+    linear = c/2 + a/h (damping's F- and the armature's D1 Ld). Returns max |r|; leaves body
+    momenta in mom and relative twists in xis."""
     integrate_kernel(joint_int, q, x, 1.0, q_next)
     nj = joint_int.shape[0]
     for i in range(nj):
@@ -123,7 +137,7 @@ def residual(joint_int, joint_real, Yb, damping, h, q, x, b, oR_k, op_k, oS_k, w
             acc[i, c] = wg[i, c] - mom[i, c]
     project_subtree_sums(joint_int, oS_k, acc, r)
     for k in range(r.shape[0]):
-        r[k] += b[k] - 0.5 * damping[k] * x[k]
+        r[k] += b[k] - linear[k] * x[k]
     return max_abs(r)
 
 
@@ -191,19 +205,25 @@ def anderson_mix(x, f, k, depth, F, G, AtA, rhs, g_new):
 
 
 @routine
-def begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, guess, ws, vws) -> int:
-    """Kinematics, gravity half-impulses and the factorisation of M at q_k; b = p_k + h/2 u;
-    v_k = M^-1 p_k; the initial guess x (Lee et al. 2016 sec. 3.3: IG1 x = 0, IG2 x = h v_k,
-    IG3 a semi-implicit Euler step)."""
+def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, guess, ws,
+               vws) -> int:
+    """Kinematics, gravity half-impulses and the factorisation of the preconditioner
+    M(q_k) + a + h c/2 (-dr/dx times h, but for the configuration dependence); b = p_k + h/2 u;
+    v_k from that factorisation; the initial guess x (Lee et al. 2016 sec. 3.3: IG1 x = 0,
+    IG2 x = h v_k, IG3 a semi-implicit Euler step with implicit damping)."""
     nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    b, x, dx, v_k, work = vec[0], vec[2], vec[3], vec[4], vec[5]
+    b, x, dx, v_k, work = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK], vec[V_WORK]
+    precond, linear = vec[V_PRECOND], vec[V_LINEAR]
+    for k in range(nv):
+        precond[k] = armature[k] + 0.5 * h * damping[k]
+        linear[k] = precond[k] / h
     for i in range(nj):
         kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
         gravity_wrench(oY_k[i], gravity, 0.5 * h, wg[i])
-    if not minv_factor(joint_int, oS_k, oY_k, IA_k, U_k, Dinv_k, small, tmp):
+    if not minv_factor(joint_int, precond, oS_k, oY_k, IA_k, U_k, Dinv_k, small, tmp):
         return SINGULAR
     for k in range(nv):
         b[k] = p[k] + 0.5 * h * u[k]
@@ -215,9 +235,11 @@ def begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, guess, ws, v
         for k in range(nv):
             x[k] = h * v_k[k]
     else:
+        implicit = vec[V_Y]  # free until Broyden runs
         for k in range(nv):
             work[k] = u[k] - damping[k] * v_k[k]
-        code = aba_kernel(joint_int, joint_real, gravity, q, v_k, work, ws, dx)
+            implicit[k] = armature[k] + h * damping[k]
+        code = aba_kernel(joint_int, joint_real, gravity, implicit, q, v_k, work, ws, dx)
         if code != OK:
             return code
         for k in range(nv):
@@ -227,30 +249,42 @@ def begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, guess, ws, v
 
 @routine
 def evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws) -> float:
-    """The residual r at the current x (vec[2]) into vec[1]; returns max |r|."""
+    """The residual r at the current x into its row; returns max |r|."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    return residual(joint_int, joint_real, Yb, damping, h, q, vec[2], vec[0], oR_k, op_k, oS_k,
-                    wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, vec[1])
+    return residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, vec[V_X], vec[V_B], oR_k,
+                    op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2, vec[V_R])
+
+
+@step
+def keep_if_best(rnorm, best, x, x_best) -> float:
+    """x_best <- x when rnorm improves on best; returns the best max |r| so far."""
+    if rnorm < best:
+        for k in range(x.shape[0]):
+            x_best[k] = x[k]
+        return rnorm
+    return best
 
 
 @routine
 def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, threshold, rnorm,
                ws, vws):
-    """Alg. 3: x <- x + h M(q_k)^-1 r (Anderson-mixed when depth > 0).
-    Returns (max |r|, iterations, reached the rounding floor)."""
+    """Alg. 3, preconditioned: x <- x + h (M(q_k) + a + h c/2)^-1 r (Anderson-mixed when
+    depth > 0); the best iterate is kept in its row. Returns (max |r|, iterations, reached the
+    rounding floor, best max |r|)."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    r, x, dx, g_new = vec[1], vec[2], vec[3], vec[7]
+    r, x, dx, g_new = vec[V_R], vec[V_X], vec[V_DX], vec[V_GNEW]
+    best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
     iterations = 0
     previous = np.inf
     while rnorm > threshold and iterations < max_iter:
         if rnorm > 0.9 * previous and rnorm < STAGNATION_FACTOR * threshold:
-            return rnorm, iterations, True
+            return rnorm, iterations, True, best
         previous = rnorm
         minv_apply(joint_int, oS_k, U_k, Dinv_k, r, pA, oa, dx)
         for k in range(nv):
@@ -261,20 +295,23 @@ def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, thresh
             for k in range(nv):
                 x[k] += dx[k]
         iterations += 1
-        rnorm = residual(joint_int, joint_real, Yb, damping, h, q, x, vec[0], oR_k, op_k,
-                         oS_k, wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
-    return rnorm, iterations, False
+        rnorm = residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, x, vec[V_B], oR_k,
+                         op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
+        best = keep_if_best(rnorm, best, x, vec[V_XBEST])
+    return rnorm, iterations, False, best
 
 
 @routine
 def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, ws,
                   vws):
-    """Broyden's "good" update of the inverse Jacobian H, from H0 = -h M(q_k)^-1."""
+    """Broyden's "good" update of the inverse Jacobian H, from H0 = -h (M(q_k) + a + h c/2)^-1.
+    Returns (max |r|, iterations, False, best max |r|)."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    r, x, dx, work, y, row = vec[1], vec[2], vec[3], vec[5], vec[6], vec[7]
+    r, x, dx, work, y, row = vec[V_R], vec[V_X], vec[V_DX], vec[V_WORK], vec[V_Y], vec[V_GNEW]
+    best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
     H = dense[1]
     for col in range(nv):
         for k in range(nv):
@@ -292,8 +329,9 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
             x[k] += dx[k]
             y[k] = r[k]
         iterations += 1
-        rnorm = residual(joint_int, joint_real, Yb, damping, h, q, x, vec[0], oR_k, op_k,
-                         oS_k, wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
+        rnorm = residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, x, vec[V_B], oR_k,
+                         op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
+        best = keep_if_best(rnorm, best, x, vec[V_XBEST])
         denom = 0.0
         for k in range(nv):
             y[k] = r[k] - y[k]
@@ -314,19 +352,20 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
             coef = (dx[k] - work[k]) / denom
             for j in range(nv):
                 H[k, j] += coef * row[j]
-    return rnorm, iterations, False
+    return rnorm, iterations, False, best
 
 
 @routine
 def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, ws,
                  vws):
-    """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) delta,
-    J delta = -r; stops at the rounding floor when it no longer halves the residual."""
+    """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,
+    J delta = -r, alpha halved (up to NEWTON_HALVINGS times) while the residual grows; stops at
+    the rounding floor when it no longer halves the residual."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    r, x, work = vec[1], vec[2], vec[5]
+    r, x, work, q_base = vec[V_R], vec[V_X], vec[V_WORK], qv[Q_TRIAL]
     Jac = dense[0]
     iterations = 0
     previous = np.inf
@@ -337,29 +376,40 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
         for i in range(nj):
             world_motion_subspace(i, joint_int, joint_real[i], oR[i], op[i], oS)
             body_jacobian_block(oR_k[i], op_k[i], xis[i], Yb[i], h, Kc[i], S8, powers)
-        assemble_jacobian(joint_int, oS_k, oS, Kc, damping, Jac)
+        assemble_jacobian(joint_int, oS_k, oS, Kc, vec[V_LINEAR], Jac)
         for k in range(nv):
             work[k] = -r[k]
+        for k in range(nq):
+            q_base[k] = qv[Q_NEXT, k]  # q (+) x, as the residual left it
         delta = np.linalg.solve(Jac, work)
-        integrate_kernel(joint_int, qv[0], delta, 1.0, qv[1])
-        difference_step(joint_int, q, qv[1], x, R3, tmp2[0])
         iterations += 1
-        rnorm = residual(joint_int, joint_real, Yb, damping, h, q, x, vec[0], oR_k, op_k,
-                         oS_k, wg, qv[0], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
+        alpha = 1.0
+        for halving in range(NEWTON_HALVINGS + 1):
+            for k in range(nv):
+                work[k] = alpha * delta[k]
+            integrate_kernel(joint_int, q_base, work, 1.0, qv[Q_NEXT])
+            difference_step(joint_int, q, qv[Q_NEXT], x, R3, tmp2[0])
+            trial = residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, x, vec[V_B], oR_k,
+                             op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2,
+                             r)
+            if trial < rnorm:
+                break
+            alpha *= 0.5
+        rnorm = trial
     return rnorm, iterations, False
 
 
 @routine
-def finish_step(joint_int, joint_real, gravity, damping, h, u, ws, vws, q_out, p_out):
+def finish_step(joint_int, joint_real, gravity, damping, armature, h, u, ws, vws, q_out, p_out):
     """The discrete momentum at the new time (discrete Legendre transform):
-    p_k+1 = sum_i J_i(q_k+1)^T (m_i + wg_i(q_k+1)) + h/2 u - c x / 2."""
+    p_k+1 = sum_i J_i(q_k+1)^T (m_i + wg_i(q_k+1)) + h/2 u - (c/2 - a/h) x."""
     nj, nv, nq = joint_int.shape[0], p_out.shape[0], q_out.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    x = vec[2]
+    x = vec[V_X]
     for k in range(nq):
-        q_out[k] = qv[0, k]
+        q_out[k] = qv[Q_NEXT, k]
     for i in range(nj):
         kinematics_step(i, joint_int, joint_real, q_out, oR, op, oS, oY, Rq, pq)
         gravity_wrench(oY[i], gravity, 0.5 * h, acc[i])
@@ -367,27 +417,36 @@ def finish_step(joint_int, joint_real, gravity, damping, h, u, ws, vws, q_out, p
             acc[i, c] += mom[i, c]
     project_subtree_sums(joint_int, oS, acc, p_out)
     for k in range(nv):
-        p_out[k] += 0.5 * h * u[k] - 0.5 * damping[k] * x[k]
+        p_out[k] += 0.5 * h * u[k] - (0.5 * damping[k] - armature[k] / h) * x[k]
 
 
 @routine
 def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws, vws, stats):
-    """Find x with r(q_k (+) x) = 0 from the current x: the chosen root finder, then Newton if it
-    did not finish. Returns (max |r|, solved)."""
+    """Find x with r(q_k (+) x) = 0 from the current x: the chosen root finder, then, if it did
+    not finish, Newton restarted from its best iterate (never from a diverged one).
+    Returns (max |r|, solved)."""
+    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
+    vec = carve_variational(vws, nj, nv, nq)[12]
     rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
     root = settings[S_ROOT]
     max_iter = settings[S_MAX_ITER]
     iterations = 0
     at_floor = False
+    best = rnorm
     if root == 0:
-        rnorm, iterations, at_floor = riqn_solve(joint_int, joint_real, Yb, damping, h, q,
-                                                 max_iter, settings[S_ANDERSON], threshold,
-                                                 rnorm, ws, vws)
+        rnorm, iterations, at_floor, best = riqn_solve(joint_int, joint_real, Yb, damping, h, q,
+                                                       max_iter, settings[S_ANDERSON],
+                                                       threshold, rnorm, ws, vws)
     elif root == 2:
-        rnorm, iterations, at_floor = broyden_solve(joint_int, joint_real, Yb, damping, h, q,
-                                                    max_iter, threshold, rnorm, ws, vws)
+        rnorm, iterations, at_floor, best = broyden_solve(joint_int, joint_real, Yb, damping, h,
+                                                          q, max_iter, threshold, rnorm, ws,
+                                                          vws)
     unsolved = rnorm > threshold and not at_floor
-    if unsolved or root == 1:  # Newton: the chosen root finder, or the fallback
+    if root == 1 or unsolved:  # Newton: the chosen root finder, or the fallback
+        if root != 1 and not rnorm <= best:  # restart from the best iterate
+            for k in range(nv):
+                vec[V_X, k] = vec[V_XBEST, k]
+            rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
         newton_max = max_iter if root == 1 else settings[S_NEWTON_MAX]
         rnorm, n_it, at_floor = newton_solve(joint_int, joint_real, Yb, damping, h, q,
                                              newton_max, threshold, rnorm, ws, vws)
@@ -398,11 +457,11 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws,
 
 
 @routine
-def friction_before(joint_int, friction, h, u, nq, vws, u_eff) -> bool:
+def friction_before(joint_int, armature, friction, h, u, nq, vws, u_eff) -> bool:
     """Coulomb joint friction, first half: F-_j = clamp(-M_jj x_j / h, -h f_j / 2, h f_j / 2)
     with x the frictionless solution (the impulse that stops joint j when the others are left
-    free of it, from the diagonal of M), applied as the held effort u_eff = u + 2 F- / h.
-    Returns False when no joint has friction."""
+    free of it, from the diagonal of M, armature included), applied as the held effort
+    u_eff = u + 2 F- / h. Returns False when no joint has friction."""
     nj, nv = joint_int.shape[0], u.shape[0]
     any_friction = False
     for k in range(nv):
@@ -413,8 +472,9 @@ def friction_before(joint_int, friction, h, u, nq, vws, u_eff) -> bool:
         return False
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    diagonal, x = vec[10], vec[2]
-    mass_matrix_diagonal(joint_int, oS_k, oY_k, Kc.reshape((nj, 36)), tmp2[0], diagonal)
+    diagonal, x = vec[V_DIAG], vec[V_X]
+    mass_matrix_diagonal(joint_int, armature, oS_k, oY_k, Kc.reshape((nj, 36)), tmp2[0],
+                         diagonal)
     for k in range(nv):
         if friction[k] > 0.0:
             bound = 0.5 * h * friction[k]
@@ -434,71 +494,111 @@ def friction_after(friction, h, p_out):
 
 
 @routine
-def substep(joint_int, joint_real, gravity, damping, friction, Yb, h, q, p, u, settings, tol,
-            ws, vws, q_out, p_out, stats) -> int:
+def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, q, p, u,
+            settings, tol, ws, vws, q_out, p_out, stats) -> int:
     """One DEL step of length h from (q, p) under u to (q_out, p_out): solve without friction,
     then (if any joint has friction) again with the first half of the friction impulse that
     solution implies, warm-started; the second half goes into the new momentum.
-    stats[0] += iterations, stats[1] += fallbacks; the final max |r| is left in vec[11, 0]."""
+    stats[0] += iterations, stats[1] += fallbacks; the final max |r| is left in its row."""
     nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
-    code = begin_step(joint_int, joint_real, gravity, damping, h, q, p, u, settings[S_GUESS],
-                      ws, vws)
+    code = begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u,
+                      settings[S_GUESS], ws, vws)
     if code != OK:
         return code
     vec = carve_variational(vws, nj, nv, nq)[12]
-    u_eff = vec[9]
-    threshold = tol * (1.0 + max_abs(vec[0]))
+    u_eff = vec[V_UEFF]
+    threshold = tol * (1.0 + max_abs(vec[V_B]))
     rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws,
                               vws, stats)
-    has_friction = solved and friction_before(joint_int, friction, h, u, nq, vws, u_eff)
+    has_friction = solved and friction_before(joint_int, armature, friction, h, u, nq, vws,
+                                              u_eff)
     if has_friction:
         for k in range(nv):
-            vec[0, k] = p[k] + 0.5 * h * u_eff[k]
-        threshold = tol * (1.0 + max_abs(vec[0]))
+            vec[V_B, k] = p[k] + 0.5 * h * u_eff[k]
+        threshold = tol * (1.0 + max_abs(vec[V_B]))
         rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold,
                                   ws, vws, stats)
-    vec[11, 0] = rnorm
+    vec[V_RES, 0] = rnorm
     if not solved:
         return NOT_CONVERGED
-    finish_step(joint_int, joint_real, gravity, damping, h, u, ws, vws, q_out, p_out)
+    finish_step(joint_int, joint_real, gravity, damping, armature, h, u, ws, vws, q_out, p_out)
     if has_friction:
         friction_after(friction, h, p_out)
     return OK
 
 
+@routine
+def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, u,
+                  settings, tol, ws, vws, q_out, p_out, stats) -> int:
+    """A DEL step of length h from the stage start (its rows) to (q_out, p_out); when it cannot
+    be solved, again from the same start as 2, 4, ... pieces of h / pieces (up to
+    settings[S_SPLIT_LEVELS] halvings). stats[2] = the most pieces a stage needed; the worst
+    final max |r| of the accepted pieces is left in the residual row."""
+    nj, nv, nq = joint_int.shape[0], damping.shape[0], q_out.shape[0]
+    vec, qv = carve_variational(vws, nj, nv, nq)[12:14]
+    code = NOT_CONVERGED
+    worst = 0.0
+    for level in range(settings[S_SPLIT_LEVELS] + 1):
+        pieces = 1 << level
+        for k in range(nq):
+            qv[Q_PIECE, k] = qv[Q_CUR, k]
+        for k in range(nv):
+            vec[V_PPIECE, k] = vec[V_PCUR, k]
+        worst = 0.0
+        for piece in range(pieces):
+            code = substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
+                           h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, settings, tol, ws, vws,
+                           q_out, p_out, stats)
+            worst = max(worst, vec[V_RES, 0])
+            if code != OK:
+                break
+            for k in range(nq):
+                qv[Q_PIECE, k] = q_out[k]
+            for k in range(nv):
+                vec[V_PPIECE, k] = p_out[k]
+        if code == OK:
+            stats[2] = max(stats[2], pieces)
+            break
+        if code != NOT_CONVERGED:  # a singular inertia does not get better in pieces
+            break
+    vec[V_RES, 0] = worst
+    return code
+
+
 @kernel
-def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, Yb, dt, substeps,
-                            q, p, u, settings, tol, ws, vws, q_out, p_out, v_out, stats,
-                            residual_out):
+def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, Yb,
+                            dt, substeps, q, p, u, settings, tol, ws, vws, q_out, p_out, v_out,
+                            stats, residual_out):
     """One step of dt as len(substeps) DEL substeps of dt * substeps[s] (1 or Yoshida's 3),
-    then v_out = M(q_out)^-1 p_out."""
+    each split in pieces if it must be, then v_out = (M(q_out) + a)^-1 p_out.
+    stats: (iterations, fallbacks, most pieces a substep was split into)."""
     nj = joint_int.shape[0]
     nv = p.shape[0]
     nq = q.shape[0]
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    q_cur, p_cur = qv[2], vec[8]
     for k in range(nq):
-        q_cur[k] = q[k]
+        qv[Q_CUR, k] = q[k]
     for k in range(nv):
-        p_cur[k] = p[k]
+        vec[V_PCUR, k] = p[k]
     stats[0] = 0
     stats[1] = 0
+    stats[2] = 1
     worst = 0.0
     for s in range(substeps.shape[0]):
-        code = substep(joint_int, joint_real, gravity, damping, friction, Yb, dt * substeps[s],
-                       q_cur, p_cur, u, settings, tol, ws, vws, q_out, p_out, stats)
-        worst = max(worst, vec[11, 0])
+        code = split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
+                             dt * substeps[s], u, settings, tol, ws, vws, q_out, p_out, stats)
+        worst = max(worst, vec[V_RES, 0])
         if code != OK:
             residual_out[0] = worst
             return code
         for k in range(nq):
-            q_cur[k] = q_out[k]
+            qv[Q_CUR, k] = q_out[k]
         for k in range(nv):
-            p_cur[k] = p_out[k]
+            vec[V_PCUR, k] = p_out[k]
     residual_out[0] = worst
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
-    if not minv_factor(joint_int, oS, oY, IA, U, Dinv, small, tmp):  # oS/oY of q_out
+    if not minv_factor(joint_int, armature, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
         return SINGULAR
     minv_apply(joint_int, oS, U, Dinv, p_out, pA, oa, v_out)
     if not (all_finite(q_out) and all_finite(p_out) and all_finite(v_out)):
@@ -507,8 +607,8 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, Y
 
 
 @kernel
-def momentum_kernel(joint_int, joint_real, q, v, ws, p_out):
-    """p = M(q) v, the continuous Legendre transform (to start from a velocity): the world
+def momentum_kernel(joint_int, joint_real, armature, q, v, ws, p_out):
+    """p = (M(q) + a) v, the continuous Legendre transform (to start from a velocity): the world
     momentum of every body, summed over subtrees and projected, without forming M."""
     nj = joint_int.shape[0]
     nv = v.shape[0]
@@ -521,18 +621,22 @@ def momentum_kernel(joint_int, joint_real, q, v, ws, p_out):
             ov[i, r] = tmp[0, r] + (ov[par, r] if par >= 0 else 0.0)
         inertia_times_motion(oY[i], ov[i], of[i])
     project_subtree_sums(joint_int, oS, of, p_out)
+    for k in range(nv):
+        p_out[k] += armature[k] * v[k]
 
 
 @register("variational")
 class VariationalIntegrator(Integrator):
     """Options: root_finder ("riqn" | "newton" | "broyden"), initial_guess ("IG1" | "IG2" |
     "IG3"), tolerance (on max |r| relative to 1 + max |p_k + dt/2 u|), max_iterations,
-    anderson (history depth, 0 = plain RIQN), newton_fallback_iterations, order (2 | 4)."""
+    anderson (history depth, 0 = plain RIQN), newton_fallback_iterations, split_levels (how many
+    times a step that cannot be solved is halved before it fails), order (2 | 4)."""
 
     def __init__(self, model, dt: float, *, root_finder: str = "riqn",
                  initial_guess: str = "IG2", tolerance: float = 1e-10,
                  max_iterations: int = 50, anderson: int = 0,
-                 newton_fallback_iterations: int = 20, order: int = 2) -> None:
+                 newton_fallback_iterations: int = 20, split_levels: int = 3,
+                 order: int = 2) -> None:
         super().__init__(model, dt)
         if root_finder not in ROOT_FINDERS:
             raise ValueError(f"root_finder must be one of {sorted(ROOT_FINDERS)}, got "
@@ -549,10 +653,13 @@ class VariationalIntegrator(Integrator):
                              f"{anderson!r}")
         if not (isinstance(newton_fallback_iterations, int) and newton_fallback_iterations >= 0):
             raise ValueError("newton_fallback_iterations must be a non-negative integer")
+        if not (isinstance(split_levels, int) and 0 <= split_levels <= 10):
+            raise ValueError(f"split_levels must be an integer in [0, 10], got {split_levels!r}")
         if order not in (2, 4):
             raise ValueError(f"order must be 2 or 4, got {order!r}")
         self.settings = np.array([ROOT_FINDERS[root_finder], GUESSES[initial_guess],
-                                  max_iterations, anderson, newton_fallback_iterations, 0],
+                                  max_iterations, anderson, newton_fallback_iterations,
+                                  split_levels],
                                  dtype=np.int64)
         self.tolerance = float(tolerance)
         self.substeps = np.array([1.0]) if order == 2 else np.array(
@@ -564,26 +671,26 @@ class VariationalIntegrator(Integrator):
         self._vws = np.zeros(variational_workspace_size(model.njoints, model.nv, model.nq))
         self.p = np.zeros(model.nv)
         self._p_next = np.zeros(model.nv)
-        self._stats = np.zeros(2, dtype=np.int64)
+        self._stats = np.zeros(3, dtype=np.int64)
         self._residual = np.zeros(1)
         self._info = StepInfo()
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
-        """p_0 = M(q_0) v_0."""
+        """p_0 = (M(q_0) + a) v_0."""
         m = self.model
-        momentum_kernel(m.joint_int, m.joint_real, q, v, self._ws, self.p)
+        momentum_kernel(m.joint_int, m.joint_real, m.armature, q, v, self._ws, self.p)
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         m = self.model
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
-                                       m.friction, self.Yb,
-                                       self.dt, self.substeps, q, self.p, tau, self.settings,
+                                       m.friction, m.armature, self.Yb, self.dt, self.substeps, q, self.p, tau, self.settings,
                                        self.tolerance, self._ws, self._vws, q_out, self._p_next,
                                        v_out, self._stats, self._residual)
         info = self._info
         info.iterations = int(self._stats[0])
         info.fallback = bool(self._stats[1])
         info.residual = float(self._residual[0])
+        info.substeps = int(self._stats[2])
         info.converged = code == OK
         info.message = "" if code == OK else _FAILURES.get(code, f"kernel code {code}")
         return info
@@ -593,7 +700,8 @@ class VariationalIntegrator(Integrator):
         self.p[:] = self._p_next
 
 
-_FAILURES = {NOT_CONVERGED: "the DEL equation did not converge (RIQN and the Newton fallback "
-                            "both reached their iteration caps)",
+_FAILURES = {NOT_CONVERGED: "the DEL equation did not converge (the root finder, the Newton "
+                            "fallback from its best iterate and the step split in pieces all "
+                            "reached their iteration caps)",
              DIVERGED: "diverged: the new state is not finite",
              SINGULAR: "singular joint-space inertia"}
