@@ -68,7 +68,8 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, armatur
     for n in range(start, end):
         load_row(X, n, q, p)
         code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction,
-                                       armature, Yb, dt, substeps, q, p, U[0 if U.shape[0] == 1 else n],
+                                       armature, Yb, dt, substeps, q, p,
+                                       U[0 if U.shape[0] == 1 else n],
                                        settings, tol, ws, vws, q_out, p_out, v_out, stats,
                                        residual)
         codes[n] = code
@@ -111,7 +112,8 @@ def variational_batch_parallel(joint_int, joint_real, gravity, damping, friction
     chunks, n = WS.shape[0], X.shape[0]
     for c in prange(chunks):
         variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
-                          substeps, settings, tol, X, U, c * n // chunks, (c + 1) * n // chunks, WS[c],
+                          substeps, settings, tol, X, U, c * n // chunks,
+                          (c + 1) * n // chunks, WS[c],
                           VWS[c], BUF[c], STATS[c], codes, out)
 
 

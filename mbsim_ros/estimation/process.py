@@ -194,7 +194,8 @@ class ProcessModel:
         if self.integrator_name == "variational":
             batch = variational_batch_parallel if parallel else variational_batch
             batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature, it.Yb,
-                  self.dt, it.substeps, it.settings, it.tolerance, X, U, self._ws, self._vws, self._buf,
+                  self.dt, it.substeps, it.settings, it.tolerance, X, U, self._ws, self._vws,
+                  self._buf,
                   self._stats, codes, out)
         else:
             batch = euler_batch_parallel if parallel else euler_batch
@@ -247,7 +248,8 @@ class ProcessModel:
         m, it = self.model, self.integrator
         q_next, p_next, v_next = np.empty(self.nq), np.empty(self.nv), np.empty(self.nv)
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
-                                       friction, m.armature, it.Yb, h, _ONE_SUBSTEP, q, p, u, it.settings,
+                                       friction, m.armature, it.Yb, h, _ONE_SUBSTEP, q, p, u,
+                                       it.settings,
                                        it.tolerance, self._ws[0], self._vws[0], q_next, p_next,
                                        v_next, self._stats[0], self._buf[0, -1:])
         if code != OK:

@@ -683,7 +683,8 @@ class VariationalIntegrator(Integrator):
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         m = self.model
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
-                                       m.friction, m.armature, self.Yb, self.dt, self.substeps, q, self.p, tau, self.settings,
+                                       m.friction, m.armature, self.Yb, self.dt,
+                                       self.substeps, q, self.p, tau, self.settings,
                                        self.tolerance, self._ws, self._vws, q_out, self._p_next,
                                        v_out, self._stats, self._residual)
         info = self._info
