@@ -16,12 +16,19 @@ from mbsim_ros.estimation import ProcessModel, StepFailed
 from mbsim_ros.model import load_urdf, shipped_urdf
 
 DT = 1e-3
-MODELS = {"arm7": ("arm7", False), "box": ("box", True), "arm7_floating": ("arm7", True)}
+MODELS = {"arm7": ("arm7", False), "box": ("box", True), "arm7_floating": ("arm7", True),
+          "arm7_armature": ("arm7", True)}
 
 
 def model_of(label):
+    """The shipped model; "arm7_armature" is the floating arm with rotor inertia 0.01-0.05
+    kg m^2 on its joints (comparable to its lightest links' own inertia)."""
     name, floating = MODELS[label]
-    return load_urdf(str(shipped_urdf(name)), floating_base=floating)
+    model = load_urdf(str(shipped_urdf(name)), floating_base=floating)
+    if label == "arm7_armature":
+        model.set_armature({joint: a for joint, a in zip(model.joint_names[1:],
+                                                          np.linspace(0.01, 0.05, 7))})
+    return model
 
 
 def moving_state(model, rng):
@@ -100,7 +107,7 @@ def test_step_batch_allocates_nothing_with_out():
     assert peak < 10_000, peak  # the result alone would be 2000 * 14 * 8 = 224 kB
 
 
-@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
+@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating", "arm7_armature"])
 def test_step_partials_match_finite_differences_of_the_del_residual(label):
     """R1 (with respect to q_k+1), P0 (q_k, read from the previous step) and R0 + P1 (the middle
     configuration) against central differences of the two-configuration DEL residual."""
@@ -127,7 +134,7 @@ def test_step_partials_match_finite_differences_of_the_del_residual(label):
 
 
 @pytest.mark.parametrize("label, order", [("arm7", 2), ("box", 2), ("arm7_floating", 2),
-                                          ("arm7", 4)])
+                                          ("arm7", 4), ("arm7_armature", 2)])
 def test_jacobians_match_central_finite_differences(label, order):
     model = model_of(label)
     rng = np.random.default_rng(6)
@@ -198,7 +205,7 @@ def test_rnea_derivatives_match_finite_differences(label):
     assert relative(dtau_dv, fd_v) < 1e-7
 
 
-@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
+@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating", "arm7_armature"])
 def test_euler_jacobians_match_central_finite_differences(label):
     model = model_of(label)
     rng = np.random.default_rng(11)
