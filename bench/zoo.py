@@ -345,6 +345,10 @@ def totals(robots: list[Robot], integrators=INTEGRATORS) -> list[str]:
         done = [r for r in robots if integrator in r.runs]
         lines.append(f"{integrator} finishes: {sum(r.runs[integrator].finished for r in done)}"
                      f" / {len(done)} loaded")
+    blown = [f"{r.name} ({k}, {run.drift:.2g})" for r in robots for k, run in r.runs.items()
+             if run.finished and run.drift > 1.0]
+    lines.append(f"finished, but the energy rose above the energy scale (dE > 1: a blow-up "
+                 f"that stayed finite): {len(blown)}" + (f": {', '.join(blown)}" if blown else ""))
     slow = [f"{r.name} ({r.runs['variational'].iterations:.1f})" for r in robots
             if 'variational' in r.runs and r.runs['variational'].iterations > SLOW_ITERATIONS]
     lines.append(f"mean variational iterations > {SLOW_ITERATIONS}: {len(slow)}"
