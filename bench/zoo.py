@@ -76,8 +76,9 @@ def _first_line(exc: BaseException, path: Path | None = None) -> str:
     return text.splitlines()[0]
 
 
-def _accepts(function, keyword: str) -> bool:
-    return keyword in inspect.signature(function).parameters
+def has_repair_option() -> bool:
+    """load_urdf takes ``balance_inertia`` (issue 14 adds it: the nearest physical inertia)."""
+    return "balance_inertia" in inspect.signature(load_urdf).parameters
 
 
 def load_ours(path: Path) -> tuple[Model | None, str, str]:
@@ -91,7 +92,7 @@ def load_ours(path: Path) -> tuple[Model | None, str, str]:
             return model, "ok", str(caught[0].message) if caught else ""
         except Exception as exc:  # noqa: BLE001 - any failure is a result here
             error = _first_line(exc, path)
-        if not _accepts(load_urdf, "balance_inertia"):
+        if not has_repair_option():
             return None, "error", error
         try:
             model = load_urdf(path, balance_inertia=True)
@@ -111,7 +112,8 @@ def load_pinocchio(path: Path) -> str:
         return _first_line(exc) or "error"
 
 
-_GEOMETRY = re.compile(r"<(visual|collision)\b.*?</\1\s*>|<(visual|collision)\b[^>]*/>", re.S)
+# a self-closing element first: the other alternative would run on to the next closing tag
+_GEOMETRY = re.compile(r"<(visual|collision)\b[^>]*/>|<(visual|collision)\b.*?</\2\s*>", re.S)
 
 
 def load_mujoco(path: Path):

@@ -56,6 +56,14 @@ def mujoco_lines(robots: list[Robot]) -> str:
             + "\n".join(f"- `{r.name}`: {r.mujoco}" for r in refused) + "\n")
 
 
+def warning_lines(robots: list[Robot]) -> str:
+    warned = [r for r in robots if r.loads and r.ours_message]
+    if not warned:
+        return ""
+    return ("What our loader said while loading:\n\n"
+            + "\n".join(f"- `{r.name}`: {r.ours_message}" for r in warned) + "\n")
+
+
 def write(path: Path, robots: list[Robot], seconds: float, load: list[float],
           clamp: bool = False) -> None:
     summary = "\n".join(f"- {line}" for line in totals(robots))
@@ -82,7 +90,8 @@ def write(path: Path, robots: list[Robot], seconds: float, load: list[float],
         f"i's centre of mass from the base frame, `energy_scale` in bench/zoo.py); or the "
         f"time at which the run stopped.",
         "## Totals\n\n" + summary,
-        f"## Failures, grouped by message\n\n{failure_lines(robots)}\n\n{mujoco_lines(robots)}",
+        f"## Failures, grouped by message\n\n{failure_lines(robots)}\n\n{mujoco_lines(robots)}"
+        f"\n{warning_lines(robots)}",
         "## Per robot\n\n" + _table(
             ["robot", "nv", "mass [kg]", "h b / M", "loads (ours / pin / MuJoCo)", "q0 out"]
             + list(INTEGRATORS), robot_rows(robots))

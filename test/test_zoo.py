@@ -13,7 +13,6 @@
 bench/zoo.py runs the same robots and writes docs/ROBOTS.md (the figures behind the bands)."""
 from __future__ import annotations
 
-import inspect
 import sys
 import warnings
 import zlib
@@ -35,6 +34,7 @@ import zoo  # noqa: E402
 ZOO = zoo.zoo_urdfs()
 NO_LINK = "ur3"  # ur3.urdf: a <robot> with a comment and no <link>; urdfdom refuses it too
 NEEDS_REPAIR = {"romeo_laas_small": "body"}  # robot -> the link whose inertia is invalid
+NO_REPAIR = "{} needs load_urdf(..., balance_inertia=True), which does not exist yet"
 LOADABLE = [name for name in ZOO if name != NO_LINK]
 
 SECONDS, DT = 2.0, 1e-3
@@ -74,9 +74,8 @@ def _load(name: str) -> Model:
     path = ZOO[name]
     if name not in NEEDS_REPAIR:
         return load_urdf(path)
-    if "balance_inertia" not in inspect.signature(load_urdf).parameters:
-        raise NoRepairOption(f"{name} needs load_urdf(..., balance_inertia=True), which does "
-                             f"not exist yet")
+    if not zoo.has_repair_option():
+        raise NoRepairOption(NO_REPAIR.format(name))
     return load_urdf(path, balance_inertia=True)
 
 
@@ -122,14 +121,13 @@ def test_loads(name):
             load_urdf(path)
         return
     if name in NEEDS_REPAIR:
-        if "balance_inertia" not in inspect.signature(load_urdf).parameters:
-            pytest.skip(f"{name} needs load_urdf(..., balance_inertia=True), which does not "
-                        f"exist yet")
+        if not zoo.has_repair_option():
+            pytest.skip(NO_REPAIR.format(name))
         with pytest.raises(ModelError) as error:
             load_urdf(path)
         assert f"'{NEEDS_REPAIR[name]}'" in str(error.value), "the error names the link"
         assert "balance_inertia" in str(error.value), "the error points to the repair"
-        with pytest.warns(UserWarning, match=NEEDS_REPAIR[name]):
+        with pytest.warns(Warning, match=NEEDS_REPAIR[name]):
             model = load_urdf(path, balance_inertia=True)
     else:
         model = zoo_model(name)
