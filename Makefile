@@ -45,6 +45,7 @@ bench: $(BENCH_STAMP)
 	$(PY) bench/elastic_foundation.py --quick
 	$(PY) bench/collision.py
 	$(PY) bench/peers.py --report docs/BENCHMARKS.md
+	$(PY) bench/zoo.py --report docs/ROBOTS.md
 
 # The node's timing figures as the README reports them (60 s per measurement, ~4 minutes).
 bench-node: $(STAMP)
