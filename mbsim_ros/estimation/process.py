@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics.checks import (BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite_kernel,
-                               as_vector)
+                               as_vector, check_mass_matrix)
 from ..dynamics.configuration import difference_kernel, integrate_kernel
 from ..dynamics.drnea_partials import mass_diagonal_partials_kernel, step_partials_kernel
 from ..dynamics.aba import aba
@@ -63,6 +63,10 @@ class ProcessModel:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
         if failure not in ("raise", "nan"):
             raise ValueError(f"failure must be 'raise' or 'nan', got {failure!r}")
+        if model.nv == 0:
+            raise ValueError(f"model '{model.name}': it has no degree of freedom (nv = 0): "
+                             f"nothing to estimate")
+        check_mass_matrix(model)
         self.integrator = make_integrator(integrator, model, dt, **options)
         self.model = model
         self.dt = float(dt)
