@@ -217,12 +217,14 @@ def _has_mass(link: ET.Element) -> bool:
 
 INERTIA_ROUNDING = 1e-6  # relative to the robot's largest principal moment
 _ZERO = 1e-12  # relative: a moment this small is zero (a point mass written with noise)
+_METRE2 = 1.0  # m^2: a link's mass times this is the other scale of "zero" (kg m^2)
 
 
 @dataclass
 class _LinkInertia:
     link: str
-    element: ET.Element | None  # the <inertia> element (None: no rotational inertia given)
+    mass: float
+    element: ET.Element  # the <inertia> element
     matrix: np.ndarray  # (3, 3) about the centre of mass, the <inertial> frame's axes
 
 
@@ -249,17 +251,19 @@ def _link_inertias(robot: ET.Element, label: str) -> list[_LinkInertia]:
         matrix = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
         if not np.all(np.isfinite(matrix)):
             raise ModelError(f"{label}: {what}: inertia has non-finite entries")
-        found.append(_LinkInertia(link.get("name"), element, matrix))
+        found.append(_LinkInertia(link.get("name"), mass, element, matrix))
     return found
 
 
 def _physical_inertias(robot: ET.Element, label: str, balance: bool) -> bool:
     """Check (and where allowed repair, in the XML tree) every link's rotational inertia
-    against the robot's scale s, its largest principal moment: moments above -1e-12 s are
-    zeros (legal); moments in [-INERTIA_ROUNDING s, -1e-12 s) are rounding, clipped to zero
-    with a warning; a more negative moment is a ModelError unless ``balance``. Inertias that
-    break the triangle inequality (by more than INERTIA_ROUNDING s) are warned about and
-    simulated as given, or with ``balance`` replaced by the nearest physical inertia.
+    against the robot's scale s, its largest principal moment: moments above -1e-12 z are
+    zeros (legal; z the larger of s and the link's mass times 1 m^2, so that a point mass
+    written with noise is legal on its own too); moments down to -INERTIA_ROUNDING s are
+    rounding, clipped to zero with a warning; a more negative moment is a ModelError unless
+    ``balance``. Inertias that break the triangle inequality (by more than INERTIA_ROUNDING s)
+    are warned about and simulated as given, or with ``balance`` replaced by the nearest
+    physical inertia.
     Returns True when the tree was changed (pinocchio must parse the rewritten XML)."""
     inertias = _link_inertias(robot, label)
     moments = [np.linalg.eigvalsh(item.matrix) for item in inertias]
@@ -267,13 +271,15 @@ def _physical_inertias(robot: ET.Element, label: str, balance: bool) -> bool:
     rounding = INERTIA_ROUNDING * scale
     clipped, gross, unbalanced = [], [], []
     for item, w in zip(inertias, moments):
-        if w[0] < -rounding:
+        zero = _ZERO * max(scale, item.mass * _METRE2)
+        if w[0] < -max(rounding, zero):  # beyond rounding
             gross.append((item, w))
-        elif w[0] < -_ZERO * scale:
+        elif w[0] < -zero:
             clipped.append((item, w))
             _write_inertia(item, _with_moments(item.matrix, np.maximum(w, 0.0)))
             w = np.maximum(w, 0.0)
-        if w[0] >= -rounding and w[0] + w[1] < w[2] - rounding:
+        tolerance = max(rounding, zero)
+        if w[0] >= -tolerance and w[0] + w[1] < w[2] - tolerance:
             unbalanced.append((item, w))
     if gross and not balance:
         links = "; ".join(f"link '{item.link}': principal moments {_fmt(w)}"
