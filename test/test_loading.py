@@ -83,10 +83,10 @@ def test_a_moment_negative_within_rounding_is_clipped_with_a_warning():
     largest moment is 0.1: clipped to zero, the principal axes kept."""
     antenna = np.array([[2.371e-8, 6.119e-8, 1.179e-8], [6.119e-8, 2.833e-8, 0.774e-8],
                         [1.179e-8, 0.774e-8, 3.849e-8]])
-    xml = one_link(inertia_attributes(antenna),
-                   '<link name="heavy"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" '
-                   'izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j0" type="fixed"><parent '
-                   'link="base"/><child link="heavy"/></joint>')
+    heavy = (f'<link name="heavy"><inertial><mass value="1"/><inertia '
+             f'{inertia_attributes(0.1 * np.eye(3))}/></inertial></link>'
+             f'<joint name="j0" type="fixed"><parent link="base"/><child link="heavy"/></joint>')
+    xml = one_link(inertia_attributes(antenna), heavy)
     with pytest.warns(UserWarning, match=r"clipped to zero: link 'l1' \(-3.535e-08"):
         model = load_urdf(xml)
     w, axes = np.linalg.eigh(antenna)
@@ -220,8 +220,8 @@ def test_a_scene_takes_a_zero_dof_model_as_a_static_object():
 
 MASSLESS_FINGERS = (
     '<robot name="r"><link name="base"/>'
-    '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" '
-    'iyz="0"/></inertial></link><link name="f1"/><link name="f2"/>'
+    f'<link name="arm"><inertial><mass value="1"/><inertia '
+    f'{inertia_attributes(0.1 * np.eye(3))}/></inertial></link><link name="f1"/><link name="f2"/>'
     + "".join(f'<joint name="{j}" type="revolute"><parent link="{p}"/><child link="{c}"/>'
               f'<origin xyz="0.1 0 0"/><axis xyz="0 0 1"/>'
               f'<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'

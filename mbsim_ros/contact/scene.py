@@ -177,7 +177,7 @@ def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, 
         pin_model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()) \
             if floating else pin.buildModelFromXML(xml)
         shapes = shapes_from_urdf(xml, pin_model, urdf_dir,
-                                  meshes=_flag({"meshes": True, **item}, "meshes", where))
+                                  meshes=_flag(item, "meshes", where, True))
     except ConfigError as exc:
         raise SceneError(str(exc)) from None
     except ModelError as exc:
@@ -186,8 +186,8 @@ def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, 
     return model, shapes, floating, str(item.get("name", model.name))
 
 
-def _flag(item: dict, key: str, where: str) -> bool:
-    value = item.get(key, False)
+def _flag(item: dict, key: str, where: str, default: bool = False) -> bool:
+    value = item.get(key, default)
     if not isinstance(value, bool):
         raise SceneError(f"{where}.{key}: expected true or false, got {value!r}")
     return value

@@ -52,7 +52,9 @@ class ProcessModel:
     and ``difference(x0, x1)`` its inverse; ``jacobians(x, u) -> (A, B)`` is the derivative of
     ``difference(step(x, u), step(integrate(x, dx), u + du))`` at ``dx = 0, du = 0``.
     ``step_batch(X, U, out=None)`` steps N particles (rows of X) in one compiled call, in
-    parallel above a few particles per thread. A step that fails (the root finder does not
+    parallel above a few particles per thread. A model whose joint-space inertia is singular
+    (a joint that moves no mass, without armature) is refused at construction, naming the
+    joints (``dynamics.checks.check_mass_matrix``). A step that fails (the root finder does not
     converge, the state diverges) raises ``StepFailed``, or with ``failure="nan"`` leaves NaN in
     its row (a particle filter can then drop it).
     """

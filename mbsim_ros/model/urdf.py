@@ -27,7 +27,7 @@ def load_urdf(source: str | os.PathLike, *, floating_base: bool = False,
     Raises ModelError naming the element (link or joint) and the reason when the URDF is
     malformed or uses an unsupported joint type. What urdfdom accepts loads: leading
     whitespace before ``<?xml``, a model without a movable joint (nv = 0: a static object),
-    point masses and zero principal moments. Link inertias (docs/DYNAMICS.md#urdf-inertias):
+    point masses and zero principal moments. Link inertias (docs/MODEL.md#link-inertias):
     a principal moment negative by less than ``INERTIA_ROUNDING`` times the robot's largest
     principal moment is clipped to zero (a warning names the link); a larger negative one is a
     ModelError, unless ``balance_inertia=True`` (MuJoCo's ``balanceinertia``), which replaces
