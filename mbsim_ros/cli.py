@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import ConfigError, initial_configuration, read_config, resolve_urdf
+from .config import ConfigError, initial_configuration, read_config, resolve_urdf, set_armature
+from .dynamics.checks import singular_joints
 from .dynamics.closures import ConstraintKinematics, mobility, project
 from .model import DEFAULT_ROBOT, Model, ModelError, load_urdf, shipped_urdf
 from .model.closures import load_closures, urdf_frames
@@ -46,11 +47,16 @@ def _urdf_source(args, config: dict) -> tuple:
 
 
 def _model_from_args(args, config: dict) -> Model:
+    """The URDF loaded (balance_inertia from the flag or the config) with the config's
+    armature."""
     urdf, floating = _urdf_source(args, config)
+    balance = bool(args.balance_inertia or config.get("balance_inertia", False))
     try:
-        return load_urdf(urdf, floating_base=floating)
-    except ModelError as exc:
+        model = load_urdf(urdf, floating_base=floating, balance_inertia=balance)
+        set_armature(model, config.get("armature"))
+    except ValueError as exc:  # ModelError, ConfigError
         raise SystemExit(f"mbsim-ros: {exc}") from None
+    return model
 
 
 def _closures(args, config: dict) -> list:
@@ -177,9 +183,12 @@ def model_summary(model: Model) -> dict:
             "upper": None if ff else _limit(model.upper_position_limit[iq]),
             "effort": None if ff else _limit(model.effort_limit[iv]),
             "velocity": None if ff else _limit(model.velocity_limit[iv]),
-            "damping": float(model.damping[iv]), "friction": float(model.friction[iv])})
+            "damping": float(model.damping[iv]), "friction": float(model.friction[iv]),
+            "armature": float(model.armature[iv])})
     return {"name": model.name, "nq": model.nq, "nv": model.nv, "dof": model.nv,
-            "mass": model.total_mass, "gravity": model.gravity.tolist(), "joints": joints}
+            "mass": model.total_mass, "gravity": model.gravity.tolist(), "joints": joints,
+            "zero_outside_limits": model.clamped(model.neutral())[1],
+            "singular_joints": singular_joints(model)}
 
 
 def cmd_inspect(args) -> int:
@@ -205,11 +214,21 @@ def cmd_inspect(args) -> int:
     def fmt(x):
         return "-" if x is None else f"{x:.4g}"
 
+    if summary["zero_outside_limits"]:
+        print(f"zero outside the limits (starts are clamped into them): "
+              f"{', '.join(summary['zero_outside_limits'])}")
+    if summary["singular_joints"]:
+        print(f"singular joint-space inertia (no mass along; give them armature): "
+              f"{', '.join(summary['singular_joints'])}")
+    if not summary["joints"]:
+        print("no movable joint: a static object")
+        return 0
     print(f"{'joint':28s} {'type':11s} {'lower':>9s} {'upper':>9s} {'effort':>8s} "
-          f"{'velocity':>8s}  body")
+          f"{'velocity':>8s} {'armature':>8s}  body")
     for j in summary["joints"]:
         print(f"{j['name']:28s} {j['type']:11s} {fmt(j['lower']):>9s} {fmt(j['upper']):>9s} "
-              f"{fmt(j['effort']):>8s} {fmt(j['velocity']):>8s}  {j['body']}")
+              f"{fmt(j['effort']):>8s} {fmt(j['velocity']):>8s} {fmt(j['armature']):>8s}  "
+              f"{j['body']}")
     return 0
 
 
@@ -230,9 +249,12 @@ def cmd_plot(args) -> int:
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--urdf", help=f"URDF file (default: the shipped {DEFAULT_ROBOT})")
     p.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
+    p.add_argument("--balance-inertia", action="store_true", help="replace link inertias that "
+                   "are not physical by the nearest physical ones (with a warning)")
     p.add_argument("--config", help="YAML: a config (urdf_path, floating_base, "
-                                    "initial_positions by joint name; plain or a ROS 2 "
-                                    "parameters file) or a scene (ground, boxes, models)")
+                                    "balance_inertia, initial_positions and armature by joint "
+                                    "name; plain or a ROS 2 parameters file) or a scene "
+                                    "(ground, boxes, models)")
 
 
 def build_parser() -> argparse.ArgumentParser:

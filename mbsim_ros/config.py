@@ -2,7 +2,8 @@
 
 A config file is YAML in either of two shapes, so one file per robot serves all three:
 
-* plain: ``{urdf_path: ..., floating_base: ..., initial_positions: {joint: value}, ...}``
+* plain: ``{urdf_path: ..., floating_base: ..., balance_inertia: ..., initial_positions:
+  {joint: value}, armature: {joint: value}, ...}``
 * a ROS 2 parameters file: ``{/**: {ros__parameters: {...}}}`` (or a node name instead of
   ``/**``), which ``ros2 run ... --params-file`` and launch files read directly.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import Model
+from .model import Model, start_within_limits
 from .model.resources import EXAMPLE_ROBOTS, example_robot_urdf, shipped_urdf
 
 
@@ -22,7 +23,7 @@ class ConfigError(ValueError):
 
 def read_config(path: str | Path) -> dict:
     """The parameters of a config file (see the module docstring), as one flat-keyed mapping
-    whose nested mappings (``initial_positions``) stay nested."""
+    whose nested mappings (``initial_positions``, ``armature``) stay nested."""
     import yaml
 
     try:
@@ -66,22 +67,44 @@ def resolve_urdf(reference: str, base_dir: str | Path | None = None) -> Path:
                       f"example-robot-data robot ({', '.join(EXAMPLE_ROBOTS)})")
 
 
-def initial_configuration(model: Model, positions: dict | None) -> np.ndarray:
-    """The neutral configuration with the given one-DOF joints (by name) set."""
-    q = model.neutral()
-    for name, value in (positions or {}).items():
+def initial_configuration(model: Model, positions: dict | None,
+                          q: np.ndarray | None = None) -> np.ndarray:
+    """q (default: the neutral configuration) with the given one-DOF joints (by name) set,
+    clamped into the joint limits (one LimitWarning names the joints moved)."""
+    q = model.neutral() if q is None else np.array(q, dtype=float)
+    for name, value in _joint_values(model, positions, "initial_positions").items():
+        q[model.idx_q[model.joint_index(name)]] = value
+    return start_within_limits(model, q, "the initial configuration")
+
+
+def set_armature(model: Model, values: dict | None, key: str = "armature") -> None:
+    """``armature: {joint: value}`` (rotor inertia reflected to the joint, kg m^2 or kg) into
+    ``model.set_armature``; ConfigError names the key of an unknown joint or a bad value."""
+    checked = _joint_values(model, values, key)
+    for name, value in checked.items():
+        if value < 0.0:
+            raise ConfigError(f"{key}.{name}: must be >= 0, got {value}")
+    model.set_armature(checked)
+
+
+def _joint_values(model: Model, values: dict | None, key: str) -> dict[str, float]:
+    """{joint: float} for one-DOF joints named in a config mapping, checked."""
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{key}: expected a mapping {{joint: value}}, got {values!r}")
+    checked = {}
+    for name, value in values.items():
         try:
             i = model.joint_index(name)
         except KeyError as exc:
-            raise ConfigError(f"initial_positions: {exc.args[0]}") from None
+            raise ConfigError(f"{key}: {exc.args[0]}") from None
         if model.joint_kinds[i] == "free_flyer":
-            raise ConfigError(f"initial_positions: '{name}' is a free-flyer; set its pose "
-                              f"with q0")
+            raise ConfigError(f"{key}: '{name}' is a free-flyer (one-DOF joints only)")
         try:
-            q[model.idx_q[i]] = float(value)
+            checked[name] = float(value)
         except (TypeError, ValueError):
-            raise ConfigError(f"initial_positions.{name}: expected a number, got "
-                              f"{value!r}") from None
-        if not np.isfinite(q[model.idx_q[i]]):
-            raise ConfigError(f"initial_positions.{name}: not finite")
-    return q
+            raise ConfigError(f"{key}.{name}: expected a number, got {value!r}") from None
+        if not np.isfinite(checked[name]):
+            raise ConfigError(f"{key}.{name}: not finite")
+    return checked

@@ -2,13 +2,37 @@
 from __future__ import annotations
 
 import inspect
+import math
+import warnings
 
 import numpy as np
 
-from .dynamics.checks import all_finite_kernel, as_vector
+from .dynamics.checks import all_finite_kernel, as_vector, check_mass_matrix
 from .dynamics.energy import energy as _energy
-from .integrators import StepInfo, make_integrator
-from .model import Model
+from .integrators import INTEGRATORS, Integrator, StepInfo, make_integrator
+from .model import LimitWarning, Model, start_within_limits
+
+
+class _NoMotion(Integrator):
+    """A model without degrees of freedom (nv = 0, a static object): a step only advances
+    time; no kernel is called (the integrator's options, a scene's included, have nothing to
+    act on)."""
+
+    name = "static"
+
+    def __init__(self, model, dt: float) -> None:
+        super().__init__(model, dt)
+        self._info = StepInfo()
+
+    def step(self, q, v, tau, q_out, v_out) -> StepInfo:
+        return self._info
+
+
+def _no_motion(integrator: str, model: Model, dt) -> _NoMotion:
+    valid = isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0.0
+    if integrator not in INTEGRATORS or not valid:
+        make_integrator(integrator, model, dt)  # raises, naming the problem
+    return _NoMotion(model, float(dt))
 
 
 class Simulator:
@@ -19,12 +43,19 @@ class Simulator:
     ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``; ``energy()``. A step whose result
     is not finite (divergence) or that the integrator cannot complete leaves the state as it was,
     returns ``converged=False`` with a message, and sets ``failed``: later steps raise until
-    ``reset``.
+    ``reset``. A model whose joint-space inertia is singular (a joint that moves no mass and
+    has no armature) is refused at construction, naming the joints; a model without degrees of
+    freedom (nv = 0) gets a Simulator that only advances time, whatever the integrator named.
+    Start configurations (``reset``) are clamped into the joint limits with one LimitWarning.
     """
 
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",
                  **options) -> None:
-        self.integrator = make_integrator(integrator, model, dt, **options)
+        if model.nv == 0:
+            self.integrator = _no_motion(integrator, model, dt)
+        else:
+            check_mass_matrix(model)
+            self.integrator = make_integrator(integrator, model, dt, **options)
         self.model = model
         self.dt = float(dt)
         self.integrator_name = integrator
@@ -60,10 +91,13 @@ class Simulator:
         return self._t0 + self.steps * self.dt
 
     def reset(self, q=None, v=None, t: float = 0.0) -> None:
-        """Start again from (q, v) (default: the model's neutral configuration, at rest)."""
+        """Start again from (q, v) (default: the model's neutral configuration, at rest); q is
+        clamped into the joint limits (one LimitWarning names the joints moved)."""
         q = self.model.neutral() if q is None else as_vector(q, self.model.nq, "q")
         v = np.zeros(self.model.nv) if v is None else as_vector(v, self.model.nv, "v")
-        _energy(self.model, q, v)  # validates finiteness and unit quaternions
+        if self.model.nv:
+            _energy(self.model, q, v)  # validates finiteness and unit quaternions
+        q = start_within_limits(self.model, q, "the start configuration")
         self._q[:] = q
         self._v[:] = v
         self._t0 = float(t)
@@ -108,7 +142,9 @@ class Simulator:
                       if "scene" in inspect.signature(maker.__init__).parameters]
             raise ValueError(f"integrator '{integrator}' does not model contact; scenes need "
                              f"one that does ({', '.join(sorted(takers))})")
-        sim = cls(loaded.model, dt, integrator, scene=loaded, **options)
+        with warnings.catch_warnings():  # the neutral start is replaced by the scene's poses
+            warnings.simplefilter("ignore", LimitWarning)
+            sim = cls(loaded.model, dt, integrator, scene=loaded, **options)
         sim.scene = loaded
         sim.reset(loaded.q0)
         return sim
@@ -131,13 +167,13 @@ class Simulator:
         current state under the last command, the integrator's closures enforced at
         acceleration level, its contact and joint-limit forces those of the last step
         (dynamics/reactions.py)."""
-        return self._reaction_forces().joint_wrenches
+        return self._reaction_forces().joint_wrenches if self.model.nv else {}
 
     def closure_forces(self) -> dict:
         """Constraint element name (closures, rigid links; ``point constraint <k>`` for the
         k-th PointConstraint) -> its row forces (N, N m; positive pushes the gap open: for a
         rigid link the tension is minus its one value), same state as joint_wrenches()."""
-        return self._reaction_forces().element_forces
+        return self._reaction_forces().element_forces if self.model.nv else {}
 
     def _reaction_forces(self):
         from .dynamics.closures import ConstraintKinematics
@@ -161,5 +197,7 @@ class Simulator:
 
     def energy(self) -> float:
         """Kinetic + gravitational potential energy (J) of the current state."""
+        if not self.model.nv:
+            return 0.0  # the fixed bodies' energy is left out (dynamics.energy)
         kinetic, potential = _energy(self.model, self._q, self._v)
         return kinetic + potential

@@ -66,7 +66,8 @@ def test_each_config_loads_its_model_and_sets_only_node_parameters(config):
                       floating_base=values.get("floating_base", False))
     joints = set(ActuatedJoints(model).names)
     assert set(values.get("initial_positions", {})) <= joints
-    unknown = set(values) - node_parameters() - {"initial_positions", "config_dir"}
+    assert set(values.get("armature", {})) <= joints
+    unknown = set(values) - node_parameters() - {"initial_positions", "armature", "config_dir"}
     assert not unknown, f"{config.name}: not node parameters: {unknown}"
 
 

@@ -44,6 +44,8 @@ def test_a_bad_urdf_exits_non_zero_naming_the_element(tmp_path):
     ("pacing:=sometimes", ["pacing", "lockstep"]),
     ("dt:=-0.001", ["dt"]),
     ("initial_positions.elbow:=1.0", ["initial_positions.elbow", "joint1"]),
+    ("armature.elbow:=0.1", ["armature.elbow", "joint1"]),
+    ("armature.joint1:=-0.1", ["armature.joint1", ">= 0"]),
     ("variational.tolerance:=2.0", ["tolerance"]),
     ("variational.no_such_option:=1", ["no_such_option", "root_finder"]),
     ("urdf_path:=/no/such.urdf", ["/no/such.urdf"]),

@@ -12,6 +12,9 @@ objects), with the contact material, read from YAML or a dict (docs/COMPLIANT.md
       - {box: {size: [0.1, 0.1, 0.1], mass: 1.0}, foundation: {depth: 1.0, elements: 10}}
       - {urdf: solo12, floating_base: true, meshes: false,    # meshes: true (default) loads
          contact_spheres: [{link: FL_FOOT, radius: 0.016}]}  # the collision meshes' hulls
+      - {urdf: romeo, balance_inertia: false,                 # load options of load_urdf
+         armature: {LFinger21: 1.0e-4}}                        # rotor inertia by joint name
+      - {urdf: quadrotor_base.urdf}   # no movable joint: a static object, its shapes fixed
 """
 from __future__ import annotations
 
@@ -20,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import ConfigError, resolve_urdf
+from ..config import ConfigError, resolve_urdf, set_armature
 from ..model import Model, ModelError, load_urdf, merge
 from ..model.model import JointSpec
+from ..model.urdf import read_urdf
 from .geometry import BOX, SPHERE, Shapes, shapes_from_urdf
 
 
@@ -158,22 +162,35 @@ def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, 
             path = resolve_urdf(str(item["urdf"]), base_dir)
         except ConfigError as exc:
             raise SceneError(f"{where}.urdf: {exc}") from None
-        xml, floating = path.read_text(), bool(item.get("floating_base", False))
+        try:
+            xml = read_urdf(path)[0]
+        except ModelError as exc:
+            raise SceneError(f"{where}.urdf: {exc}") from None
+        floating = _flag(item, "floating_base", where)
         urdf_dir = path.resolve().parent
     else:
         raise SceneError(f"{where}: needs 'urdf', 'sphere' or 'box'")
     try:
-        model = load_urdf(xml, floating_base=floating)
+        model = load_urdf(xml, floating_base=floating,
+                          balance_inertia=_flag(item, "balance_inertia", where))
+        set_armature(model, item.get("armature"), f"{where}.armature")
         pin_model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()) \
             if floating else pin.buildModelFromXML(xml)
-        meshes = item.get("meshes", True)
-        if not isinstance(meshes, bool):
-            raise SceneError(f"{where}.meshes: expected true or false, got {meshes!r}")
-        shapes = shapes_from_urdf(xml, pin_model, urdf_dir, meshes=meshes)
+        shapes = shapes_from_urdf(xml, pin_model, urdf_dir,
+                                  meshes=_flag(item, "meshes", where, True))
+    except ConfigError as exc:
+        raise SceneError(str(exc)) from None
     except ModelError as exc:
         raise SceneError(f"{where}: {exc}") from None
     _add_contact_spheres(item, where, pin_model, shapes)
     return model, shapes, floating, str(item.get("name", model.name))
+
+
+def _flag(item: dict, key: str, where: str, default: bool = False) -> bool:
+    value = item.get(key, default)
+    if not isinstance(value, bool):
+        raise SceneError(f"{where}.{key}: expected true or false, got {value!r}")
+    return value
 
 
 def _add_contact_spheres(item: dict, where: str, pin_model, shapes: Shapes) -> None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._jit import kernel, step
-from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE
+from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE, ModelError
 
 OK, BAD_ARG0, BAD_ARG1, BAD_ARG2, BAD_QUATERNION, SINGULAR, DIVERGED = 0, 1, 2, 3, 4, 5, 6
 QUATERNION_TOLERANCE = 1e-6
@@ -70,3 +70,44 @@ def raise_for(code: int, names: tuple[str, ...], model) -> None:
 @kernel
 def all_finite_kernel(x) -> bool:
     return all_finite(x)
+
+
+def singular_joints(model) -> list[str]:
+    """The joints along which the joint-space inertia M is singular at the model's neutral
+    configuration clamped into its limits (joints whose moving bodies have no mass or inertia
+    along them, and no armature): a Cholesky factorisation that records each pivot below
+    1e-12 of M's largest diagonal entry, zeroes that column and goes on, so that every such
+    joint is found in one pass (the k-th pivot is the part of M_kk not explained by the joints
+    before k)."""
+    from .crba import crba  # crba's module imports this one
+
+    if model.nv == 0:
+        return []
+    M = crba(model, model.clamped(model.neutral())[0])
+    M += np.diag(model.armature)  # until crba includes armature (lead's change)
+    scale = max(float(np.abs(np.diag(M)).max()), 1e-300)
+    L = np.zeros_like(M)
+    singular = []
+    for k in range(M.shape[0]):
+        pivot = M[k, k] - L[k, :k] @ L[k, :k]
+        if pivot <= 1e-12 * scale:
+            joint = model.joint_names[int(np.searchsorted(model.idx_v, k, side="right")) - 1]
+            if joint not in singular:
+                singular.append(joint)
+            continue
+        L[k, k] = math.sqrt(pivot)
+        L[k + 1:, k] = (M[k + 1:, k] - L[k + 1:, :k] @ L[k, :k]) / L[k, k]
+    return singular
+
+
+def check_mass_matrix(model) -> None:
+    """ModelError (one line) naming every joint along which M is singular (singular_joints),
+    with the remedy: armature on them. The Simulator and the ProcessModel call it."""
+    joints = singular_joints(model)
+    if joints:
+        example = ", ".join(f"'{name}': 1e-4" for name in joints[:2])
+        raise ModelError(f"model '{model.name}': the joint-space inertia is singular: the bodies "
+                         f"that joints {', '.join(joints)} move have no mass or inertia along "
+                         f"them; give these joints armature (rotor inertia, kg m^2 or kg), e.g. "
+                         f"model.set_armature({{{example}}}) or the config/scene key "
+                         f"armature: {{joint: value}}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics.checks import (BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite_kernel,
-                               as_vector)
+                               as_vector, check_mass_matrix)
 from ..dynamics.configuration import difference_kernel, integrate_kernel
 from ..dynamics.drnea_partials import mass_diagonal_partials_kernel, step_partials_kernel
 from ..dynamics.crba import crba
@@ -53,7 +53,9 @@ class ProcessModel:
     and ``difference(x0, x1)`` its inverse; ``jacobians(x, u) -> (A, B)`` is the derivative of
     ``difference(step(x, u), step(integrate(x, dx), u + du))`` at ``dx = 0, du = 0``.
     ``step_batch(X, U, out=None)`` steps N particles (rows of X) in one compiled call, in
-    parallel above a few particles per thread. A step that fails (the root finder does not
+    parallel above a few particles per thread. A model whose joint-space inertia is singular
+    (a joint that moves no mass, without armature) is refused at construction, naming the
+    joints (``dynamics.checks.check_mass_matrix``). A step that fails (the root finder does not
     converge, the state diverges) raises ``StepFailed``, or with ``failure="nan"`` leaves NaN in
     its row (a particle filter can then drop it).
     """
@@ -64,6 +66,10 @@ class ProcessModel:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
         if failure not in ("raise", "nan"):
             raise ValueError(f"failure must be 'raise' or 'nan', got {failure!r}")
+        if model.nv == 0:
+            raise ValueError(f"model '{model.name}': it has no degree of freedom (nv = 0): "
+                             f"nothing to estimate")
+        check_mass_matrix(model)
         self.integrator = make_integrator(integrator, model, dt, **options)
         self.model = model
         self.dt = float(dt)

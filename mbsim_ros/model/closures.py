@@ -16,7 +16,7 @@ import numpy as np
 
 from .constraints import Attachment, FrameConstraint
 from .model import ModelError
-from .urdf import _check_structure, _parse_with_pinocchio, _read_source
+from .urdf import _check_structure, _parse_with_pinocchio, _parse_xml, read_urdf
 
 CLOSURE_KEYS = ("frame_a", "frame_b", "directions", "xyz_a", "xyz_b")
 
@@ -25,8 +25,8 @@ def urdf_frames(source: str | os.PathLike, *, floating_base: bool = False
                 ) -> dict[str, Attachment]:
     """Every link of a URDF as an Attachment to the joint that moves it (our joint order, as
     load_urdf makes it; links merged by fixed joints at their placement in that joint's frame)."""
-    xml_text, label = _read_source(source)
-    robot = _check_structure(xml_text, label)
+    xml_text, label = read_urdf(source)
+    robot = _check_structure(_parse_xml(xml_text, label), label)
     pin_model = _parse_with_pinocchio(xml_text, label, floating_base and not robot.root_floating)
     frames = {}
     for frame in pin_model.frames:

@@ -9,6 +9,7 @@ except ``gravity`` and ``armature`` (physical parameters that every algorithm re
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,8 +82,6 @@ class Model:
 
     def __init__(self, joints: list[JointSpec], *, name: str = "model",
                  fixed_mass: float = 0.0, gravity=(0.0, 0.0, -9.81)) -> None:
-        if not joints:
-            raise ModelError(f"model '{name}': it has no movable joint")
         self.name = name
         nj = len(joints)
         self.joint_int = np.zeros((nj, JOINT_INT_COLUMNS), dtype=np.int64)
@@ -232,6 +231,15 @@ class Model:
             q[self.idx_q[i] + 6] = 1.0
         return q
 
+    def clamped(self, q) -> tuple[np.ndarray, list[str]]:
+        """(q with every 1-DOF joint clamped into its position limits, the names of the
+        joints that were outside). Free-flyer coordinates are left alone."""
+        q = np.asarray(q, dtype=float)
+        inside = np.clip(q, self.lower_position_limit, self.upper_position_limit)
+        outside = [self.joint_names[i] for i in range(self.njoints)
+                   if inside[self.idx_q[i]] != q[self.idx_q[i]]]
+        return inside, outside
+
     def joint_specs(self) -> list[JointSpec]:
         """The joints as specs again (for merging models into a forest)."""
         specs = []
@@ -254,6 +262,25 @@ class Model:
     def __repr__(self) -> str:
         return (f"Model('{self.name}', joints={self.njoints}, nq={self.nq}, nv={self.nv}, "
                 f"mass={self.total_mass:.3f} kg)")
+
+
+class LimitWarning(UserWarning):
+    """A start configuration outside the joint limits was clamped into them."""
+
+
+def start_within_limits(model: Model, q, what: str, *, stacklevel: int = 3) -> np.ndarray:
+    """q clamped into the joint limits, with one LimitWarning naming the joints that were
+    outside (``what`` says whose start it is). Starts are clamped so that a limit law (a stiff
+    spring, a stabilising impulse) does not launch the robot at its first step."""
+    inside, outside = model.clamped(q)
+    if outside:
+        moved = ", ".join(f"{name} {q[model.idx_q[model.joint_index(name)]]:.4g} -> "
+                          f"{inside[model.idx_q[model.joint_index(name)]]:.4g}"
+                          for name in outside)
+        warnings.warn(LimitWarning(f"model '{model.name}': {what} is outside the joint limits "
+                                   f"of {len(outside)} joint(s); clamped into them: {moved}"),
+                      stacklevel=stacklevel)
+    return inside
 
 
 def _checked_armature(value, joint: str) -> float:

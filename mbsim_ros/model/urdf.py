@@ -7,6 +7,7 @@ import math
 import os
 import warnings
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,31 +19,49 @@ _KNOWN_TYPES = _SUPPORTED_TYPES | {"planar"}
 _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
-def load_urdf(source: str | os.PathLike, *, floating_base: bool = False) -> Model:
+def load_urdf(source: str | os.PathLike, *, floating_base: bool = False,
+              balance_inertia: bool = False) -> Model:
     """Load a URDF (a file path or the XML text itself, as ROS's ``robot_description``).
 
     ``floating_base=True`` puts a free-flyer joint named ``root_joint`` under the root link.
     Raises ModelError naming the element (link or joint) and the reason when the URDF is
-    malformed, uses an unsupported joint type, or describes a body that cannot move.
+    malformed or uses an unsupported joint type. What urdfdom accepts loads: leading
+    whitespace before ``<?xml``, a model without a movable joint (nv = 0: a static object),
+    point masses and zero principal moments. Link inertias (docs/MODEL.md#link-inertias):
+    a principal moment negative by less than ``INERTIA_ROUNDING`` times the robot's largest
+    principal moment is clipped to zero (a warning names the link); a larger negative one is a
+    ModelError, unless ``balance_inertia=True`` (MuJoCo's ``balanceinertia``), which replaces
+    every inertia that is not physical (not positive semidefinite, or breaking the triangle
+    inequality) by the nearest physical one (``nearest_physical_inertia``), with a warning.
+    Whether joint-space inertia is singular (a joint that moves no mass) is not checked here:
+    the Simulator checks it (dynamics.checks.check_mass_matrix).
     """
-    xml_text, label = _read_source(source)
-    robot = _check_structure(xml_text, label)
+    xml_text, label = read_urdf(source)
+    element = _parse_xml(xml_text, label)
+    robot = _check_structure(element, label)
+    if _physical_inertias(element, label, balance_inertia):
+        xml_text = ET.tostring(element, encoding="unicode")
     pin_model = _parse_with_pinocchio(xml_text, label, floating_base and not robot.root_floating)
-    model = _convert(pin_model, robot, label)
-    _check_mass_matrix(model, label)
-    return model
+    return _convert(pin_model, robot, label)
 
 
-def _read_source(source: str | os.PathLike) -> tuple[str, str]:
+def read_urdf(source: str | os.PathLike) -> tuple[str, str]:
+    """(XML text, label for messages) of a URDF file path or XML text. Whitespace (and a byte
+    order mark) before the first element or ``<?xml ...?>`` is dropped, as urdfdom (TinyXML)
+    accepts it and strict XML parsers (ElementTree, pinocchio's) do not."""
     if isinstance(source, str) and source.lstrip().startswith("<"):
-        return source, "URDF string"
+        return _without_prolog_space(source), "URDF string"
     path = Path(source)
     if not path.is_file():
         raise ModelError(f"URDF file not found: {path}")
     try:
-        return path.read_text(), str(path)
+        return _without_prolog_space(path.read_text()), str(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(f"{path}: cannot read: {exc}") from exc
+
+
+def _without_prolog_space(text: str) -> str:
+    return text.lstrip("\ufeff \t\r\n")
 
 
 class _RobotOutline:
@@ -58,15 +77,19 @@ class _RobotOutline:
         self.root_floating = root_floating
 
 
-def _check_structure(xml_text: str, label: str) -> _RobotOutline:
+def _parse_xml(xml_text: str, label: str) -> ET.Element:
     try:
         robot = ET.fromstring(xml_text)
     except ET.ParseError as exc:
         raise ModelError(f"{label}: not well-formed XML: {exc}") from exc
     if robot.tag != "robot":
         raise ModelError(f"{label}: the root element is <{robot.tag}>, expected <robot>")
+    return robot
+
+
+def _check_structure(robot: ET.Element, label: str) -> _RobotOutline:
+    """Names, tree shape, joint types and numbers checked (inertias: _physical_inertias)."""
     links = {}
-    inconsistent: list[str] = []
     for link in robot.findall("link"):
         name = link.get("name")
         if not name:
@@ -74,11 +97,6 @@ def _check_structure(xml_text: str, label: str) -> _RobotOutline:
         if name in links:
             raise ModelError(f"{label}: link '{name}' is defined twice")
         links[name] = link
-        if not _check_inertial(link, label):
-            inconsistent.append(name)
-    if inconsistent:
-        warnings.warn(f"{label}: the inertias of links {inconsistent} violate the triangle "
-                      f"inequality (no rigid body has them); simulated as given", stacklevel=3)
     if not links:
         raise ModelError(f"{label}: the robot has no <link>")
     parent_of: dict[str, str] = {}
@@ -197,34 +215,141 @@ def _has_mass(link: ET.Element) -> bool:
     return mass is not None and float(mass.get("value", "0")) > 0.0
 
 
-def _check_inertial(link: ET.Element, label: str) -> bool:
-    """Mass >= 0 and a symmetric positive semi-definite rotational inertia, else ModelError.
-    Returns False when the principal moments violate the triangle inequality (physically
-    impossible, but common in published URDFs, so the caller only warns)."""
-    inertial = link.find("inertial")
-    if inertial is None:
-        return True
-    what = f"link '{link.get('name')}'"
-    mass_el = inertial.find("mass")
-    mass = _number(mass_el, "value", what + " mass", label) if mass_el is not None else 0.0
-    if not math.isfinite(mass) or mass < 0.0:
-        raise ModelError(f"{label}: {what}: mass {mass} must be finite and non-negative")
-    _vector(inertial.find("origin"), "xyz", what, label)
-    _vector(inertial.find("origin"), "rpy", what, label)
-    inertia_el = inertial.find("inertia")
-    if inertia_el is None:
-        return True
-    xx, xy, xz, yy, yz, zz = (_number(inertia_el, k, what + " inertia", label, 0.0)
-                              for k in _INERTIA_KEYS)
-    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    if not np.all(np.isfinite(inertia)):
-        raise ModelError(f"{label}: {what}: inertia has non-finite entries")
-    eig = np.linalg.eigvalsh(inertia)
-    scale = max(float(np.abs(eig).max()), 1e-300)
-    if eig[0] < -1e-9 * scale:
-        raise ModelError(f"{label}: {what}: inertia is not positive definite "
-                         f"(principal moments {eig.tolist()})")
-    return bool(eig[0] + eig[1] >= eig[2] * (1.0 - 1e-6) - 1e-12)
+INERTIA_ROUNDING = 1e-6  # relative to the robot's largest principal moment
+_ZERO = 1e-12  # relative: a moment this small is zero (a point mass written with noise)
+_METRE2 = 1.0  # m^2: a link's mass times this is the other scale of "zero" (kg m^2)
+
+
+@dataclass
+class _LinkInertia:
+    link: str
+    mass: float
+    element: ET.Element  # the <inertia> element
+    matrix: np.ndarray  # (3, 3) about the centre of mass, the <inertial> frame's axes
+
+
+def _link_inertias(robot: ET.Element, label: str) -> list[_LinkInertia]:
+    """Each link's rotational inertia; ModelError for a negative or non-finite mass or
+    non-numeric entries."""
+    found = []
+    for link in robot.findall("link"):
+        inertial = link.find("inertial")
+        if inertial is None:
+            continue
+        what = f"link '{link.get('name')}'"
+        mass_el = inertial.find("mass")
+        mass = _number(mass_el, "value", what + " mass", label) if mass_el is not None else 0.0
+        if not math.isfinite(mass) or mass < 0.0:
+            raise ModelError(f"{label}: {what}: mass {mass} must be finite and non-negative")
+        _vector(inertial.find("origin"), "xyz", what, label)
+        _vector(inertial.find("origin"), "rpy", what, label)
+        element = inertial.find("inertia")
+        if element is None:
+            continue
+        xx, xy, xz, yy, yz, zz = (_number(element, k, what + " inertia", label, 0.0)
+                                  for k in _INERTIA_KEYS)
+        matrix = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        if not np.all(np.isfinite(matrix)):
+            raise ModelError(f"{label}: {what}: inertia has non-finite entries")
+        found.append(_LinkInertia(link.get("name"), mass, element, matrix))
+    return found
+
+
+def _physical_inertias(robot: ET.Element, label: str, balance: bool) -> bool:
+    """Check (and where allowed repair, in the XML tree) every link's rotational inertia
+    against the robot's scale s, its largest principal moment: moments above -1e-12 z are
+    zeros (legal; z the larger of s and the link's mass times 1 m^2, so that a point mass
+    written with noise is legal on its own too); moments down to -INERTIA_ROUNDING s are
+    rounding, clipped to zero with a warning; a more negative moment is a ModelError unless
+    ``balance``. Inertias that break the triangle inequality (by more than INERTIA_ROUNDING s)
+    are warned about and simulated as given, or with ``balance`` replaced by the nearest
+    physical inertia.
+    Returns True when the tree was changed (pinocchio must parse the rewritten XML)."""
+    inertias = _link_inertias(robot, label)
+    moments = [np.linalg.eigvalsh(item.matrix) for item in inertias]
+    scale = max((float(np.abs(w).max()) for w in moments), default=0.0)
+    rounding = INERTIA_ROUNDING * scale
+    clipped, gross, unbalanced = [], [], []
+    for item, w in zip(inertias, moments):
+        zero = _ZERO * max(scale, item.mass * _METRE2)
+        if w[0] < -max(rounding, zero):  # beyond rounding
+            gross.append((item, w))
+        elif w[0] < -zero:
+            clipped.append((item, w))
+            _write_inertia(item, _with_moments(item.matrix, np.maximum(w, 0.0)))
+            w = np.maximum(w, 0.0)
+        tolerance = max(rounding, zero)
+        if w[0] >= -tolerance and w[0] + w[1] < w[2] - tolerance:
+            unbalanced.append((item, w))
+    if gross and not balance:
+        links = "; ".join(f"link '{item.link}': principal moments {_fmt(w)}"
+                          for item, w in gross)
+        raise ModelError(f"{label}: {links}: inertia not positive semidefinite (beyond "
+                         f"rounding); load with balance_inertia=True (config or scene key "
+                         f"balance_inertia, node parameter balance_inertia) to use the "
+                         f"nearest physical inertia")
+    if clipped:
+        warnings.warn(f"{label}: principal moments negative within rounding (below "
+                      f"{INERTIA_ROUNDING:g} of the robot's largest, {scale:.3g} kg m^2) "
+                      f"clipped to zero: " + "; ".join(f"link '{item.link}' {_fmt(w)}"
+                                                         for item, w in clipped),
+                      stacklevel=3)
+    if balance and (gross or unbalanced):
+        changes = []
+        for item, w in gross + unbalanced:
+            repaired = nearest_physical_inertia(item.matrix)
+            _write_inertia(item, repaired)
+            changes.append(f"link '{item.link}' {_fmt(w)} -> "
+                           f"{_fmt(np.linalg.eigvalsh(repaired))}")
+        warnings.warn(f"{label}: balance_inertia: inertias replaced by the nearest physical "
+                      f"ones (principal moments, kg m^2): " + "; ".join(changes), stacklevel=3)
+    elif unbalanced:
+        warnings.warn(f"{label}: the inertias of links {[item.link for item, _ in unbalanced]} "
+                      f"violate the triangle inequality (no rigid body has them); simulated "
+                      f"as given (balance_inertia=True replaces them)", stacklevel=3)
+    return bool(clipped or (balance and (gross or unbalanced)))
+
+
+def nearest_physical_inertia(inertia: np.ndarray) -> np.ndarray:
+    """The physical rotational inertia nearest to ``inertia`` (3 x 3, symmetric) in the
+    Frobenius norm: principal moments (l1, l2, l3) satisfying the triangle inequality
+    l_i + l_j >= l_k (which implies l >= 0: positive semidefinite), the principal axes kept.
+    The physical inertias form a convex cone whose membership depends on the eigenvalues only,
+    so the nearest one keeps the eigenvectors and projects the eigenvalues onto the polyhedral
+    cone {l : A l >= 0} (Lewis, 1996, "Convex analysis on the Hermitian matrices"); that
+    projection is found exactly by trying each set of active constraints (8 sets). MuJoCo's
+    ``balanceinertia`` instead sets every moment to their mean."""
+    w, axes = np.linalg.eigh(np.asarray(inertia, dtype=float))
+    return axes @ np.diag(_project_on_triangle_cone(w)) @ axes.T
+
+
+_TRIANGLE = np.array([[1.0, 1.0, -1.0], [1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]])
+
+
+def _project_on_triangle_cone(w: np.ndarray) -> np.ndarray:
+    tolerance = 1e-12 * max(float(np.abs(w).max()), 1e-300)
+    best, best_distance = None, np.inf
+    for mask in range(8):
+        active = _TRIANGLE[[k for k in range(3) if mask >> k & 1]]
+        x = w - active.T @ np.linalg.solve(active @ active.T, active @ w) if len(active) else w
+        distance = float(np.linalg.norm(x - w))
+        if np.all(_TRIANGLE @ x >= -tolerance) and distance < best_distance:
+            best, best_distance = x, distance
+    return best
+
+
+def _with_moments(matrix: np.ndarray, moments: np.ndarray) -> np.ndarray:
+    axes = np.linalg.eigh(matrix)[1]
+    return axes @ np.diag(moments) @ axes.T
+
+
+def _write_inertia(item: _LinkInertia, matrix: np.ndarray) -> None:
+    for key, (r, c) in zip(_INERTIA_KEYS, ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
+        item.element.set(key, repr(float(matrix[r, c])))
+
+
+def _fmt(moments: np.ndarray) -> str:
+    return "(" + ", ".join(f"{m:.4g}" for m in moments) + ")"
 
 
 def _parse_with_pinocchio(xml_text: str, label: str, add_free_flyer: bool):
@@ -287,27 +412,3 @@ def _limit_or_inf(value: float) -> float:
     """URDF writes 'no limit' as 0 or omits it (urdfdom then reports 0 or a huge number)."""
     value = float(value)
     return np.inf if value <= 0.0 or value >= 1e30 else value
-
-
-def _check_mass_matrix(model: Model, label: str) -> None:
-    """A joint whose bodies have no mass or inertia along it makes the mass matrix singular and
-    forward dynamics undefined: find the first such joint (Cholesky pivot) and name it.
-    (The one call from the model layer down into dynamics: validation needs M(q).)"""
-    from ..dynamics.crba import crba
-
-    M = crba(model, model.neutral())
-    try:
-        np.linalg.cholesky(M)
-        return
-    except np.linalg.LinAlgError:
-        pass
-    scale = max(float(np.abs(np.diag(M)).max()), 1e-300)
-    L = np.zeros_like(M)
-    for k in range(M.shape[0]):
-        pivot = M[k, k] - L[k, :k] @ L[k, :k]
-        if pivot <= 1e-12 * scale:
-            joint = int(np.searchsorted(model.idx_v, k, side="right")) - 1
-            raise ModelError(f"{label}: joint '{model.joint_names[joint]}': the bodies it moves "
-                             f"have no mass or inertia along it (the mass matrix is singular)")
-        L[k, k] = math.sqrt(pivot)
-        L[k + 1:, k] = (M[k + 1:, k] - L[k + 1:, :k] @ L[k, :k]) / L[k, k]

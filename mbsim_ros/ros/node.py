@@ -13,6 +13,7 @@ import inspect
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,11 +32,12 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from visualization_msgs.msg import MarkerArray
 
-from ..config import ConfigError, initial_configuration, read_config, resolve_urdf
+from ..config import (ConfigError, initial_configuration, read_config, resolve_urdf,
+                      set_armature)
 from ..contact.scene import SceneError, load_scene
 from ..integrators import INTEGRATORS
 from ..dynamics.closures import ConstraintKinematics, project
-from ..model import DEFAULT_ROBOT, ModelError, load_urdf, shipped_urdf
+from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, load_urdf, shipped_urdf
 from ..model.closures import load_closures, urdf_frames
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
@@ -81,6 +83,9 @@ PARAMETERS = [
     ("urdf_path", "", f"URDF file, shipped model name or example-robot-data robot; both this and "
                       f"robot_description empty: the shipped '{DEFAULT_ROBOT}'", {}),
     ("floating_base", False, "add a free-flyer root joint (pose on ~/base_pose)", {}),
+    ("balance_inertia", False, "replace link inertias that are not physical by the nearest "
+                               "physical ones (a warning names them); a scene sets it per model",
+     {}),
     ("scene", "", "scene file (ground, boxes, models; contacts): replaces robot_description "
                   "and urdf_path; needs a contact integrator (compliant)", {}),
     ("integrator", "variational", f"one of: {', '.join(sorted(INTEGRATORS))}; its options are "
@@ -116,6 +121,7 @@ class Settings:
     robot_description: str
     urdf_path: str
     floating_base: bool
+    balance_inertia: bool
     scene: str
     integrator: str
     dt: float
@@ -147,6 +153,7 @@ class SimulationNode(Node):
         super().__init__("mbsim", **node_kwargs)
         self.settings = self._declare_settings()
         self.model = self._load_model()
+        self._set_armature()
         self.q0 = self._initial_configuration()
         self.sim = self._make_simulator()
         self._check_overrides()
@@ -212,7 +219,8 @@ class SimulationNode(Node):
                 source = s.robot_description
             else:
                 source = resolve_urdf(s.urdf_path) if s.urdf_path else shipped_urdf(DEFAULT_ROBOT)
-            model = load_urdf(source, floating_base=s.floating_base)
+            model = load_urdf(source, floating_base=s.floating_base,
+                              balance_inertia=s.balance_inertia)
             self.closures = load_closures(read_config(s.closures_file).get("closures", []),
                                           urdf_frames(source, floating_base=s.floating_base)) \
                 if s.closures_file else []
@@ -222,24 +230,46 @@ class SimulationNode(Node):
         except (ModelError, ConfigError, FileNotFoundError) as exc:
             raise StartupError(" ".join(str(exc).split())) from None
 
-    def _initial_configuration(self) -> np.ndarray:
-        """The scene's poses (or the neutral configuration) with initial_positions.<joint>."""
-        q = self.scene.q0.copy() if self.scene is not None else self.model.neutral()
+    def _joint_parameters(self, prefix: str, values: np.ndarray, what: str) -> dict:
+        """Declare ``<prefix>.<joint>`` (read-only double) for each one-DOF joint, defaults
+        ``values`` (indexed like q or v by the caller); their values by joint name."""
         joints = ActuatedJoints(self.model)
-        positions = {}
-        for name, iq in zip(joints.names, joints.idx_q):
-            key = f"initial_positions.{name}"
-            descriptor = ParameterDescriptor(description=f"initial position of {name} "
-                                                         f"(rad or m)", read_only=True)
+        found = {}
+        for name, value in zip(joints.names, values):
+            key = f"{prefix}.{name}"
+            descriptor = ParameterDescriptor(description=f"{what} of {name}", read_only=True)
             try:
-                positions[name] = self.declare_parameter(key, float(q[iq]), descriptor).value
+                found[name] = self.declare_parameter(key, float(value), descriptor).value
             except ParameterException as exc:
                 raise StartupError(f"parameter '{key}': {exc}") from None
+        return found
+
+    def _set_armature(self) -> None:
+        """armature.<joint> (default: the scene's value or 0) into the model."""
+        joints = ActuatedJoints(self.model)
+        values = self._joint_parameters("armature", self.model.armature[joints.idx_v],
+                                        "armature (rotor inertia reflected to the joint; kg m^2 "
+                                        "or kg)")
         try:
-            for name, iq in zip(joints.names, joints.idx_q):
-                q[iq] = initial_configuration(self.model, {name: positions[name]})[iq]
+            set_armature(self.model, values)
         except ConfigError as exc:
-            raise StartupError(str(exc)) from None
+            raise StartupError(f"parameter {exc}") from None
+
+    def _initial_configuration(self) -> np.ndarray:
+        """The scene's poses (or the neutral configuration) with initial_positions.<joint>,
+        clamped into the joint limits (logged, naming the joints)."""
+        q = self.scene.q0.copy() if self.scene is not None else self.model.neutral()
+        positions = self._joint_parameters("initial_positions",
+                                           q[ActuatedJoints(self.model).idx_q],
+                                           "initial position (rad or m)")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LimitWarning)
+            try:
+                q = initial_configuration(self.model, positions, q)
+            except ConfigError as exc:
+                raise StartupError(str(exc)) from None
+        for warning in caught:
+            self.get_logger().warning(str(warning.message))
         return q
 
     def _make_simulator(self) -> Simulator:
@@ -254,15 +284,9 @@ class SimulationNode(Node):
             except ParameterException as exc:
                 raise StartupError(f"parameter '{key}': {exc}") from None
         try:
-            if self.scene is not None:
-                sim = Simulator.from_scene(self.scene, dt=s.dt, integrator=s.integrator,
-                                           **options)
-            else:
-                if self.closures:
-                    options["constraints"] = self.closures
-                    self.q0 = project(ConstraintKinematics(self.model), self.closures,
-                                      self.q0)[0]
-                sim = Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
+            with warnings.catch_warnings():  # its start is q0, clamped and logged already
+                warnings.simplefilter("ignore", LimitWarning)
+                sim = self._simulator(options)
             sim.reset(self.q0)
             sim.step()  # load the compiled step now, not on the first tick (~0.1 s stall)
             sim.reset(self.q0)
@@ -270,12 +294,21 @@ class SimulationNode(Node):
             raise StartupError(f"integrator '{s.integrator}': {exc}") from None
         return sim
 
+    def _simulator(self, options: dict) -> Simulator:
+        s = self.settings
+        if self.scene is not None:
+            return Simulator.from_scene(self.scene, dt=s.dt, integrator=s.integrator, **options)
+        if self.closures:
+            options["constraints"] = self.closures
+            self.q0 = project(ConstraintKinematics(self.model), self.closures, self.q0)[0]
+        return Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
+
     def _check_overrides(self) -> None:
         """Unknown joint names or integrator options are errors; other unknown parameters
         (a shared params file may carry other nodes' settings) are warnings."""
         declared = set(self._parameters)
         unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
-        strict = ("initial_positions.", f"{self.settings.integrator}.")
+        strict = ("initial_positions.", "armature.", f"{self.settings.integrator}.")
         errors = [name for name in unknown if name.startswith(strict)]
         if errors:
             raise StartupError(f"unknown parameter(s) {', '.join(errors)} (joints: "
