@@ -84,7 +84,6 @@ def singular_joints(model) -> list[str]:
     if model.nv == 0:
         return []
     M = crba(model, model.clamped(model.neutral())[0])
-    M += np.diag(model.armature)  # until crba includes armature (lead's change)
     scale = max(float(np.abs(np.diag(M)).max()), 1e-300)
     L = np.zeros_like(M)
     singular = []
