@@ -43,6 +43,14 @@ INTEGRATORS = ("euler", "variational", "compliant", "rigid")
 DT = 1e-3
 SECONDS, QUICK_SECONDS = 2.0, 0.2
 ARMATURE = 1e-3  # kg m^2 on the joints of a singular joint-space inertia (romeo's fingers)
+# Robots whose joint-space inertia is singular inside their joint range (not at neutral, so the
+# Simulator cannot see it at construction): robot -> (joints that get ARMATURE, why).
+SINGULAR_IN_RANGE = {
+    "human": (("middle_cervical_Z", "middle_cervical_X", "middle_cervical_Y"),
+              "the neck is a Z-X-Y chain of revolutes through massless links; at "
+              "middle_cervical_X = +-pi/2, its own limit, the Z and Y axes align (gimbal lock) "
+              "and M loses rank: the falling head reaches it at t = 0.49 s"),
+}
 SLOW_ITERATIONS = 8  # the issue's bound on the mean RIQN iterations per step
 
 
@@ -201,12 +209,18 @@ def named_joints(model: Model, message: str) -> list[str]:
             if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", message)]
 
 
-def simulator(model: Model, integrator: str, dt: float = DT) -> tuple[Simulator, list[str]]:
+def simulator(model: Model, integrator: str, dt: float = DT,
+              robot: str = "") -> tuple[Simulator, list[str]]:
     """A Simulator; when it refuses the model naming joints and saying to give them armature
     (a singular joint-space inertia), those joints get ARMATURE (in the model, in place) and
-    the Simulator is built again. Returns it and the joints that got armature."""
+    the Simulator is built again; so do SINGULAR_IN_RANGE's joints of `robot` from the start.
+    Returns it and the joints that got armature."""
+    in_range = [name for name in SINGULAR_IN_RANGE.get(robot, ((),))[0]
+                if name in model.joint_names]
+    if in_range:
+        model.set_armature({name: ARMATURE for name in in_range})
     try:
-        return Simulator(model, dt, integrator), []
+        return Simulator(model, dt, integrator), in_range
     except Exception as exc:  # noqa: BLE001
         joints = named_joints(model, str(exc))
         if "armature" not in str(exc) or not joints:
@@ -244,14 +258,14 @@ class Run:
 
 
 def simulate(model: Model, integrator: str, seconds: float, dt: float = DT,
-             q0: np.ndarray | None = None) -> Run:
+             q0: np.ndarray | None = None, robot: str = "") -> Run:
     """`seconds` at `dt` from q0 (default: the Simulator's own start, the neutral
     configuration) at rest under gravity with zero effort. The energy is evaluated after
     every step, which also validates the new q (finite, unit quaternions): a step whose
     state is not finite ends the run ("raised: ...")."""
     run = Run()
     try:
-        sim, run.armature_joints = simulator(model, integrator, dt)
+        sim, run.armature_joints = simulator(model, integrator, dt, robot)
         if q0 is not None:
             sim.reset(q0)
     except Exception as exc:  # noqa: BLE001
@@ -327,7 +341,8 @@ def measure(name: str, path: Path, seconds: float, integrators=INTEGRATORS,
     armature = model.armature.copy()
     for integrator in integrators:
         robot.runs[integrator] = simulate(model, integrator, seconds,
-                                          q0=clamped_neutral(model) if clamp else None)
+                                          q0=clamped_neutral(model) if clamp else None,
+                                          robot=name)
         model.armature = armature  # each run starts from the model as loaded
     return robot
 
