@@ -17,7 +17,7 @@ from .._jit import kernel, step
 from ..contact.jacobian import add_point_row, contact_directions
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 
-BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
+BILATERAL, UNILATERAL, NORMAL, TANGENT, FRICTION = 0, 1, 2, 3, 5
 
 
 def dof_parents(joint_int: np.ndarray) -> np.ndarray:
@@ -183,10 +183,15 @@ def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiff
 
 
 @kernel
-def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, start, G, phi, kind,
-               k, b, mu) -> int:
-    """Unilateral rows (+-e_iv) of the joint limits within reach of this step (margin plus
-    h |v|), from row start; returns the new row count."""
+def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, rate, recovery,
+               start, G, phi, kind, k, b, mu) -> int:
+    """Rows (+-e_iv) of the joint limits within reach of this step (margin plus h |v|), from
+    row start; returns the new row count. A limit in reach is a unilateral row with its gap. A
+    violated limit (gap < 0) is recovered at a bounded rate instead of in one step: a two-sided
+    row whose target velocity out of the violation is min((slop - gap) / T, v_max)
+    (recovery = (T, v_max, slop); rate: how fast the solve removes a row's phi, 1/h for rigid
+    rows, so the row's phi is -target / rate, never deeper than gap - slop). Docs:
+    COMPLIANT.md, "Joint limits"."""
     r = start
     nv = G.shape[1]
     for a in range(iq.shape[0]):
@@ -200,6 +205,9 @@ def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, start,
                 G[r, c] = 0.0
             G[r, j] = sign
             phi[r], kind[r], k[r], b[r], mu[r] = gap, UNILATERAL, stiffness, damping, 0.0
+            if gap < 0.0 and rate > 0.0:
+                target = min((recovery[2] - gap) / recovery[0], recovery[1])
+                phi[r], kind[r] = max(gap - recovery[2], -target / rate), BILATERAL
             r += 1
     return r
 
@@ -235,3 +243,31 @@ def body_wrenches(contact_int, contact_real, directions, gamma, n, h, origins, o
             w[4] += sign * (r2 * f0 - r0 * f2)
             w[5] += sign * (r0 * f1 - r1 * f0)
             touching[j] = 1
+
+
+@kernel
+def friction_rows(iv, bound, start, G, phi, kind, k, b, mu) -> int:
+    """One row e_iv per joint with Coulomb friction, from row start: the impulse that holds the
+    joint still, |gamma| <= bound (friction h) kept in mu; returns the new row count."""
+    r = start
+    nv = G.shape[1]
+    for a in range(iv.shape[0]):
+        for c in range(nv):
+            G[r, c] = 0.0
+        G[r, iv[a]] = 1.0
+        phi[r], kind[r], k[r], b[r], mu[r] = 0.0, FRICTION, 0.0, 0.0, bound[a]
+        r += 1
+    return r
+
+
+@kernel
+def servo_system(h, kp, kd, iq, q, q_target, v_target, v, M, force):
+    """Joint servos tau = kp (q_target - q1) + kd (v_target - v1) at the step's end (q1 = q +
+    h v1): M <- M + h kd + h^2 kp, force += kp (q_target - q) + kd v_target - (kd + h kp) v
+    (the implicit Euler of a spring-damper; iq[j] < 0: no servo on DOF j)."""
+    for j in range(v.shape[0]):
+        if iq[j] < 0:
+            continue
+        M[j, j] += h * kd[j] + h * h * kp[j]
+        force[j] += kp[j] * (q_target[iq[j]] - q[iq[j]]) + kd[j] * v_target[j] \
+            - (kd[j] + h * kp[j]) * v[j]
