@@ -31,7 +31,7 @@ def test_friction_holds_a_pendulum_below_its_breakaway_torque(integrator, option
     solver: the friction row's regularization lets it creep < 1e-9 rad; clarabel: its
     tolerance, < 1e-4 rad; the rigid integrator: its CFM makes the row a compliance, the
     joint creeps at CFM x torque (2.9e-5 rad/s), within 1 %. Friction 2 N m: the first step
-    accelerates at (2.90 - 2) / I exactly."""
+    accelerates at (2.90 - 2) / I exactly (clarabel: within its tolerance, 1 %)."""
     theta = 0.3
     torque = G * np.sin(theta)
     sim = Simulator(pendulum(3.0), 1e-3, integrator, **options)
@@ -46,13 +46,16 @@ def test_friction_holds_a_pendulum_below_its_breakaway_torque(integrator, option
     sim = Simulator(pendulum(2.0), 1e-3, integrator, **options)
     sim.reset([theta])
     sim.step()
-    assert sim.v[0] == pytest.approx(-1e-3 * (torque - 2.0) / I_PIVOT, rel=1e-6)
+    # clarabel's default tolerances (1e-8 absolute gap) on an objective of ~1e-6
+    tolerance = 1e-2 if options.get("qp_solver") == "clarabel" else 1e-6
+    assert sim.v[0] == pytest.approx(-1e-3 * (torque - 2.0) / I_PIVOT, rel=tolerance)
 
 
 @pytest.mark.parametrize("integrator, options", INTEGRATORS, ids=IDS)
 def test_friction_stops_a_spinning_joint_without_reversing(integrator, options):
     """No gravity, 2 rad/s, friction 0.5 N m: v falls by h f / I every step, exactly, to zero
-    at t = v0 I / f = 4.0 s, and stays there (the rigid rows: within CFM f)."""
+    at t = v0 I / f = 4.0 s, and stays there (the rigid rows: within CFM f; clarabel: within
+    its tolerances, 1e-3)."""
     h, f, v0 = 1e-3, 0.5, 2.0
     sim = Simulator(pendulum(f, gravity=False), h, integrator, **options)
     sim.reset([0.0], [v0])
@@ -63,7 +66,8 @@ def test_friction_stops_a_spinning_joint_without_reversing(integrator, options):
     n = np.arange(1, 4201)
     expected = np.maximum(v0 - n * h * f / I_PIVOT, 0.0)
     # the rigid rows' CFM leaves at most CFM f of the stopping step's velocity
-    tolerance = sim.integrator.cfm * f if integrator == "rigid" else 1e-6
+    tolerance = sim.integrator.cfm * f if integrator == "rigid" else \
+        1e-3 if options else 1e-6  # clarabel: its default tolerances
     assert np.max(np.abs(np.array(velocities) - expected)) < tolerance
     assert min(velocities) >= -1e-9  # no reversal
 
@@ -101,7 +105,9 @@ def test_a_violated_limit_comes_back_at_a_bounded_rate(a1, integrator):
     """a1 at its neutral configuration, in the air: each calf at 0 is 0.916 rad outside its
     range [-2.70, -0.916]. One step gives every joint at most the recovery cap (1 rad/s; the
     one-step correction gave 916 rad/s); the calves are back inside within violation / cap +
-    10 time constants and stop within 0.01 rad of the limit (no launch across the range)."""
+    15 time constants (the exponential tail from cap T = 0.02 rad down to the 1e-6 rad
+    deadband: ln(2e4) = 9.9 T) and stop within 1 mrad of the limit (no launch across the
+    range)."""
     T, cap = 0.02, 1.0
     sim = Simulator(a1, 1e-3, integrator, limit_recovery=(T, cap))
     q = a1.neutral()
@@ -112,12 +118,12 @@ def test_a_violated_limit_comes_back_at_a_bounded_rate(a1, integrator):
     sim.reset(q)
     assert sim.step().converged
     assert np.max(np.abs(sim.v[6:])) <= cap * (1 + 1e-6)
-    steps = int((0.916 / cap + 10 * T) / 1e-3)
+    steps = int((0.916 / cap + 15 * T) / 1e-3)
     for _ in range(steps):
         assert sim.step().converged
         assert np.max(np.abs(sim.v[6:])) <= cap * (1 + 1e-6)
     assert np.all(sim.q[calves] <= upper)
-    assert np.all(sim.q[calves] > upper - 0.01)
+    assert np.all(sim.q[calves] > upper - 1e-3)
 
 
 @pytest.mark.parametrize("integrator", ["compliant", "rigid"])

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg
 
 from ..contact.detection import detect_contacts
-from ..contact.geometry import candidate_points, with_static_boxes
+from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
 from ..contact.scene import Scene
 from ..dynamics.checks import all_finite_kernel
@@ -36,7 +36,7 @@ from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstra
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
                                 delassus, dof_parents, free_velocity, friction_rows, limit_rows,
-                                ltl_factor, servo_system)
+                                ltl_factor, mesh_patches, servo_system)
 from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, solve_rows,
                           solver_workspace)
 
@@ -46,9 +46,12 @@ RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag 
 QP_SOLVERS = ("interior", "clarabel", "osqp")
 SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
+MESH_BAND = 1e-3  # m: a mesh pair's points within this (plus the step's reach) of its deepest
 LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
-CLARABEL_ITERATIONS, CLARABEL_SECONDS = 50, 0.02  # a failing solve fails fast
-LIMIT_SLOP = 1e-4  # rad or m: how far inside its range a violated limit's recovery aims
+# the clarabel fallback of a failed interior-point solve fails fast: at most this many rows,
+# active-set rounds, iterations and seconds per clarabel solve
+FALLBACK_ROWS, FALLBACK_ROUNDS, CLARABEL_ITERATIONS, CLARABEL_SECONDS = 200, 2, 50, 0.01
+LIMIT_DEADBAND = 1e-6  # rad or m: smaller violations (rounding, CFM) go in one step
 
 
 @dataclass
@@ -112,12 +115,14 @@ class CompliantIntegrator(Integrator):
     ("true": an SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along
     the slip), ``qp_solver`` ("interior": our compiled interior-point solver,
     cone_solver.py, falling back to clarabel after ``interior_iterations`` iterations of one
-    solve; "clarabel"; or "osqp" for QPs: the pyramid and frictionless problems; these two
-    fall back to each other), ``joint_limits`` (URDF limits as unilateral rows),
-    ``limit_stiffness`` / ``limit_damping`` (inf / 0: effectively rigid), ``limit_recovery``
-    ((time constant s, speed cap): a violated limit is corrected at min(violation / time
-    constant, cap), never in one step), ``joint_friction`` (the URDF's Coulomb joint friction
-    as one bounded row per joint, |impulse| <= friction h), ``constraints``
+    solve (up to FALLBACK_ROWS rows, FALLBACK_ROUNDS active-set rounds, CLARABEL_ITERATIONS
+    iterations and CLARABEL_SECONDS per clarabel solve); "clarabel"; or "osqp" for QPs: the
+    pyramid and frictionless problems; these two fall back to each other), ``joint_limits``
+    (URDF limits as unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0:
+    effectively rigid), ``limit_recovery`` ((time constant s, speed cap): a rigid limit
+    violated by more than LIMIT_DEADBAND is corrected at min(violation / time constant, cap),
+    not in one step), ``joint_friction`` (the URDF's Coulomb joint friction as one bounded row
+    per joint, |impulse| <= friction h), ``constraints``
     (PointConstraint list), ``normal_weight`` (weight of the normal and limit rows' law
     residual against the friction rows'), ``margin`` (m: contacts watched before touching),
     ``max_contacts`` (the contact buffers' first size: they double when a step fills them),
@@ -316,17 +321,17 @@ class CompliantIntegrator(Integrator):
         return rows
 
     def _limit_rate(self) -> float:
-        """How fast the solve removes a limit row's phi (1/s): 1/h for rigid limits,
-        k / (h k + b) for soft ones."""
-        h, k, b = self.dt, self.limit_stiffness, self.limit_damping
-        return 1.0 / h if math.isinf(k) else k / (h * k + b)
+        """How fast the solve removes a rigid limit row's phi (1/s): 1/h; 0 for soft limits,
+        whose spring-damper law is their recovery (no capped recovery)."""
+        return 1.0 / self.dt if math.isinf(self.limit_stiffness) else 0.0
 
     def servo(self, kp, kd, q_target, v_target=None) -> None:
         """Joint servos for the next steps, integrated implicitly: tau_j = kp_j (q_target_j -
         q_j) + kd_j (v_target_j - v_j) at the step's end, added to the step's efforts (kp, kd:
         nv, zero on the DOFs left free and on the free-flyers'; q_target: nq; v_target: nv,
         default zero). Stiff gains on light links, which diverge when applied explicitly as
-        tau from the step start, stay stable (docs/COMPLIANT.md, "Joint servos"). servo(None,
+        tau from the step start, stay stable (docs/COMPLIANT.md, "Joint limits, joint
+        friction and joint servos"). servo(None,
         ...) removes them."""
         m = self.model
         if kp is None:
@@ -357,7 +362,8 @@ class CompliantIntegrator(Integrator):
         oR, op = self._frames[:2]
         # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
-        margin = self.margin + self.dt * math.sqrt(float(np.dot(v, v)))
+        reach = self.dt * math.sqrt(float(np.dot(v, v)))
+        margin = self.margin + reach
         shapes, scratch, _ = self._detection
         while True:
             n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
@@ -367,6 +373,8 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
+        n = mesh_patches(self._contact_int, self._contact_real, n, shapes[2], MESH,
+                         MESH_BAND + reach)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
@@ -392,6 +400,9 @@ class CompliantIntegrator(Integrator):
                 return True
             info.message = f"interior-point solver: {SOLVER_STATUS[status]}"
             info.fallback = True
+            if rows > FALLBACK_ROWS:  # clarabel would take seconds: fail fast
+                info.message += f" ({rows} rows: no fallback above {FALLBACK_ROWS})"
+                return False
         gamma = self._solve(buf.W[:rows, :rows].copy(), buf.u[:rows].copy(), buf.G[:rows],
                             buf.phi[:rows], buf.kind[:rows], buf.k[:rows], buf.b[:rows],
                             buf.mu[:rows])
@@ -463,7 +474,8 @@ class CompliantIntegrator(Integrator):
             except np.linalg.LinAlgError:
                 self._info.message = "the bilateral constraint matrix is singular"
                 return None
-        return self._solve_active_set(H, c, kind, mu)
+        fallback = self.qp_solver == "interior"
+        return self._solve_active_set(H, c, kind, mu, FALLBACK_ROUNDS if fallback else 8)
 
     def _solve_active_set(self, H, c, kind, mu, max_rounds: int = 8):
         """min 1/2 g.H g + c.g + w/2 sum over pushing rows of r_i^2 (r = H g + c) over the
@@ -474,6 +486,7 @@ class CompliantIntegrator(Integrator):
         comes out zero is held at zero; a held row that would close, r < 0, pushes)."""
         one_sided = (kind == UNILATERAL) | (kind == NORMAL)
         rows_key = kind.tobytes()
+        impulses = max(float(np.max(np.abs(c) / np.diag(H))), 1e-12)  # cone_solver.impulse_scale
         if self._pushing is not None and self._pushing[0] == rows_key:
             pushing, iterations = self._pushing[1], 0   # the same rows as the last step's
         else:
@@ -482,7 +495,7 @@ class CompliantIntegrator(Integrator):
                 return None
             iterations = self._info.iterations
             # interior-point solutions leave non-pushing rows slightly positive
-            tolerance = 1e-7 * max(np.abs(gamma).max(), 1e-12)
+            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
             pushing = (kind == BILATERAL) | (one_sided & (gamma > tolerance))
         owner = np.arange(len(kind))
         owner[kind == TANGENT] = np.flatnonzero(kind == TANGENT) // 3 * 3  # contacts come first
@@ -494,7 +507,7 @@ class CompliantIntegrator(Integrator):
             if gamma is None:
                 return None
             iterations += self._info.iterations
-            tolerance = 1e-7 * max(np.abs(gamma).max(), 1e-12)
+            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
             r = H @ gamma + c
             leave = one_sided & pushing & (gamma <= tolerance)
             join = one_sided & ~pushing & (r < -1e-7 * max(np.abs(c).max(), 1e-9))
@@ -580,8 +593,8 @@ class CompliantIntegrator(Integrator):
             P_upper = sp.csc_matrix((P_values, upper_rows, indptr), shape=(m, m))
             settings = clarabel.DefaultSettings()
             settings.verbose = False
-            settings.tol_gap_abs = settings.tol_gap_rel = 1e-12  # impulses of 1e-3 N s
-            settings.max_iter, settings.time_limit = CLARABEL_ITERATIONS, CLARABEL_SECONDS
+            if self.qp_solver == "interior":  # the fallback: fail fast
+                settings.max_iter, settings.time_limit = CLARABEL_ITERATIONS, CLARABEL_SECONDS
             solver = clarabel.DefaultSolver(P_upper, q, A, offsets, cones, settings)
             if len(self._clarabel) > 64:
                 self._clarabel.clear()
@@ -724,7 +737,7 @@ class CompliantIntegrator(Integrator):
 
 
 def _recovery(value) -> np.ndarray:
-    """(time constant, speed cap, slop) of the violated-limit recovery, checked."""
+    """(time constant, speed cap, deadband) of the violated-limit recovery, checked."""
     try:
         constant, cap = (float(x) for x in value)
     except (TypeError, ValueError):
@@ -733,4 +746,4 @@ def _recovery(value) -> np.ndarray:
     if not (constant > 0 and cap > 0 and math.isfinite(constant)):
         raise ValueError(f"limit_recovery: the time constant must be positive and finite and "
                          f"the speed cap positive, got {value!r}")
-    return np.array([constant, cap, LIMIT_SLOP])
+    return np.array([constant, cap, LIMIT_DEADBAND])

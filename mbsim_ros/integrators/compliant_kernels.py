@@ -186,17 +186,28 @@ def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiff
 def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, rate, recovery,
                start, G, phi, kind, k, b, mu) -> int:
     """Rows (+-e_iv) of the joint limits within reach of this step (margin plus h |v|), from
-    row start; returns the new row count. A limit in reach is a unilateral row with its gap. A
-    violated limit (gap < 0) is recovered at a bounded rate instead of in one step: a two-sided
-    row whose target velocity out of the violation is min((slop - gap) / T, v_max)
-    (recovery = (T, v_max, slop); rate: how fast the solve removes a row's phi, 1/h for rigid
-    rows, so the row's phi is -target / rate, never deeper than gap - slop). Docs:
-    COMPLIANT.md, "Joint limits"."""
+    row start; returns the new row count. A limit in reach is a unilateral row with its gap (a
+    joint whose limits coincide: one two-sided row, the two would be redundant). A
+    limit violated by more than a rounding deadband is recovered at a bounded rate instead of in
+    one step: a two-sided row whose target velocity out of the violation is min(-gap / T,
+    v_max) (recovery = (T, v_max, deadband); rate: how fast the solve removes a row's phi, 1/h
+    for rigid rows, ERP / h in the rigid integrator, 0: no recovery; the row's phi is then
+    -target / rate). Docs: COMPLIANT.md, "Joint limits, joint friction and joint servos".
+    """
     r = start
     nv = G.shape[1]
     for a in range(iq.shape[0]):
         i, j = iq[a], iv[a]
         watch = margin + h * abs(v[j])
+        if upper[i] <= lower[i]:  # a joint locked by its limits: one two-sided row
+            if abs(q[i] - lower[i]) < watch:
+                for c in range(nv):
+                    G[r, c] = 0.0
+                G[r, j] = 1.0
+                phi[r], kind[r], k[r], b[r], mu[r] = q[i] - lower[i], BILATERAL, stiffness, \
+                    damping, 0.0
+                r += 1
+            continue
         for sign in (1.0, -1.0):
             gap = q[i] - lower[i] if sign > 0.0 else upper[i] - q[i]
             if not (gap < watch):
@@ -205,9 +216,9 @@ def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, rate, 
                 G[r, c] = 0.0
             G[r, j] = sign
             phi[r], kind[r], k[r], b[r], mu[r] = gap, UNILATERAL, stiffness, damping, 0.0
-            if gap < 0.0 and rate > 0.0:
-                target = min((recovery[2] - gap) / recovery[0], recovery[1])
-                phi[r], kind[r] = max(gap - recovery[2], -target / rate), BILATERAL
+            if gap < -recovery[2] and rate > 0.0:
+                target = min(-gap / recovery[0], recovery[1])
+                phi[r], kind[r] = max(gap, -target / rate), BILATERAL
             r += 1
     return r
 
@@ -271,3 +282,33 @@ def servo_system(h, kp, kd, iq, q, q_target, v_target, v, M, force):
         M[j, j] += h * kd[j] + h * h * kp[j]
         force[j] += kp[j] * (q_target[iq[j]] - q[iq[j]]) + kd[j] * v_target[j] \
             - (kd[j] + h * kp[j]) * v[j]
+
+
+@kernel
+def mesh_patches(contact_int, contact_real, n, shape_kind, mesh, band) -> int:
+    """Keep, of each pair's run of mesh points (consecutive contacts of one shape with one
+    other body), those within band of the run's deepest: the patch that can carry load this
+    step (a rounded foot's hull gives 8 points within the margin where 1-2 touch). Compacts the
+    contacts in place; returns their new count."""
+    out = 0
+    c = 0
+    while c < n:
+        e = c + 1
+        while e < n and contact_int[e, 0] == contact_int[c, 0] \
+                and contact_int[e, 1] == contact_int[c, 1] \
+                and contact_int[e, 2] == contact_int[c, 2]:
+            e += 1
+        deepest = contact_real[c, 6]
+        for k in range(c + 1, e):
+            deepest = min(deepest, contact_real[k, 6])
+        limit = deepest + band if shape_kind[contact_int[c, 2]] == mesh else math.inf
+        for k in range(c, e):
+            if contact_real[k, 6] <= limit:
+                if out != k:
+                    for j in range(3):
+                        contact_int[out, j] = contact_int[k, j]
+                    for j in range(8):
+                        contact_real[out, j] = contact_real[k, j]
+                out += 1
+        c = e
+    return out

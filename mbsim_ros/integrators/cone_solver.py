@@ -604,6 +604,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         for j in range(m):
             H[i, j] = W[i, j]
         H[i, i] += e_inv[i]
+    impulses = impulse_scale(H, c, m)
     if all_bilateral:
         if not cholesky(H, m, L, first):
             return NOT_POSITIVE, 0
@@ -627,7 +628,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         steps += n_steps
         if status != SOLVED:
             return status, steps
-        tolerance = 1e-7 * max(max_abs(gamma, m), 1e-12)
+        tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
         for i in range(m):
             pushing[i] = kind[i] == BILATERAL or (one_sided(kind[i]) and gamma[i] > tolerance)
     c_scale = max(max_abs(c, m), 1e-9)
@@ -644,7 +645,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         steps += n_steps
         if status != SOLVED:
             return status, steps
-        tolerance = 1e-7 * max(max_abs(gamma, m), 1e-12)
+        tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
         changed = False
         for i in range(m):
             if not one_sided(kind[i]):
@@ -672,4 +673,16 @@ def max_abs(x, m) -> float:
     best = 0.0
     for i in range(m):
         best = max(best, abs(x[i]))
+    return best
+
+
+@step
+def impulse_scale(H, c, m) -> float:
+    """max |c_i| / H_ii (at least 1e-12): the impulse that would stop the fastest row, the
+    scale below which an impulse is rounding (a pushing row's test: with every row separating,
+    the interior-point solution's ~1e-12 leftovers are not pushes)."""
+    best = 1e-12
+    for i in range(m):
+        if H[i, i] > 0.0:
+            best = max(best, abs(c[i]) / H[i, i])
     return best
