@@ -46,7 +46,7 @@ RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag 
 QP_SOLVERS = ("interior", "clarabel", "osqp")
 SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
-MESH_BAND = 1e-3  # m: a mesh pair's points within this (plus the step's reach) of its deepest
+MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest are its contacts
 LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
 # the clarabel fallback of a failed interior-point solve fails fast: at most this many rows,
 # active-set rounds, iterations and seconds per clarabel solve
@@ -362,8 +362,7 @@ class CompliantIntegrator(Integrator):
         oR, op = self._frames[:2]
         # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
-        reach = self.dt * math.sqrt(float(np.dot(v, v)))
-        margin = self.margin + reach
+        margin = self.margin + self.dt * math.sqrt(float(np.dot(v, v)))
         shapes, scratch, _ = self._detection
         while True:
             n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
@@ -373,8 +372,7 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
-        n = mesh_patches(self._contact_int, self._contact_real, n, shapes[2], MESH,
-                         MESH_BAND + reach)
+        n = mesh_patches(self._contact_int, self._contact_real, n, shapes[2], MESH, MESH_BAND)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
