@@ -46,7 +46,7 @@ RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag 
 QP_SOLVERS = ("interior", "clarabel", "osqp")
 SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
-MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest are its contacts
+MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the step's end)
 LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
 # the clarabel fallback of a failed interior-point solve fails fast: at most this many rows,
 # active-set rounds, iterations and seconds per clarabel solve
@@ -193,6 +193,7 @@ class CompliantIntegrator(Integrator):
         self._body_wrenches = np.zeros((model.njoints, 6))
         self._touching = np.zeros(model.njoints, dtype=np.int64)
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
+        self._ahead = np.zeros(max_contacts)  # mesh_patches: distances at the step's end
         self._detection = self._detection_arrays(scene)
         self._n_contacts = 0
         self._row_count = 0
@@ -372,7 +373,11 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
-        n = mesh_patches(self._contact_int, self._contact_real, n, shapes[2], MESH, MESH_BAND)
+        if self._ahead.size < n:
+            self._ahead = np.zeros(len(self._contact_int))
+        n = mesh_patches(self.model.joint_int, self._frames[2], v, self.dt, self._contact_int,
+                         self._contact_real, n, shapes[2], MESH, MESH_BAND, *self._scratch,
+                         self._ahead)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n

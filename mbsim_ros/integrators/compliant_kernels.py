@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._jit import kernel, step
-from ..contact.jacobian import add_point_row, contact_directions
+from ..contact.jacobian import add_point_row, contact_directions, point_velocity
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FRICTION = 0, 1, 2, 3, 5
@@ -285,11 +285,23 @@ def servo_system(h, kp, kd, iq, q, q_target, v_target, v, M, force):
 
 
 @kernel
-def mesh_patches(contact_int, contact_real, n, shape_kind, mesh, band) -> int:
+def mesh_patches(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, mesh, band,
+                 va, vb, ahead) -> int:
     """Keep, of each pair's run of mesh points (consecutive contacts of one shape with one
-    other body), those within band of the run's deepest: the patch that can carry load this
-    step (a rounded foot's hull gives 8 points within the margin where 1-2 touch). Compacts the
-    contacts in place; returns their new count."""
+    other body), those whose distance at the step's end if they kept closing (d + h min(v_n,
+    0)) is within band of the run's least, or of the ground: the patch that can carry load
+    this step (a rounded foot's hull gives 8 points within the margin where 1-2 touch).
+    Compacts the contacts in place; returns their new count. ahead: scratch (n,)."""
+    for c in range(n):
+        a, b = contact_int[c, 0], contact_int[c, 1]
+        x = contact_real[c, 0:3]
+        point_velocity(joint_int, oS, a, x, v, va)
+        vb[0] = vb[1] = vb[2] = 0.0
+        if b >= 0:
+            point_velocity(joint_int, oS, b, x, v, vb)
+        vn = (va[0] - vb[0]) * contact_real[c, 3] + (va[1] - vb[1]) * contact_real[c, 4] \
+            + (va[2] - vb[2]) * contact_real[c, 5]
+        ahead[c] = contact_real[c, 6] + h * min(vn, 0.0)
     out = 0
     c = 0
     while c < n:
@@ -298,12 +310,12 @@ def mesh_patches(contact_int, contact_real, n, shape_kind, mesh, band) -> int:
                 and contact_int[e, 1] == contact_int[c, 1] \
                 and contact_int[e, 2] == contact_int[c, 2]:
             e += 1
-        deepest = contact_real[c, 6]
+        least = ahead[c]
         for k in range(c + 1, e):
-            deepest = min(deepest, contact_real[k, 6])
-        limit = deepest + band if shape_kind[contact_int[c, 2]] == mesh else math.inf
+            least = min(least, ahead[k])
+        limit = max(least, 0.0) + band if shape_kind[contact_int[c, 2]] == mesh else math.inf
         for k in range(c, e):
-            if contact_real[k, 6] <= limit:
+            if ahead[k] <= limit:
                 if out != k:
                     for j in range(3):
                         contact_int[out, j] = contact_int[k, j]
