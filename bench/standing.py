@@ -5,11 +5,13 @@ by joint PD with gains scaled by the joint-space inertia, kp_j = M_jj w^2, kd_j 
 (w = 30 rad/s, z = 0.7, M from the current q every step, the start posture as target), 3 s at
 1 ms in the compliant and the rigid (PGS) integrators. The PD is applied as the integrators'
 implicit joint servo (``servo()``; ``--explicit``: as tau from the step start, which diverges
-on G1 and Centauro, docs/COMPLIANT.md#joint-servos).
+on G1 and Centauro; docs/COMPLIANT.md, "Joint limits, joint friction and joint servos").
 
-Per robot and integrator: finished or the failure message, the lowest foot height over the run
-(mm, negative: into the floor), the slowest step after the first 10 (ms; the first ones load
-the compiled kernels), the median time per step (us), the steps whose solver fell back (compliant: to clarabel).
+Per robot and integrator: finished or the failure message, the lowest contact over the run of
+the feet (the links touching the ground at the start) and of any link (mm, negative: into the
+floor; a robot that falls hits the floor with other links), the slowest step after the first
+10 (ms; the first ones load the compiled kernels), the median time per step (us), the steps
+whose solver fell back (compliant: to clarabel), the base height at the start and the end.
 
     python bench/standing.py [--seconds 3] [--explicit] [--robots g1 go2 ...]
 """
@@ -93,14 +95,16 @@ class InertiaScaledPD:
 
 def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
           scene=None) -> dict:
-    """One robot standing: finished, message, lowest foot height (m), step times (s)."""
+    """One robot standing: finished, message, the lowest contact of any link and of the feet
+    (the links touching the ground at the start) (m), step times (s)."""
     scene = scene if scene is not None else standing_scene(example_robot_urdf(LEGGED[label]))
     sim = Simulator.from_scene(scene, dt=1e-3, integrator=integrator,
                                **INTEGRATORS[integrator])
     pd = InertiaScaledPD(sim, scene.q0, explicit)
     steps = int(round(seconds / sim.dt))
     times = np.zeros(steps)
-    lowest, message, done, fallbacks = np.inf, "", 0, 0
+    lowest, feet_lowest, message, done, fallbacks = np.inf, np.inf, "", 0, 0
+    feet = None  # the links touching the ground in the start posture
     for k in range(steps):
         start = time.perf_counter()
         info = pd.step()
@@ -110,9 +114,15 @@ def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
             break
         done += 1
         fallbacks += info.fallback
-        for contact in sim.contacts():
+        contacts = sim.contacts()
+        if feet is None:
+            feet = {c.link for c in contacts if c.depth > -1e-3}
+        for contact in contacts:
             lowest = min(lowest, -contact.depth)
+            if contact.link in feet:
+                feet_lowest = min(feet_lowest, -contact.depth)
     return {"finished": done == steps, "message": message, "lowest": lowest,
+            "feet": feet_lowest,
             "fallbacks": fallbacks,
             "times": times[:done + 1], "base": float(sim.q[2]), "start": float(scene.q0[2])}
 
@@ -126,7 +136,8 @@ def main() -> None:
     args = parser.parse_args()
     mode = "explicit tau" if args.explicit else "implicit servo"
     print(f"standing {args.seconds:g} s at 1 ms, PD w {OMEGA:g} rad/s z {ZETA:g} ({mode})")
-    print(f"{'robot':16s} {'integrator':10s} {'nv':>3s} {'finished':8s} {'foot mm':>8s} "
+    print(f"{'robot':16s} {'integrator':10s} {'nv':>3s} {'finished':8s} {'feet mm':>8s} "
+          f"{'any mm':>7s} "
           f"{'max ms':>7s} {'med us':>7s} {'fallbacks':>9s} {'base m':>13s}  message")
     for label in args.robots:
         scene = standing_scene(example_robot_urdf(LEGGED[label]))
@@ -134,8 +145,10 @@ def main() -> None:
             r = stand(label, integrator, args.seconds, args.explicit, scene)
             later = r["times"][WARM_UP:] if r["times"].size > WARM_UP else r["times"]
             print(f"{label:16s} {integrator:10s} {scene.model.nv:3d} "
-                  f"{'yes' if r['finished'] else 'NO':8s} {1e3 * r['lowest']:8.2f} "
-                  f"{1e3 * later.max():7.1f} {1e6 * np.median(r['times']):7.0f} {r['fallbacks']:9d} "
+                  f"{'yes' if r['finished'] else 'NO':8s} {1e3 * r['feet']:8.2f} "
+                  f"{1e3 * r['lowest']:7.2f} "
+                  f"{1e3 * later.max():7.1f} {1e6 * np.median(r['times']):7.0f} "
+                  f"{r['fallbacks']:9d} "
                   f"{r['start']:.3f}->{r['base']:.3f}  {r['message']}", flush=True)
 
 

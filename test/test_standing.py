@@ -4,8 +4,10 @@ lowest collision point on the ground, held by the implicit joint servo with gain
 joint-space inertia (w = 30 rad/s, z = 0.7; bench/standing.py). Here 0.5 s per robot and
 integrator to keep CI short (G1 failed within 26 ms before; the quadrupeds have sagged onto
 their limits by then); ``python bench/standing.py`` runs the full 3 s and times the steps.
-Asserted: every step converges, no foot goes deeper than 2 mm, no step falls back to clarabel
-(the slow path; wall-clock time is not asserted in tests)."""
+Asserted: every step converges, no foot (a link touching the ground at the start) goes deeper
+than 2 mm, no step falls back to clarabel (the slow path; wall-clock time is not asserted in
+tests). Over the bench's 3 s the humanoids fall (their ankles' gains are tiny) and hit the floor
+with other links: docs/COMPLIANT.md#standing lists what that does."""
 import sys
 from pathlib import Path
 
@@ -37,7 +39,7 @@ def scenes():
 def test_legged_robot_stands(scenes, label, integrator):
     result = standing.stand(label, integrator, SECONDS, scene=scenes(label))
     assert result["finished"], result["message"]
-    assert result["lowest"] > -2e-3
+    assert result["feet"] > -2e-3
     assert result["fallbacks"] == 0
 
 
