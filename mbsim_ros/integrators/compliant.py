@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg
 
 from ..contact.detection import detect_contacts
-from ..contact.geometry import candidate_points, with_static_boxes
+from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
 from ..contact.scene import Scene
 from ..dynamics.checks import all_finite_kernel
@@ -35,16 +35,23 @@ from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstra
                                  SpringDamper, force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
-                                delassus, dof_parents, free_velocity, limit_rows, ltl_factor)
+                                delassus, dof_parents, free_velocity, friction_rows, limit_rows,
+                                ltl_factor, mesh_patches, servo_system)
 from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, solve_rows,
                           solver_workspace)
 
-BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4  # FIXED: held at zero
+BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5  # FIXED: held at 0
 CONES = ("true", "pyramid")
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("interior", "clarabel", "osqp")
 SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
+MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the step's end)
+LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
+# the clarabel fallback of a failed interior-point solve fails fast: at most this many rows,
+# active-set rounds, iterations and seconds per clarabel solve
+FALLBACK_ROWS, FALLBACK_ROUNDS, CLARABEL_ITERATIONS, CLARABEL_SECONDS = 200, 2, 50, 0.01
+LIMIT_DEADBAND = 1e-6  # rad or m: smaller violations (rounding, CFM) go in one step
 
 
 @dataclass
@@ -108,9 +115,14 @@ class CompliantIntegrator(Integrator):
     ("true": an SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along
     the slip), ``qp_solver`` ("interior": our compiled interior-point solver,
     cone_solver.py, falling back to clarabel after ``interior_iterations`` iterations of one
-    solve; "clarabel"; or "osqp" for QPs: the pyramid and frictionless problems; these two
-    fall back to each other), ``joint_limits`` (URDF limits as unilateral rows),
-    ``limit_stiffness`` / ``limit_damping`` (inf / 0: effectively rigid), ``constraints``
+    solve (up to FALLBACK_ROWS rows, FALLBACK_ROUNDS active-set rounds, CLARABEL_ITERATIONS
+    iterations and CLARABEL_SECONDS per clarabel solve); "clarabel"; or "osqp" for QPs: the
+    pyramid and frictionless problems; these two fall back to each other), ``joint_limits``
+    (URDF limits as unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0:
+    effectively rigid), ``limit_recovery`` ((time constant s, speed cap): a rigid limit
+    violated by more than LIMIT_DEADBAND is corrected at min(violation / time constant, cap),
+    not in one step), ``joint_friction`` (the URDF's Coulomb joint friction as one bounded row
+    per joint, |impulse| <= friction h), ``constraints``
     (PointConstraint list), ``normal_weight`` (weight of the normal and limit rows' law
     residual against the friction rows'), ``margin`` (m: contacts watched before touching),
     ``max_contacts`` (the contact buffers' first size: they double when a step fills them),
@@ -131,7 +143,8 @@ class CompliantIntegrator(Integrator):
                  hertz_reference_depth: float = 1e-8,
                  friction_regularization: float = 1e-7, qp_solver: str = "interior",
                  springs: list | tuple = (), forces: list | tuple = (),
-                 project: bool = True, interior_iterations: int = ITERATIONS) -> None:
+                 project: bool = True, interior_iterations: int = ITERATIONS,
+                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True) -> None:
         super().__init__(model, dt)
         if cone not in CONES:
             raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
@@ -147,6 +160,7 @@ class CompliantIntegrator(Integrator):
                              f"{interior_iterations!r}")
         if not (isinstance(limit_damping, (int, float)) and limit_damping >= 0):
             raise ValueError(f"limit_damping must be non-negative, got {limit_damping!r}")
+        self._recovery = _recovery(limit_recovery)
         self.scene = scene
         self.cone = cone
         self.qp_solver = qp_solver
@@ -179,6 +193,7 @@ class CompliantIntegrator(Integrator):
         self._body_wrenches = np.zeros((model.njoints, 6))
         self._touching = np.zeros(model.njoints, dtype=np.int64)
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
+        self._ahead = np.zeros(max_contacts)  # mesh_patches: distances at the step's end
         self._detection = self._detection_arrays(scene)
         self._n_contacts = 0
         self._row_count = 0
@@ -194,6 +209,10 @@ class CompliantIntegrator(Integrator):
                    or np.isfinite(model.upper_position_limit[model.idx_q[i]])]
         self._limit_iq = np.array([model.idx_q[i] for i in bounded], dtype=np.int64)
         self._limit_iv = np.array([model.idx_v[i] for i in bounded], dtype=np.int64)
+        rubbing = np.flatnonzero(model.friction > 0.0) if joint_friction else np.zeros(0, int)
+        self._friction_iv = rubbing.astype(np.int64)
+        self._friction_bound = model.friction[rubbing] * dt  # impulse bound per step
+        self._servo = None  # (kp, kd, iq per DOF, q_target, v_target): see servo()
 
     @staticmethod
     def _detection_arrays(scene: Scene | None) -> tuple | None:
@@ -230,6 +249,8 @@ class CompliantIntegrator(Integrator):
         crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
         force = self._force
         damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
+        if self._servo is not None:
+            servo_system(h, *self._servo[:3], q, *self._servo[3:], v, L, force)
         if not ltl_factor(L, self._parent):
             return self._fail("the joint-space inertia is not positive definite")
         if self.springs or self.forces:
@@ -270,7 +291,8 @@ class CompliantIntegrator(Integrator):
         the point constraints and closures; returns their count."""
         m = self.model
         n = self._detect(v)
-        buf = self._row_buffers(3 * n + 2 * self._limit_iv.size + self._own_rows)
+        buf = self._row_buffers(3 * n + 2 * self._limit_iv.size + self._friction_iv.size
+                                + self._own_rows)
         oS = self._frames[2]
         if n:
             material = self.scene.material
@@ -285,8 +307,12 @@ class CompliantIntegrator(Integrator):
         if self.joint_limits and self._limit_iv.size:
             rows = limit_rows(q, v, self._limit_iq, self._limit_iv, m.lower_position_limit,
                               m.upper_position_limit, self.margin, self.dt,
-                              self.limit_stiffness, self.limit_damping, rows, buf.G, buf.phi,
-                              buf.kind, buf.k, buf.b, buf.mu)
+                              self.limit_stiffness, self.limit_damping, self._limit_rate(),
+                              self._recovery, rows, buf.G, buf.phi, buf.kind, buf.k, buf.b,
+                              buf.mu)
+        if self._friction_iv.size:
+            rows = friction_rows(self._friction_iv, self._friction_bound, rows, buf.G, buf.phi,
+                                 buf.kind, buf.k, buf.b, buf.mu)
         if self._own_rows:
             G, phi, kind, k, b, mu = self._point_rows()
             end = rows + self._own_rows
@@ -294,6 +320,40 @@ class CompliantIntegrator(Integrator):
             buf.k[rows:end], buf.b[rows:end], buf.mu[rows:end] = k, b, mu
             rows = end
         return rows
+
+    def _limit_rate(self) -> float:
+        """How fast the solve removes a rigid limit row's phi (1/s): 1/h; 0 for soft limits,
+        whose spring-damper law is their recovery (no capped recovery)."""
+        return 1.0 / self.dt if math.isinf(self.limit_stiffness) else 0.0
+
+    def servo(self, kp, kd, q_target, v_target=None) -> None:
+        """Joint servos for the next steps, integrated implicitly: tau_j = kp_j (q_target_j -
+        q_j) + kd_j (v_target_j - v_j) at the step's end, added to the step's efforts (kp, kd:
+        nv, zero on the DOFs left free and on the free-flyers'; q_target: nq; v_target: nv,
+        default zero). Stiff gains on light links, which diverge when applied explicitly as
+        tau from the step start, stay stable (docs/COMPLIANT.md, "Joint limits, joint
+        friction and joint servos"). servo(None,
+        ...) removes them."""
+        m = self.model
+        if kp is None:
+            self._servo = None
+            return
+        kp, kd = (np.asarray(x, dtype=float).reshape(m.nv) for x in (kp, kd))
+        if np.any(kp < 0) or np.any(kd < 0) or not np.all(np.isfinite(kp + kd)):
+            raise ValueError("servo gains must be finite and non-negative")
+        q_target = np.asarray(q_target, dtype=float).reshape(m.nq)
+        v_target = np.zeros(m.nv) if v_target is None else \
+            np.asarray(v_target, dtype=float).reshape(m.nv)
+        if self._servo is None:
+            iq = np.full(m.nv, -1, dtype=np.int64)
+            for i, kind in enumerate(m.joint_kinds):
+                if kind != "free_flyer":
+                    iq[m.idx_v[i]] = m.idx_q[i]
+            self._servo = (np.zeros(m.nv), np.zeros(m.nv), iq, np.zeros(m.nq), np.zeros(m.nv))
+        gains_p, gains_d, iq, target_q, target_v = self._servo
+        if np.any((kp + kd > 0) & (iq < 0)):
+            raise ValueError("servo gains on a free-flyer's DOFs (only one-DOF joints)")
+        gains_p[:], gains_d[:], target_q[:], target_v[:] = kp, kd, q_target, v_target
 
     def _detect(self, v) -> int:
         """Contacts within reach of this step into _contact_int / _contact_real."""
@@ -313,6 +373,11 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
+        if self._ahead.size < n:
+            self._ahead = np.zeros(len(self._contact_int))
+        n = mesh_patches(self.model.joint_int, self._frames[2], v, self.dt, self._contact_int,
+                         self._contact_real, n, shapes[2], MESH, MESH_BAND, *self._scratch,
+                         self._ahead)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
@@ -338,6 +403,9 @@ class CompliantIntegrator(Integrator):
                 return True
             info.message = f"interior-point solver: {SOLVER_STATUS[status]}"
             info.fallback = True
+            if rows > FALLBACK_ROWS:  # clarabel would take seconds: fail fast
+                info.message += f" ({rows} rows: no fallback above {FALLBACK_ROWS})"
+                return False
         gamma = self._solve(buf.W[:rows, :rows].copy(), buf.u[:rows].copy(), buf.G[:rows],
                             buf.phi[:rows], buf.kind[:rows], buf.k[:rows], buf.b[:rows],
                             buf.mu[:rows])
@@ -395,7 +463,7 @@ class CompliantIntegrator(Integrator):
         with np.errstate(divide="ignore", invalid="ignore"):
             e_inv = np.where(rigid, 0.0, 1.0 / (h * soft))
             erp = np.where(rigid, 1.0 / h, np.where(soft > 0, k / soft, 0.0))
-        tangent = kind == TANGENT
+        tangent = (kind == TANGENT) | (kind == FRICTION)
         if tangent.any():  # memoryless friction rows: no stiffness, (near) infinite damping
             e_inv[tangent] = self.regularization * max(np.mean(np.diag(W)), 1e-12)
         if rigid.any():  # redundant rigid rows (closures) make W singular: a tiny compliance
@@ -409,7 +477,8 @@ class CompliantIntegrator(Integrator):
             except np.linalg.LinAlgError:
                 self._info.message = "the bilateral constraint matrix is singular"
                 return None
-        return self._solve_active_set(H, c, kind, mu)
+        fallback = self.qp_solver == "interior"
+        return self._solve_active_set(H, c, kind, mu, FALLBACK_ROUNDS if fallback else 8)
 
     def _solve_active_set(self, H, c, kind, mu, max_rounds: int = 8):
         """min 1/2 g.H g + c.g + w/2 sum over pushing rows of r_i^2 (r = H g + c) over the
@@ -420,6 +489,7 @@ class CompliantIntegrator(Integrator):
         comes out zero is held at zero; a held row that would close, r < 0, pushes)."""
         one_sided = (kind == UNILATERAL) | (kind == NORMAL)
         rows_key = kind.tobytes()
+        impulses = max(float(np.max(np.abs(c) / np.diag(H))), 1e-12)  # cone_solver.impulse_scale
         if self._pushing is not None and self._pushing[0] == rows_key:
             pushing, iterations = self._pushing[1], 0   # the same rows as the last step's
         else:
@@ -428,7 +498,7 @@ class CompliantIntegrator(Integrator):
                 return None
             iterations = self._info.iterations
             # interior-point solutions leave non-pushing rows slightly positive
-            tolerance = 1e-7 * max(np.abs(gamma).max(), 1e-12)
+            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
             pushing = (kind == BILATERAL) | (one_sided & (gamma > tolerance))
         owner = np.arange(len(kind))
         owner[kind == TANGENT] = np.flatnonzero(kind == TANGENT) // 3 * 3  # contacts come first
@@ -440,7 +510,7 @@ class CompliantIntegrator(Integrator):
             if gamma is None:
                 return None
             iterations += self._info.iterations
-            tolerance = 1e-7 * max(np.abs(gamma).max(), 1e-12)
+            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
             r = H @ gamma + c
             leave = one_sided & pushing & (gamma <= tolerance)
             join = one_sided & ~pushing & (r < -1e-7 * max(np.abs(c).max(), 1e-9))
@@ -476,6 +546,14 @@ class CompliantIntegrator(Integrator):
             vals.append(-np.ones(unilateral.size))
             cones.append(clarabel.NonnegativeConeT(unilateral.size))
             r += unilateral.size
+        joints = np.flatnonzero(kind == FRICTION)
+        offsets = np.zeros(r + 2 * joints.size)
+        if joints.size:  # joint friction: bound -+ gamma >= 0
+            rows.append(np.arange(r, r + 2 * joints.size)), cols.append(np.repeat(joints, 2))
+            vals.append(np.tile([1.0, -1.0], joints.size))
+            offsets[r:] = np.repeat(mu[joints], 2)
+            cones.append(clarabel.NonnegativeConeT(2 * joints.size))
+            r += 2 * joints.size
         normals = np.flatnonzero(kind == NORMAL)
         frictionless = normals[mu[normals] == 0.0]
         held = np.concatenate([frictionless + 1, frictionless + 2, np.flatnonzero(kind == FIXED)])
@@ -500,13 +578,14 @@ class CompliantIntegrator(Integrator):
                 cones.append(clarabel.SecondOrderConeT(3))
                 r += 3
         values = np.concatenate(vals)
+        offsets = np.concatenate([offsets, np.zeros(r - offsets.size)])
         upper_rows, upper_cols, indptr = self._upper_pattern(m)
         P_values = P[upper_rows, upper_cols]
         key = (pyramid, kind.tobytes(), (mu > 0).tobytes())
         cached = self._clarabel.get(key)
         if cached is not None and cached[0].is_data_update_allowed():
             solver, order = cached  # same structure: new numbers only, factorization reused
-            solver.update(P=P_values, q=q, A=values[order])
+            solver.update(P=P_values, q=q, A=values[order], b=offsets)
         else:
             rows, cols = np.concatenate(rows), np.concatenate(cols)
             # where each triplet lands in the CSC data (the matrix sorts its entries)
@@ -517,7 +596,9 @@ class CompliantIntegrator(Integrator):
             P_upper = sp.csc_matrix((P_values, upper_rows, indptr), shape=(m, m))
             settings = clarabel.DefaultSettings()
             settings.verbose = False
-            solver = clarabel.DefaultSolver(P_upper, q, A, np.zeros(r), cones, settings)
+            if self.qp_solver == "interior":  # the fallback: fail fast
+                settings.max_iter, settings.time_limit = CLARABEL_ITERATIONS, CLARABEL_SECONDS
+            solver = clarabel.DefaultSolver(P_upper, q, A, offsets, cones, settings)
             if len(self._clarabel) > 64:
                 self._clarabel.clear()
             self._clarabel[key] = (solver, order)
@@ -571,6 +652,10 @@ class CompliantIntegrator(Integrator):
             rows.append(r), cols.append(i), vals.append(1.0)
             lower.append(0.0), upper.append(0.0)
             r += 1
+        for i in np.flatnonzero(kind == FRICTION):  # joint friction: |gamma| <= bound
+            rows.append(r), cols.append(i), vals.append(1.0)
+            lower.append(-mu[i]), upper.append(mu[i])
+            r += 1
         A = sp.csc_matrix((vals, (rows, cols)), shape=(r, m))
         key = (m, tuple(kind), r)
         solver = self._solvers.get(key)
@@ -580,7 +665,7 @@ class CompliantIntegrator(Integrator):
                          eps_abs=1e-10, eps_rel=1e-10, max_iter=20000, polishing=False)
             self._solvers = {key: solver}
         else:
-            solver.update(Px=P.data, q=q, Ax=A.data)
+            solver.update(Px=P.data, q=q, Ax=A.data, l=np.array(lower), u=np.array(upper))
         result = solver.solve(raise_error=False)
         self._info.iterations = int(result.info.iter)
         if result.info.status_val not in (1, 2):  # solved, solved inaccurate
@@ -652,3 +737,16 @@ class CompliantIntegrator(Integrator):
                                depth=float(-row[6]), force=force,
                                link=names[a], other=names[b] if b >= 0 else "world"))
         return out
+
+
+def _recovery(value) -> np.ndarray:
+    """(time constant, speed cap, deadband) of the violated-limit recovery, checked."""
+    try:
+        constant, cap = (float(x) for x in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"limit_recovery must be (time constant s, speed cap), got "
+                         f"{value!r}") from None
+    if not (constant > 0 and cap > 0 and math.isfinite(constant)):
+        raise ValueError(f"limit_recovery: the time constant must be positive and finite and "
+                         f"the speed cap positive, got {value!r}")
+    return np.array([constant, cap, LIMIT_DEADBAND])

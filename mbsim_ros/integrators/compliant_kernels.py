@@ -14,10 +14,10 @@ import math
 import numpy as np
 
 from .._jit import kernel, step
-from ..contact.jacobian import add_point_row, contact_directions
+from ..contact.jacobian import add_point_row, contact_directions, point_velocity
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 
-BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
+BILATERAL, UNILATERAL, NORMAL, TANGENT, FRICTION = 0, 1, 2, 3, 5
 
 
 def dof_parents(joint_int: np.ndarray) -> np.ndarray:
@@ -183,15 +183,31 @@ def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiff
 
 
 @kernel
-def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, start, G, phi, kind,
-               k, b, mu) -> int:
-    """Unilateral rows (+-e_iv) of the joint limits within reach of this step (margin plus
-    h |v|), from row start; returns the new row count."""
+def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, rate, recovery,
+               start, G, phi, kind, k, b, mu) -> int:
+    """Rows (+-e_iv) of the joint limits within reach of this step (margin plus h |v|), from
+    row start; returns the new row count. A limit in reach is a unilateral row with its gap (a
+    joint whose limits coincide: one two-sided row, the two would be redundant). A
+    limit violated by more than a rounding deadband is recovered at a bounded rate instead of in
+    one step: a two-sided row whose target velocity out of the violation is min(-gap / T,
+    v_max) (recovery = (T, v_max, deadband); rate: how fast the solve removes a row's phi, 1/h
+    for rigid rows, ERP / h in the rigid integrator, 0: no recovery; the row's phi is then
+    -target / rate). Docs: COMPLIANT.md, "Joint limits, joint friction and joint servos".
+    """
     r = start
     nv = G.shape[1]
     for a in range(iq.shape[0]):
         i, j = iq[a], iv[a]
         watch = margin + h * abs(v[j])
+        if upper[i] <= lower[i]:  # a joint locked by its limits: one two-sided row
+            if abs(q[i] - lower[i]) < watch:
+                for c in range(nv):
+                    G[r, c] = 0.0
+                G[r, j] = 1.0
+                phi[r], kind[r], k[r], b[r], mu[r] = q[i] - lower[i], BILATERAL, stiffness, \
+                    damping, 0.0
+                r += 1
+            continue
         for sign in (1.0, -1.0):
             gap = q[i] - lower[i] if sign > 0.0 else upper[i] - q[i]
             if not (gap < watch):
@@ -200,6 +216,9 @@ def limit_rows(q, v, iq, iv, lower, upper, margin, h, stiffness, damping, start,
                 G[r, c] = 0.0
             G[r, j] = sign
             phi[r], kind[r], k[r], b[r], mu[r] = gap, UNILATERAL, stiffness, damping, 0.0
+            if gap < -recovery[2] and rate > 0.0:
+                target = min(-gap / recovery[0], recovery[1])
+                phi[r], kind[r] = max(gap, -target / rate), BILATERAL
             r += 1
     return r
 
@@ -235,3 +254,73 @@ def body_wrenches(contact_int, contact_real, directions, gamma, n, h, origins, o
             w[4] += sign * (r2 * f0 - r0 * f2)
             w[5] += sign * (r0 * f1 - r1 * f0)
             touching[j] = 1
+
+
+@kernel
+def friction_rows(iv, bound, start, G, phi, kind, k, b, mu) -> int:
+    """One row e_iv per joint with Coulomb friction, from row start: the impulse that holds the
+    joint still, |gamma| <= bound (friction h) kept in mu; returns the new row count."""
+    r = start
+    nv = G.shape[1]
+    for a in range(iv.shape[0]):
+        for c in range(nv):
+            G[r, c] = 0.0
+        G[r, iv[a]] = 1.0
+        phi[r], kind[r], k[r], b[r], mu[r] = 0.0, FRICTION, 0.0, 0.0, bound[a]
+        r += 1
+    return r
+
+
+@kernel
+def servo_system(h, kp, kd, iq, q, q_target, v_target, v, M, force):
+    """Joint servos tau = kp (q_target - q1) + kd (v_target - v1) at the step's end (q1 = q +
+    h v1): M <- M + h kd + h^2 kp, force += kp (q_target - q) + kd v_target - (kd + h kp) v
+    (the implicit Euler of a spring-damper; iq[j] < 0: no servo on DOF j)."""
+    for j in range(v.shape[0]):
+        if iq[j] < 0:
+            continue
+        M[j, j] += h * kd[j] + h * h * kp[j]
+        force[j] += kp[j] * (q_target[iq[j]] - q[iq[j]]) + kd[j] * v_target[j] \
+            - (kd[j] + h * kp[j]) * v[j]
+
+
+@kernel
+def mesh_patches(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, mesh, band,
+                 va, vb, ahead) -> int:
+    """Keep, of each pair's run of mesh points (consecutive contacts of one shape with one
+    other body), those whose distance at the step's end if they kept closing (d + h min(v_n,
+    0)) is within band of the run's least, or of the ground: the patch that can carry load
+    this step (a rounded foot's hull gives 8 points within the margin where 1-2 touch).
+    Compacts the contacts in place; returns their new count. ahead: scratch (n,)."""
+    for c in range(n):
+        a, b = contact_int[c, 0], contact_int[c, 1]
+        x = contact_real[c, 0:3]
+        point_velocity(joint_int, oS, a, x, v, va)
+        vb[0] = vb[1] = vb[2] = 0.0
+        if b >= 0:
+            point_velocity(joint_int, oS, b, x, v, vb)
+        vn = (va[0] - vb[0]) * contact_real[c, 3] + (va[1] - vb[1]) * contact_real[c, 4] \
+            + (va[2] - vb[2]) * contact_real[c, 5]
+        ahead[c] = contact_real[c, 6] + h * min(vn, 0.0)
+    out = 0
+    c = 0
+    while c < n:
+        e = c + 1
+        while e < n and contact_int[e, 0] == contact_int[c, 0] \
+                and contact_int[e, 1] == contact_int[c, 1] \
+                and contact_int[e, 2] == contact_int[c, 2]:
+            e += 1
+        least = ahead[c]
+        for k in range(c + 1, e):
+            least = min(least, ahead[k])
+        limit = max(least, 0.0) + band if shape_kind[contact_int[c, 2]] == mesh else math.inf
+        for k in range(c, e):
+            if ahead[k] <= limit:
+                if out != k:
+                    for j in range(3):
+                        contact_int[out, j] = contact_int[k, j]
+                    for j in range(8):
+                        contact_real[out, j] = contact_real[k, j]
+                out += 1
+        c = e
+    return out

@@ -4,7 +4,8 @@ no Python in the loop.
 
     min 1/2 g.P g + q.g,  P = H + H diag(w) H,  q = c + H diag(w) c         (H = W + E^-1)
     over: bilateral rows free; unilateral rows g >= 0; per contact (n, t1, t2) the cone
-    |g_t| <= mu g_n (true cone) or |g_t1|, |g_t2| <= mu g_n (pyramid); held rows g = 0
+    |g_t| <= mu g_n (true cone) or |g_t1|, |g_t2| <= mu g_n (pyramid); joint friction rows
+    |g| <= mu (a box); held rows g = 0
 
 by a primal-dual interior-point method with Nesterov-Todd scaling and Mehrotra's
 predictor-corrector (the method of CVXOPT's coneqp: Vandenberghe, "The CVXOPT linear and
@@ -22,8 +23,8 @@ import numpy as np
 
 from .._jit import routine, step
 
-BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED = 0, 1, 2, 3, 4
-FREE, NONNEG, CONE, PART, PYRAMID = 0, 1, 2, 3, 4  # reduced variable types
+BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5
+FREE, NONNEG, CONE, PART, PYRAMID, BOX = 0, 1, 2, 3, 4, 5  # reduced variable types
 
 SOLVED, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2
 ITERATIONS = 100          # interior-point iterations per solve, default
@@ -88,7 +89,8 @@ def cholesky_solve(L, n, first, x):
 @step
 def slack_count(vtype, n) -> tuple:
     """(slots of the slacks s = D y and multipliers z, degree): NONNEG 1 slot, CONE 3 slots
-    (one second-order cone, degree 1 with e = (1, 0, 0)), PYRAMID 4 slots (four half-spaces)."""
+    (one second-order cone, degree 1 with e = (1, 0, 0)), PYRAMID 4 slots (four half-spaces),
+    BOX 2 slots (b + y >= 0, b - y >= 0)."""
     slots, degree = 0, 0.0
     for i in range(n):
         if vtype[i] == NONNEG:
@@ -97,18 +99,21 @@ def slack_count(vtype, n) -> tuple:
             slots, degree = slots + 3, degree + 1.0
         elif vtype[i] == PYRAMID:
             slots, degree = slots + 4, degree + 4.0
+        elif vtype[i] == BOX:
+            slots, degree = slots + 2, degree + 2.0
     return slots, degree
 
 
 @step
 def slot_width(t) -> int:
-    return 1 if t == NONNEG else 3 if t == CONE else 4 if t == PYRAMID else 0
+    return 1 if t == NONNEG else 3 if t == CONE else 4 if t == PYRAMID else 2 if t == BOX \
+        else 0
 
 
 @step
-def slacks(y, vtype, coef, n, s):
-    """s = D y per constraint (NONNEG: y_i; CONE: (mu y0, y1, y2); PYRAMID: mu y0 -+ y1,
-    mu y0 -+ y2)."""
+def slacks(y, vtype, coef, n, s, offset):
+    """s = D y + d per constraint (NONNEG: y_i; CONE: (mu y0, y1, y2); PYRAMID: mu y0 -+ y1,
+    mu y0 -+ y2; BOX: b + y, b - y with b = coef; offset 0: a step's D dy, no b)."""
     k = 0
     for i in range(n):
         t = vtype[i]
@@ -122,6 +127,8 @@ def slacks(y, vtype, coef, n, s):
                 for sign in (1.0, -1.0):
                     s[e] = coef[i] * y[i] - sign * y[i + j]
                     e += 1
+        elif t == BOX:
+            s[k], s[k + 1] = offset * coef[i] + y[i], offset * coef[i] - y[i]
         k += slot_width(t)
 
 
@@ -247,6 +254,8 @@ def normal_matrix(P, vtype, coef, n, w, hess, M3):
         t = vtype[i]
         if t == NONNEG:
             hess[i, i] += 1.0 / (w[k] * w[k])
+        elif t == BOX:
+            hess[i, i] += 1.0 / (w[k] * w[k]) + 1.0 / (w[k + 1] * w[k + 1])
         elif t == CONE:
             for c in range(3):  # columns of W^-1, then W^-2 = W^-1 W^-1 (symmetric)
                 apply_scaling(w, k, 1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0,
@@ -281,6 +290,8 @@ def add_scaled_target(vtype, coef, n, w, rc, rhs, tmp):
         t = vtype[i]
         if t == NONNEG:
             rhs[i] += rc[k] / w[k]
+        elif t == BOX:
+            rhs[i] += rc[k] / w[k] - rc[k + 1] / w[k + 1]
         elif t == CONE:
             apply_scaling(w, k, rc[k], rc[k + 1], rc[k + 2], True, tmp, k)
             rhs[i] += coef[i] * tmp[k]
@@ -331,6 +342,8 @@ def dual_residual(P, q, y, vtype, coef, n, z, r_dual) -> float:
         t = vtype[i]
         if t == NONNEG:
             r_dual[i] -= z[k]
+        elif t == BOX:
+            r_dual[i] -= z[k] - z[k + 1]
         elif t == CONE:
             r_dual[i] -= coef[i] * z[k]
             r_dual[i + 1] -= z[k + 1]
@@ -367,7 +380,7 @@ def newton_direction(L, first, n, vtype, coef, w, r_dual, rc, rhs, dy, ds, dz, s
     for i in range(n):
         dy[i] = rhs[i]
     cholesky_solve(L, n, first, dy)
-    slacks(dy, vtype, coef, n, ds)
+    slacks(dy, vtype, coef, n, ds, 0.0)
     multiplier_direction(vtype, n, w, rc, ds, dz, sds, sdz)
 
 
@@ -398,9 +411,10 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
     for i in range(n):
         scale = max(scale, abs(yu[i]))
         q_norm = max(q_norm, abs(q[i]))
-    for i in range(n):  # strictly inside: (scale, 0, 0) per cone
-        y[i] = yu[i] if vtype[i] == FREE else scale if vtype[i] != PART else 0.0
-    slacks(y, vtype, coef, n, s)
+    for i in range(n):  # strictly inside: (scale, 0, 0) per cone, a box's centre
+        y[i] = yu[i] if vtype[i] == FREE else 0.0 if vtype[i] == PART or vtype[i] == BOX \
+            else scale
+    slacks(y, vtype, coef, n, s, 1.0)
     k = 0
     for i in range(n):
         for e in range(k, k + slot_width(vtype[i])):
@@ -454,7 +468,7 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
         stalls = stalls + 1 if a < 1e-8 else 0
         for i in range(n):
             y[i] += a * dy[i]
-        slacks(y, vtype, coef, n, s)
+        slacks(y, vtype, coef, n, s, 1.0)
         for e in range(slots):
             z[e] += a * dz[e]
     if best > ACCEPTABLE:
@@ -482,6 +496,8 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
             vtype[n] = NONNEG
         elif kind[i] == NORMAL:
             vtype[n] = PYRAMID if pyramid else CONE
+        elif kind[i] == FRICTION:
+            vtype[n] = BOX
         else:
             vtype[n] = PART
         coef[n] = mu[i]
@@ -515,6 +531,8 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
         s = 1.0 / math.sqrt(d / width)
         for k in range(a, a + width):
             scale[k] = s
+        if vtype[a] == BOX:
+            coef[a] /= s  # the bound on the scaled variable
         a += width
     for a in range(n):
         q[a] *= scale[a]
@@ -578,14 +596,15 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         else:
             e_inv[i] = 1.0 / (h * soft) if soft > 0.0 else math.inf
             erp = k[i] / soft if soft > 0.0 else 0.0
-        if kind[i] == TANGENT:  # memoryless friction: (near) infinite damping
-            e_inv[i] = regularization * mean_w
+        if kind[i] == TANGENT or kind[i] == FRICTION:  # memoryless friction: (near)
+            e_inv[i] = regularization * mean_w          # infinite damping
         c[i] = u[i] + erp * phi[i]
         all_bilateral = all_bilateral and kind[i] == BILATERAL
     for i in range(m):
         for j in range(m):
             H[i, j] = W[i, j]
         H[i, i] += e_inv[i]
+    impulses = impulse_scale(H, c, m)
     if all_bilateral:
         if not cholesky(H, m, L, first):
             return NOT_POSITIVE, 0
@@ -609,7 +628,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         steps += n_steps
         if status != SOLVED:
             return status, steps
-        tolerance = 1e-7 * max(max_abs(gamma, m), 1e-12)
+        tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
         for i in range(m):
             pushing[i] = kind[i] == BILATERAL or (one_sided(kind[i]) and gamma[i] > tolerance)
     c_scale = max(max_abs(c, m), 1e-9)
@@ -626,7 +645,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         steps += n_steps
         if status != SOLVED:
             return status, steps
-        tolerance = 1e-7 * max(max_abs(gamma, m), 1e-12)
+        tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
         changed = False
         for i in range(m):
             if not one_sided(kind[i]):
@@ -654,4 +673,16 @@ def max_abs(x, m) -> float:
     best = 0.0
     for i in range(m):
         best = max(best, abs(x[i]))
+    return best
+
+
+@step
+def impulse_scale(H, c, m) -> float:
+    """max |c_i| / H_ii (at least 1e-12): the impulse that would stop the fastest row, the
+    scale below which an impulse is rounding (a pushing row's test: with every row separating,
+    the interior-point solution's ~1e-12 leftovers are not pushes)."""
+    best = 1e-12
+    for i in range(m):
+        if H[i, i] > 0.0:
+            best = max(best, abs(c[i]) / H[i, i])
     return best

@@ -9,6 +9,7 @@ mixing (CFM):
     contact normals, joint limits: gamma >= 0, r >= 0, gamma r = 0
     friction t1 (along the slip), t2: |gamma_t| <= mu gamma_n (box bounds, ODE's findex)
     bilateral rows: r = 0
+    joint friction: |gamma_j| <= friction_j h (box bounds)
 
 solved by projected Gauss-Seidel with over-relaxation (ODE's quickstep) or Dantzig pivoting
 (ODE's dWorldStep), both in mbsim_ros/integrators/lcp.py.
@@ -19,7 +20,8 @@ import numpy as np
 
 from ..contact.scene import Scene
 from .base import register
-from .compliant import NORMAL, TANGENT, UNILATERAL, CompliantIntegrator
+from .compliant import (FRICTION, LIMIT_RECOVERY, NORMAL, TANGENT, UNILATERAL,
+                        CompliantIntegrator)
 from .lcp import SOLVED, STATUS, dantzig_kernel, natural_residual, pgs_kernel
 
 SOLVERS = ("pgs", "pivoting")
@@ -34,23 +36,30 @@ class RigidIntegrator(CompliantIntegrator):
     PGS, flagged in StepInfo.fallback, when it fails), ``erp`` (error reduction parameter: the
     fraction of a violation removed per step, ODE's 0.2), ``cfm`` (constraint force mixing,
     m/(N s): ODE's single-precision default 1e-5), ``iterations`` (PGS sweeps at most),
-    ``sor`` (over-relaxation, ODE's 1.3), ``joint_limits``, ``constraints`` (PointConstraint
-    list), ``margin`` (m: contacts watched before touching), ``max_contacts``."""
+    ``sor`` (over-relaxation, ODE's 1.3), ``joint_limits``, ``limit_recovery`` (a violated
+    limit comes back at min(violation / time constant, cap): the row's ERP target capped),
+    ``joint_friction``, ``constraints`` (PointConstraint list), ``margin`` (m: contacts watched
+    before touching), ``max_contacts``; ``servo()`` as the compliant integrator's."""
 
     compiled_solve = False  # _solve below replaces the compliant solve
 
     def __init__(self, model, dt: float, *, scene: Scene | None = None, solver: str = "pgs",
                  erp: float = 0.2, cfm: float = 1e-5, iterations: int = 50, sor: float = 1.3,
                  joint_limits: bool = True, constraints: list | tuple = (),
-                 margin: float = 0.01, max_contacts: int = 512) -> None:
+                 margin: float = 0.01, max_contacts: int = 512,
+                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True) -> None:
         _check_options(solver, erp, cfm, iterations, sor)
         super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
-                         constraints=constraints, margin=margin, max_contacts=max_contacts)
+                         constraints=constraints, margin=margin, max_contacts=max_contacts,
+                         limit_recovery=limit_recovery, joint_friction=joint_friction)
         self.solver = solver
         self.erp, self.cfm = float(erp), float(cfm)
         self.iterations, self.sor = int(iterations), float(sor)
         self._inverse = np.zeros((0, 0))
         self._reserve(24)
+
+    def _limit_rate(self) -> float:
+        return self.erp / self.dt  # a violated row's phi is removed at ERP / h
 
     def _reserve(self, rows: int) -> None:
         """Workspaces of the LCP solvers for this many rows (grown, never shrunk)."""
@@ -86,8 +95,9 @@ class RigidIntegrator(CompliantIntegrator):
         A = W  # W + CFM / h, in place: E^-1 = CFM / h (docs/RIGID.md)
         A[np.diag_indices(n)] += self.cfm / h
         c = u + np.where(one_sided & (phi > 0.0), 1.0 / h, self.erp / h) * phi
-        lo = np.where(one_sided, 0.0, -np.inf)
-        hi = np.full(n, np.inf)
+        rubbing = kind == FRICTION
+        lo = np.where(one_sided, 0.0, np.where(rubbing, -mu, -np.inf))
+        hi = np.where(rubbing, mu, np.inf)
         tangent = kind == TANGENT
         owner = np.where(tangent, np.arange(n) // 3 * 3, -1)  # contacts come first, (n, t1, t2)
         friction = np.where(tangent, mu[np.maximum(owner, 0)], 0.0)

@@ -1,0 +1,71 @@
+"""A legged robot standing on the ground: the scene that puts a URDF's robot (free-flyer) in a
+posture with its lowest collision point just touching the ground plane z = 0
+(docs/COMPLIANT.md#standing).
+
+    scene = standing_scene(example_robot_urdf("go2"))   # neutral posture, clamped into limits
+    sim = Simulator.from_scene(scene, integrator="compliant")
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..dynamics.closures import ConstraintKinematics
+from ..model import Model
+from .geometry import SPHERE, candidate_points
+from .scene import Scene, load_scene
+
+STEEL = {"youngs_modulus": 2.0e11, "poisson_ratio": 0.3}
+
+
+def clamped_neutral(model: Model) -> np.ndarray:
+    """The neutral configuration with every one-DOF joint clamped into its position limits."""
+    q = model.neutral()
+    lower, upper = model.lower_position_limit, model.upper_position_limit
+    for i, kind in enumerate(model.joint_kinds):
+        if kind != "free_flyer":
+            iq = model.idx_q[i]
+            q[iq] = min(max(q[iq], lower[iq]), upper[iq])
+    return q
+
+
+def lowest_point(scene: Scene, q: np.ndarray) -> float:
+    """The height (along the ground normal) of the lowest point of the scene's moving shapes at
+    q: their candidate points (box corners, cylinder rims, mesh hull points) and spheres'
+    surfaces."""
+    shapes = scene.shapes
+    normal = scene.ground[:3] if np.any(scene.ground[:3]) else np.array([0.0, 0.0, 1.0])
+    oR, op, _ = ConstraintKinematics(scene.model).evaluate(q)
+    first, local, _ = candidate_points(shapes)
+    lowest = np.inf
+    for s in np.flatnonzero(shapes.body >= 0):
+        b = shapes.body[s]
+        points = local[first[s]:first[s + 1]] @ shapes.R[s].T + shapes.p[s]
+        heights = (points @ oR[b].T + op[b]) @ normal
+        radius = shapes.size[s, 0] if shapes.kind[s] == SPHERE else 0.0
+        lowest = min(lowest, float(heights.min()) - radius)
+    return lowest
+
+
+def standing_scene(urdf: str | Path, *, q: np.ndarray | None = None, friction: float = 0.8,
+                   ground: dict | None = None, meshes: bool = True,
+                   clearance: float = 0.0) -> Scene:
+    """The robot of ``urdf`` on a floating base over the ground z = 0 (steel unless ``ground``
+    gives other keys of a scene's ground), in posture q (default: the neutral configuration
+    clamped into the joint limits), its base raised so that its lowest collision point is
+    ``clearance`` above the ground. The scene's q0 is that configuration; its collision geometry
+    is the URDF's own (``meshes``: the collision meshes' hulls, else primitives only)."""
+    spec = {"height": 0.0, "friction": friction, **STEEL, **(ground or {})}
+    scene = load_scene({"ground": spec,
+                        "models": [{"urdf": str(urdf), "floating_base": True,
+                                    "meshes": meshes}]})
+    model = scene.model
+    start = clamped_neutral(model) if q is None else np.array(q, dtype=float)
+    if start.shape != (model.nq,):
+        raise ValueError(f"q: expected {model.nq} numbers, got shape {start.shape}")
+    if not np.isfinite(lowest_point(scene, start)):
+        raise ValueError(f"{urdf}: the robot has no collision geometry to stand on")
+    start[2] += clearance + scene.ground[3] - lowest_point(scene, start)
+    scene.q0[:] = start
+    return scene
