@@ -213,7 +213,7 @@ def test_at_rest_under_gravity(name, integrator):
     zoo.ARMATURE (zoo.simulator does that) and the run must then pass like any other. A robot
     whose M is singular inside its range (zoo.SINGULAR_IN_RANGE: human's neck) gets it too."""
     model = loaded(name)
-    q0 = zoo.clamped_neutral(model)
+    q0 = model.clamped(model.neutral())[0]
     loaded_armature = model.armature.copy()
     try:
         singular = singular_joints(model, q0)

@@ -19,17 +19,6 @@ from .scene import Scene, load_scene
 STEEL = {"youngs_modulus": 2.0e11, "poisson_ratio": 0.3}
 
 
-def clamped_neutral(model: Model) -> np.ndarray:
-    """The neutral configuration with every one-DOF joint clamped into its position limits."""
-    q = model.neutral()
-    lower, upper = model.lower_position_limit, model.upper_position_limit
-    for i, kind in enumerate(model.joint_kinds):
-        if kind != "free_flyer":
-            iq = model.idx_q[i]
-            q[iq] = min(max(q[iq], lower[iq]), upper[iq])
-    return q
-
-
 def lowest_point(scene: Scene, q: np.ndarray) -> float:
     """The height (along the ground normal) of the lowest point of the scene's moving shapes at
     q: their candidate points (box corners, cylinder rims, mesh hull points) and spheres'
@@ -61,7 +50,7 @@ def standing_scene(urdf: str | Path, *, q: np.ndarray | None = None, friction: f
                         "models": [{"urdf": str(urdf), "floating_base": True,
                                     "meshes": meshes}]})
     model = scene.model
-    start = clamped_neutral(model) if q is None else np.array(q, dtype=float)
+    start = model.clamped(model.neutral())[0] if q is None else np.array(q, dtype=float)
     if start.shape != (model.nq,):
         raise ValueError(f"q: expected {model.nq} numbers, got shape {start.shape}")
     if not np.isfinite(lowest_point(scene, start)):
