@@ -65,9 +65,9 @@ def inertia_turned(Y, zeta, x, tmp, out):
 
 
 @routine
-def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, by_velocity, tmp, df):
-    """df_i for every body i below l (zero elsewhere), then summed over subtrees (df_l: the
-    whole subtree). by_velocity: the derivative with respect to v_b (zeta = S_b) instead of q_b."""
+def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df):
+    """df_i for every body i below l (zero elsewhere) when q_b (zeta = S_b) moves, then summed
+    over subtrees (df_l: the whole subtree)."""
     nj = joint_int.shape[0]
     w, dov, doa, dY_ov, dY_oa = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
     for i in range(nj):
@@ -78,25 +78,17 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, by_velo
             continue
         for r in range(6):
             w[r] = ov[i, r] - ov0[r]
-        if by_velocity:  # d ov = S_b, d oa = S_b x w + ov_l x S_b
-            motion_cross_motion(zeta, w, doa)
-            motion_cross_motion(ov[l], zeta, dov)
-            for r in range(6):
-                doa[r] += dov[r]
-                dov[r] = zeta[r]
-                dY_ov[r] = 0.0
-                dY_oa[r] = 0.0
-        else:  # d ov = zeta x w; d oa = zeta x (oa - oa0 - ov0 x w) + ov0 x d ov
-            motion_cross_motion(zeta, w, dov)
-            motion_cross_motion(ov0, w, tmp[5])
-            for r in range(6):
-                tmp[5, r] = oa[i, r] - oa0[r] - tmp[5, r]
-            motion_cross_motion(zeta, tmp[5], doa)
-            motion_cross_motion(ov0, dov, tmp[5])
-            for r in range(6):
-                doa[r] += tmp[5, r]
-            inertia_turned(oY[i], zeta, ov[i], tmp[6:8], dY_ov)
-            inertia_turned(oY[i], zeta, oa[i], tmp[6:8], dY_oa)
+        # d ov = zeta x w; d oa = zeta x (oa - oa0 - ov0 x w) + ov0 x d ov
+        motion_cross_motion(zeta, w, dov)
+        motion_cross_motion(ov0, w, tmp[5])
+        for r in range(6):
+            tmp[5, r] = oa[i, r] - oa0[r] - tmp[5, r]
+        motion_cross_motion(zeta, tmp[5], doa)
+        motion_cross_motion(ov0, dov, tmp[5])
+        for r in range(6):
+            doa[r] += tmp[5, r]
+        inertia_turned(oY[i], zeta, ov[i], tmp[6:8], dY_ov)
+        inertia_turned(oY[i], zeta, oa[i], tmp[6:8], dY_oa)
         wrench_derivative(oY[i], ov[i], dov, doa, dY_ov, dY_oa, tmp[5:8], df[i])
     for i in range(nj - 1, l, -1):
         p = joint_int[i, I_PARENT]
@@ -106,8 +98,74 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, by_velo
 
 
 @routine
-def project_column(joint_int, oS, F, df, l, zeta, turn, tmp, column):
-    """column_a = S_a . df_j (+ (zeta x S_a) . F_j when turn) for the dofs a of joint j in the
+def velocity_jacobian(joint_int, oS, oY, ov, below, momenta, df, tmp, out):
+    """out = d tau / d v (nv x nv, every entry written), which is d b / d v for the bias
+    b = rnea(q, v, 0), from the world-frame oS, oY, ov of a forward RNEA pass. Column b (a dof
+    of joint l, zeta = S_b) changes only the bodies i below l: d ov_i = zeta,
+    d oa_i = zeta x w_i + ov_l x zeta (w_i = ov_i - ov_lambda), so
+    d of_i = Y_i d oa_i + zeta x* (Y_i ov_i) + ov_i x* (Y_i zeta); entry a is S_a . df summed
+    over the subtree of a's joint when it is below l, over the subtree of l when it is above.
+    O(subtree + depth) per dof, no allocation. Scratch: below (nj ints), momenta, df (nj, 6),
+    tmp (>= 5, 6)."""
+    nj, nv = joint_int.shape[0], oS.shape[0]
+    cl, w, doa, yz, cross = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
+    for i in range(nj):
+        inertia_times_motion(oY[i], ov[i], momenta[i])
+    for l in range(nj):
+        lam = joint_int[l, I_PARENT]
+        for i in range(l, nj):  # parents come before their children
+            p = joint_int[i, I_PARENT]
+            below[i] = 1 if i == l or (p >= l and below[p] == 1) else 0
+        lv = joint_int[l, I_IDX_V]
+        for b in range(lv, lv + joint_int[l, I_NV]):
+            zeta = oS[b]
+            motion_cross_motion(ov[l], zeta, cl)
+            for i in range(l, nj):
+                if below[i] == 0:
+                    continue
+                for r in range(6):
+                    w[r] = ov[i, r] - (ov[lam, r] if lam >= 0 else 0.0)
+                motion_cross_motion(zeta, w, doa)
+                for r in range(6):
+                    doa[r] += cl[r]
+                inertia_times_motion(oY[i], doa, df[i])
+                motion_cross_force(zeta, momenta[i], cross)
+                for r in range(6):
+                    df[i, r] += cross[r]
+                inertia_times_motion(oY[i], zeta, yz)
+                motion_cross_force(ov[i], yz, cross)
+                for r in range(6):
+                    df[i, r] += cross[r]
+            for i in range(nj - 1, l, -1):
+                p = joint_int[i, I_PARENT]
+                if below[i] == 1:
+                    for r in range(6):
+                        df[p, r] += df[i, r]
+            for a in range(nv):
+                out[a, b] = 0.0
+            for j in range(l, nj):
+                if below[j] == 1:
+                    project_joint(joint_int, oS, df[j], j, b, out)
+            j = lam
+            while j >= 0:
+                project_joint(joint_int, oS, df[l], j, b, out)
+                j = joint_int[j, I_PARENT]
+
+
+@step
+def project_joint(joint_int, oS, f, j, b, out):
+    """out[a, b] = S_a . f for the dofs a of joint j."""
+    jv = joint_int[j, I_IDX_V]
+    for a in range(jv, jv + joint_int[j, I_NV]):
+        s = 0.0
+        for r in range(6):
+            s += oS[a, r] * f[r]
+        out[a, b] = s
+
+
+@routine
+def project_column(joint_int, oS, F, df, l, zeta, tmp, column):
+    """column_a = S_a . df_j + (zeta x S_a) . F_j for the dofs a of joint j in the
     subtree of l; S_a . df_l for the dofs of l's ancestors; 0 elsewhere."""
     nj = joint_int.shape[0]
     for a in range(column.shape[0]):
@@ -122,7 +180,7 @@ def project_column(joint_int, oS, F, df, l, zeta, turn, tmp, column):
             s = 0.0
             for r in range(6):
                 s += oS[a, r] * df[source, r]
-            if below and turn:
+            if below:
                 motion_cross_motion(zeta, oS[a], tmp)
                 for r in range(6):
                     s += tmp[r] * F[j, r]
@@ -161,16 +219,12 @@ def rnea_derivatives_kernel(joint_int, joint_real, gravity, q, v, a, dtau_dq, dt
         lv = joint_int[l, I_IDX_V]
         for b in range(lv, lv + joint_int[l, I_NV]):
             zeta = oS[b]
-            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, False, tmp,
-                                       df)
-            project_column(joint_int, oS, F, df, l, zeta, True, tmp[9], column)
+            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df)
+            project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
             for k in range(nv):
                 dtau_dq[k, b] = column[k]
-            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, True, tmp, df)
-            project_column(joint_int, oS, F, df, l, zeta, False, tmp[9], column)
-            for k in range(nv):
-                dtau_dv[k, b] = column[k]
-
+    velocity_jacobian(joint_int, oS, oY, ov, np.empty(nj, dtype=np.int64), np.empty((nj, 6)),
+                      df, tmp, dtau_dv)
 
 def rnea_derivatives(model, q, v, a) -> tuple:
     """(d tau / d q, d tau / d v) of tau = rnea(model, q, v, a) (nv x nv each; q moved as
