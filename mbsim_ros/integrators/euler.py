@@ -32,7 +32,7 @@ from .._jit import kernel, routine, step
 from ..dynamics.aba import aba_kernel
 from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
 from ..dynamics.configuration import integrate_kernel
-from ..dynamics.crba import crba_kernel, mass_matrix_diagonal
+from ..dynamics.crba import crba_backward, mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.rnea_derivative import velocity_jacobian
@@ -134,7 +134,7 @@ def implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, 
     for i in range(nv):
         for j in range(nv):
             K[i, j] = 0.0
-    crba_kernel(joint_int, joint_real, armature, q, ws, K)
+    crba_backward(joint_int, armature, oS, oY, tmp[0], K)  # oY: composite from here on
     for i in range(nv):
         for j in range(nv):
             K[i, j] += dt * dB[i, j]
