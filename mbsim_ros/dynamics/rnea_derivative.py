@@ -15,7 +15,8 @@ w_i = ov_i - ov_lambda (its velocity relative to lambda):
 and a velocity dv_b gives d ov_i = S_b, d oa_i = S_b x w_i + ov_l x S_b. Each changes the body
 wrench of_i = Y_i oa_i + ov_i x* Y_i ov_i; tau_a = S_a^T F_j (F_j: the subtree sum at joint j of
 a) takes the change of F, plus (zeta x S_a) . F_j when joint j itself is in the subtree of l.
-O(n) per dof: O(n * nv) in all.
+O(n) per dof: O(n * nv) in all. The velocity part alone (velocity_jacobian, over preallocated
+scratch) is the implicit Euler step's dB/dv.
 """
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ class ProcessModel:
 
     * ``"variational"``: ``x = (q, p)``, the configuration (nq) and the discrete momentum (nv),
       the integrator's own state, so that ``step`` is ``Simulator.step`` bit for bit;
-    * ``"euler"``: ``x = (q, v)``.
+    * ``"euler"``: ``x = (q, v)`` (either ``velocity_terms``; exact Jacobians for both).
 
     ``x_from(q, v)`` / ``qv_from(x)`` convert (``p = M(q) v``, ``v = M(q)^-1 p``). Perturbations
     live in the tangent space (length ``ndx = 2 nv``): ``integrate(x, dx) = (q (+) dq, p + dp)``
