@@ -35,7 +35,7 @@ from ..dynamics.configuration import integrate_kernel
 from ..dynamics.crba import crba_backward, mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
 from ..dynamics.rnea import rnea_kernel
-from ..dynamics.rnea_derivative import velocity_jacobian
+from ..dynamics.rnea_derivative import coriolis_composites, velocity_jacobian
 from ..dynamics.workspace import carve, workspace
 from .base import Integrator, StepInfo, register
 from .lu import lu_factor, lu_solve
@@ -48,9 +48,9 @@ EULER_ROWS = 4
 
 def euler_buffers(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The step kernel's scratch: work (EULER_ROWS, nv), matrices (2, nv, nv) (the implicit
-    step's matrix and dB/dv) and ints (nv + njoints: pivots, subtree marks)."""
+    step's matrix and dB/dv) and ints (nv: the LU's pivots)."""
     return (np.zeros((EULER_ROWS, model.nv)), np.zeros((2, model.nv, model.nv)),
-            np.zeros(model.nv + model.njoints, dtype=np.int64))
+            np.zeros(model.nv, dtype=np.int64))
 
 
 @kernel
@@ -74,7 +74,7 @@ def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armatur
         impulse, dv, diagonal = work[W_FORCE], work[W_ACC], work[W_DIAG]
         if implicit:  # implicit_velocity left K's diagonal and its LU
             clamped_impulses(friction, dt, diagonal, v_out, impulse)
-            lu_solve(matrices[0], ints[:nv], impulse)
+            lu_solve(matrices[0], ints, impulse)
             dv = impulse
         else:
             explicit_impulses(joint_int, friction, dt, work[W_ADDED], ws, v_out, impulse,
@@ -120,7 +120,7 @@ def explicit_impulses(joint_int, friction, dt, added, ws, v_out, impulse, diagon
 def implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, v, tau, ws,
                       work, matrices, ints, v_out):
     """v_out = v + K^-1 h (tau - D v - b), K = M + A + h D + h dB/dv factored in place into
-    matrices[0] (pivots in ints[:nv]); K's diagonal into work[W_DIAG]."""
+    matrices[0] (pivots in ints); K's diagonal into work[W_DIAG]."""
     nj, nv = joint_int.shape[0], v.shape[0]
     rhs, zero, diagonal = work[W_FORCE], work[W_ACC], work[W_DIAG]
     K, dB = matrices[0], matrices[1]
@@ -130,20 +130,21 @@ def implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, 
     if code != OK:
         return code
     oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(ws, nj, nv)
-    velocity_jacobian(joint_int, oS, oY, ov, ints[nv:], c, pA, tmp, dB)
+    coriolis_composites(joint_int, oY, ov, pA, IA, tmp)
     for i in range(nv):
         for j in range(nv):
             K[i, j] = 0.0
     crba_backward(joint_int, armature, oS, oY, tmp[0], K)  # oY: composite from here on
+    velocity_jacobian(joint_int, oS, oY, ov, pA, IA, U, tmp, dB)
     for i in range(nv):
         for j in range(nv):
             K[i, j] += dt * dB[i, j]
         K[i, i] += dt * damping[i]
         diagonal[i] = K[i, i]
         rhs[i] = dt * (tau[i] - damping[i] * v[i] - rhs[i])
-    if not lu_factor(K, ints[:nv]):
+    if not lu_factor(K, ints):
         return SINGULAR
-    lu_solve(K, ints[:nv], rhs)
+    lu_solve(K, ints, rhs)
     for k in range(nv):
         v_out[k] = v[k] + rhs[k]
     return OK
