@@ -16,7 +16,9 @@ coordinates", Fig. 2), in two treatments of the velocity-dependent forces (``vel
   with b = rnea(q, v, 0) and dB/dv its velocity Jacobian (rnea_derivative.velocity_jacobian);
   the matrix is not symmetric: dense LU with partial pivoting (O(n^3), plus O(n depth) for
   dB/dv and CRBA). The explicit treatment of the Coriolis terms gains energy when light
-  distal links spin fast (a humanoid's free limbs); the linearised one does not.
+  distal links spin fast (a humanoid's free limbs); the linearised one dissipates it (a
+  spinning free body), though neither is energy-stable once h |v| nears a radian
+  (docs/EULER.md: the robot zoo).
 
 URDF joint friction f acts as one clamped impulse per joint, lambda_j = clamp(-d_j v'_j,
 -h f_j, h f_j) with d_j the step matrix's diagonal entry (M_jj + A_j + h D_j, plus h dB_j/dv_j
