@@ -13,7 +13,7 @@ from mbsim_ros.dynamics import crba, del_residual, integrate, rnea
 from mbsim_ros.dynamics.drnea_partials import mass_diagonal_partials, step_partials
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives
 from mbsim_ros.estimation import ProcessModel, StepFailed
-from mbsim_ros.model import load_urdf, shipped_urdf
+from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf
 
 DT = 1e-3
 MODELS = {"arm7": ("arm7", False), "box": ("box", True), "arm7_floating": ("arm7", True),
@@ -22,7 +22,9 @@ MODELS = {"arm7": ("arm7", False), "box": ("box", True), "arm7_floating": ("arm7
 
 def model_of(label):
     """The shipped model; "arm7_armature" is the floating arm with rotor inertia 0.01-0.05
-    kg m^2 on its joints (comparable to its lightest links' own inertia)."""
+    kg m^2 on its joints (comparable to its lightest links' own inertia); "tree" is Solo12."""
+    if label == "tree":  # branches: four legs on a floating trunk
+        return load_urdf(str(example_robot_urdf("solo12")), floating_base=True)
     name, floating = MODELS[label]
     model = load_urdf(str(shipped_urdf(name)), floating_base=floating)
     if label == "arm7_armature":
@@ -41,15 +43,16 @@ def relative(a, b):
     return float(np.abs(a - b).max() / np.abs(b).max())
 
 
-@pytest.mark.parametrize("integrator", ["variational", "euler"])
+@pytest.mark.parametrize("integrator, options", [("variational", {}), ("euler", {}),
+                                                  ("euler", {"velocity_terms": "implicit"})])
 @pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
-def test_step_is_simulator_step_bit_for_bit(label, integrator):
+def test_step_is_simulator_step_bit_for_bit(label, integrator, options):
     model = model_of(label)
     rng = np.random.default_rng(1)
     q, v = moving_state(model, rng)
-    sim = Simulator(model, dt=DT, integrator=integrator)
+    sim = Simulator(model, dt=DT, integrator=integrator, **options)
     sim.reset(q, v)
-    process = ProcessModel(model, dt=DT, integrator=integrator)
+    process = ProcessModel(model, dt=DT, integrator=integrator, **options)
     x = process.x_from(q, v)
     for _ in range(5):
         u = rng.normal(0.0, 5.0, model.nv)
@@ -186,7 +189,7 @@ def test_mass_diagonal_partials_match_finite_differences():
     assert relative(D, D_fd) < 1e-7
 
 
-@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating"])
+@pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating", "tree"])
 def test_rnea_derivatives_match_finite_differences(label):
     model = model_of(label)
     rng = np.random.default_rng(10)
@@ -205,12 +208,14 @@ def test_rnea_derivatives_match_finite_differences(label):
     assert relative(dtau_dv, fd_v) < 1e-7
 
 
+@pytest.mark.parametrize("velocity_terms", ["explicit", "implicit"])
 @pytest.mark.parametrize("label", ["arm7", "box", "arm7_floating", "arm7_armature"])
-def test_euler_jacobians_match_central_finite_differences(label):
+def test_euler_jacobians_match_central_finite_differences(label, velocity_terms):
     model = model_of(label)
     rng = np.random.default_rng(11)
-    process = ProcessModel(model, dt=DT, integrator="euler")
-    x, u = process.x_from(*moving_state(model, rng)), rng.normal(0.0, 5.0, model.nv)
+    process = ProcessModel(model, dt=DT, integrator="euler", velocity_terms=velocity_terms)
+    q, v = moving_state(model, rng)
+    x, u = process.x_from(q, 10.0 * v), rng.normal(0.0, 5.0, model.nv)  # Coriolis matters
     A, B = process.jacobians(x, u)
     # Richardson-extrapolated central differences (fourth order): the Euler step goes through
     # M^-1, whose rounding limits plain central differences to a few 1e-7 on arm7
@@ -218,6 +223,11 @@ def test_euler_jacobians_match_central_finite_differences(label):
                           for eps in (1e-4, 2e-4))
     assert relative(A, (4 * A1 - A2) / 3) < 1e-6
     assert relative(B, (4 * B1 - B2) / 3) < 1e-6
+    # the two treatments' Jacobians differ far beyond that tolerance
+    other = "explicit" if velocity_terms == "implicit" else "implicit"
+    A_other, _ = ProcessModel(model, dt=DT, integrator="euler",
+                              velocity_terms=other).jacobians(x, u)
+    assert relative(A_other, A) > 1e-4
 
 
 def test_bad_input_names_the_argument():

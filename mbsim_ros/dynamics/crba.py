@@ -69,11 +69,18 @@ def crba_kernel(joint_int, joint_real, armature, q, ws, M):
         ws, nj, M.shape[0])
     for i in range(nj):
         kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
-    for i in range(nj - 1, -1, -1):  # oY becomes the composite inertia Yc in place
-        crba_backward_step(i, joint_int, oS, oY, M, tmp[0])
+    crba_backward(joint_int, armature, oS, oY, tmp[0], M)
+    return OK
+
+
+@step
+def crba_backward(joint_int, armature, oS, oY, tmp, M):
+    """M (zero on entry) from the world-frame oS and oY of a kinematics pass; oY becomes the
+    composite inertias in place (tmp: a 6-vector)."""
+    for i in range(joint_int.shape[0] - 1, -1, -1):
+        crba_backward_step(i, joint_int, oS, oY, M, tmp)
     for k in range(M.shape[0]):
         M[k, k] += armature[k]
-    return OK
 
 
 def crba(model, q) -> np.ndarray:

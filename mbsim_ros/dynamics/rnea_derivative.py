@@ -15,7 +15,9 @@ w_i = ov_i - ov_lambda (its velocity relative to lambda):
 and a velocity dv_b gives d ov_i = S_b, d oa_i = S_b x w_i + ov_l x S_b. Each changes the body
 wrench of_i = Y_i oa_i + ov_i x* Y_i ov_i; tau_a = S_a^T F_j (F_j: the subtree sum at joint j of
 a) takes the change of F, plus (zeta x S_a) . F_j when joint j itself is in the subtree of l.
-O(n) per dof: O(n * nv) in all.
+O(n) per dof: O(n * nv) in all. The velocity part (coriolis_composites, velocity_jacobian:
+subtree sums as in CRBA, O(n + the entries of M), over preallocated scratch) is also the
+implicit Euler step's dB/dv.
 """
 from __future__ import annotations
 
@@ -65,9 +67,9 @@ def inertia_turned(Y, zeta, x, tmp, out):
 
 
 @routine
-def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, by_velocity, tmp, df):
-    """df_i for every body i below l (zero elsewhere), then summed over subtrees (df_l: the
-    whole subtree). by_velocity: the derivative with respect to v_b (zeta = S_b) instead of q_b."""
+def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df):
+    """df_i for every body i below l (zero elsewhere) when q_b (zeta = S_b) moves, then summed
+    over subtrees (df_l: the whole subtree)."""
     nj = joint_int.shape[0]
     w, dov, doa, dY_ov, dY_oa = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
     for i in range(nj):
@@ -78,25 +80,17 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, by_velo
             continue
         for r in range(6):
             w[r] = ov[i, r] - ov0[r]
-        if by_velocity:  # d ov = S_b, d oa = S_b x w + ov_l x S_b
-            motion_cross_motion(zeta, w, doa)
-            motion_cross_motion(ov[l], zeta, dov)
-            for r in range(6):
-                doa[r] += dov[r]
-                dov[r] = zeta[r]
-                dY_ov[r] = 0.0
-                dY_oa[r] = 0.0
-        else:  # d ov = zeta x w; d oa = zeta x (oa - oa0 - ov0 x w) + ov0 x d ov
-            motion_cross_motion(zeta, w, dov)
-            motion_cross_motion(ov0, w, tmp[5])
-            for r in range(6):
-                tmp[5, r] = oa[i, r] - oa0[r] - tmp[5, r]
-            motion_cross_motion(zeta, tmp[5], doa)
-            motion_cross_motion(ov0, dov, tmp[5])
-            for r in range(6):
-                doa[r] += tmp[5, r]
-            inertia_turned(oY[i], zeta, ov[i], tmp[6:8], dY_ov)
-            inertia_turned(oY[i], zeta, oa[i], tmp[6:8], dY_oa)
+        # d ov = zeta x w; d oa = zeta x (oa - oa0 - ov0 x w) + ov0 x d ov
+        motion_cross_motion(zeta, w, dov)
+        motion_cross_motion(ov0, w, tmp[5])
+        for r in range(6):
+            tmp[5, r] = oa[i, r] - oa0[r] - tmp[5, r]
+        motion_cross_motion(zeta, tmp[5], doa)
+        motion_cross_motion(ov0, dov, tmp[5])
+        for r in range(6):
+            doa[r] += tmp[5, r]
+        inertia_turned(oY[i], zeta, ov[i], tmp[6:8], dY_ov)
+        inertia_turned(oY[i], zeta, oa[i], tmp[6:8], dY_oa)
         wrench_derivative(oY[i], ov[i], dov, doa, dY_ov, dY_oa, tmp[5:8], df[i])
     for i in range(nj - 1, l, -1):
         p = joint_int[i, I_PARENT]
@@ -106,8 +100,106 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, by_velo
 
 
 @routine
-def project_column(joint_int, oS, F, df, l, zeta, turn, tmp, column):
-    """column_a = S_a . df_j (+ (zeta x S_a) . F_j when turn) for the dofs a of joint j in the
+def coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp):
+    """Per body i, then summed over subtrees (parents come before children): the momentum
+    h_i = Y_i ov_i into momenta (nj, 6) and the 6x6 map B_i x = ov_i x* (Y_i x) - Y_i (ov_i x x)
+    into coriolis (nj, 6, 6). tmp: (>= 4, 6)."""
+    nj = joint_int.shape[0]
+    e = tmp[0]
+    for i in range(nj):
+        inertia_times_motion(oY[i], ov[i], momenta[i])
+        for k in range(6):
+            for r in range(6):
+                e[r] = 0.0
+            e[k] = 1.0
+            inertia_times_motion(oY[i], e, tmp[1])
+            motion_cross_force(ov[i], tmp[1], tmp[2])
+            motion_cross_motion(ov[i], e, tmp[1])
+            inertia_times_motion(oY[i], tmp[1], tmp[3])
+            for r in range(6):
+                coriolis[i, r, k] = tmp[2, r] - tmp[3, r]
+    for i in range(nj - 1, -1, -1):
+        p = joint_int[i, I_PARENT]
+        if p >= 0:
+            for r in range(6):
+                momenta[p, r] += momenta[i, r]
+                for k in range(6):
+                    coriolis[p, r, k] += coriolis[i, r, k]
+
+
+@routine
+def velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, out):
+    """out = d tau / d v (nv x nv, every entry written), which is d b / d v for the bias
+    b = rnea(q, v, 0), from the world-frame oS, ov of a forward RNEA pass, the composite
+    inertias Yc (crba) and coriolis_composites' subtree sums H_j, B_j. A velocity dv_b (a dof of
+    joint l, zeta = S_b) changes only the bodies i below l: d ov_i = zeta,
+    d oa_i = zeta x (ov_i - ov_lambda) + ov_l x zeta, so
+    d of_i = Y_i u_b + B_i zeta + zeta x* h_i with u_b = (ov_l + ov_lambda) x zeta, and its sum
+    over the subtree of j is Yc_j u_b + B_j zeta + zeta x* H_j. Entry (a, b), a a dof of joint
+    j: S_a . (that sum at l) when j is l or above it; when j is below l,
+    p_a . u_b + q_a . zeta with p_a = Yc_j S_a, q_a = B_j^T S_a - S_a x* H_j (per a, once);
+    0 on other branches. O(n + the entries of M). crossed: (nv, 6) scratch (the u_b);
+    tmp: (>= 3, 6)."""
+    nj, nv = joint_int.shape[0], oS.shape[0]
+    for a in range(nv):
+        for b in range(nv):
+            out[a, b] = 0.0
+    g = tmp[1]
+    for l in range(nj):
+        lam = joint_int[l, I_PARENT]
+        lv = joint_int[l, I_IDX_V]
+        for b in range(lv, lv + joint_int[l, I_NV]):
+            zeta = oS[b]
+            for r in range(6):
+                tmp[0, r] = ov[l, r] + (ov[lam, r] if lam >= 0 else 0.0)
+            motion_cross_motion(tmp[0], zeta, crossed[b])
+            inertia_times_motion(Yc[l], crossed[b], g)
+            motion_cross_force(zeta, momenta[l], tmp[2])
+            for r in range(6):
+                acc = g[r] + tmp[2, r]
+                for k in range(6):
+                    acc += coriolis[l, r, k] * zeta[k]
+                g[r] = acc
+            j = l
+            while j >= 0:
+                project_joint(joint_int, oS, g, j, b, out)
+                j = joint_int[j, I_PARENT]
+    p_a, q_a = tmp[0], tmp[1]
+    for j in range(nj):
+        jv = joint_int[j, I_IDX_V]
+        for a in range(jv, jv + joint_int[j, I_NV]):
+            inertia_times_motion(Yc[j], oS[a], p_a)
+            motion_cross_force(oS[a], momenta[j], tmp[2])
+            for k in range(6):
+                acc = -tmp[2, k]
+                for r in range(6):
+                    acc += coriolis[j, r, k] * oS[a, r]
+                q_a[k] = acc
+            l = joint_int[j, I_PARENT]
+            while l >= 0:
+                lv = joint_int[l, I_IDX_V]
+                for b in range(lv, lv + joint_int[l, I_NV]):
+                    acc = 0.0
+                    for r in range(6):
+                        acc += p_a[r] * crossed[b, r] + q_a[r] * oS[b, r]
+                    out[a, b] = acc
+                l = joint_int[l, I_PARENT]
+
+
+@step
+def project_joint(joint_int, oS, f, j, b, out):
+    """out[a, b] = S_a . f for the dofs a of joint j."""
+    jv = joint_int[j, I_IDX_V]
+    for a in range(jv, jv + joint_int[j, I_NV]):
+        s = 0.0
+        for r in range(6):
+            s += oS[a, r] * f[r]
+        out[a, b] = s
+
+
+@routine
+def project_column(joint_int, oS, F, df, l, zeta, tmp, column):
+    """column_a = S_a . df_j + (zeta x S_a) . F_j for the dofs a of joint j in the
     subtree of l; S_a . df_l for the dofs of l's ancestors; 0 elsewhere."""
     nj = joint_int.shape[0]
     for a in range(column.shape[0]):
@@ -122,7 +214,7 @@ def project_column(joint_int, oS, F, df, l, zeta, turn, tmp, column):
             s = 0.0
             for r in range(6):
                 s += oS[a, r] * df[source, r]
-            if below and turn:
+            if below:
                 motion_cross_motion(zeta, oS[a], tmp)
                 for r in range(6):
                     s += tmp[r] * F[j, r]
@@ -161,16 +253,20 @@ def rnea_derivatives_kernel(joint_int, joint_real, gravity, q, v, a, dtau_dq, dt
         lv = joint_int[l, I_IDX_V]
         for b in range(lv, lv + joint_int[l, I_NV]):
             zeta = oS[b]
-            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, False, tmp,
-                                       df)
-            project_column(joint_int, oS, F, df, l, zeta, True, tmp[9], column)
+            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df)
+            project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
             for k in range(nv):
                 dtau_dq[k, b] = column[k]
-            subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, True, tmp, df)
-            project_column(joint_int, oS, F, df, l, zeta, False, tmp[9], column)
-            for k in range(nv):
-                dtau_dv[k, b] = column[k]
-
+    momenta, coriolis = np.empty((nj, 6)), np.empty((nj, 6, 6))
+    coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
+    Yc = oY.copy()
+    for i in range(nj - 1, -1, -1):
+        p = joint_int[i, I_PARENT]
+        if p >= 0:
+            for r in range(10):
+                Yc[p, r] += Yc[i, r]
+    velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, np.empty((nv, 6)), tmp,
+                      dtau_dv)
 
 def rnea_derivatives(model, q, v, a) -> tuple:
     """(d tau / d q, d tau / d v) of tau = rnea(model, q, v, a) (nv x nv each; q moved as

@@ -77,10 +77,11 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, armatur
 
 
 @routine
-def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U, start,
-                end, ws, buf, codes, out):
+def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit, X, U,
+                start, end, ws, buf, matrices, ints, codes, out):
     """Particles start..end-1: x = (q, v) -> (q', v') by euler_step_kernel.
-    buf: 2 nq + (2 + EULER_ROWS) nv floats of per-chunk vectors."""
+    buf: 2 nq + (2 + EULER_ROWS) nv floats of per-chunk vectors; matrices, ints: as
+    euler_buffers makes them."""
     nv = U.shape[1]
     nq = X.shape[1] - nv
     q, v = buf[0:nq], buf[nq:nq + nv]
@@ -89,7 +90,8 @@ def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt,
     for n in range(start, end):
         load_row(X, n, q, v)
         code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
-                                 q, v, U[0 if U.shape[0] == 1 else n], ws, work, q_out, v_out)
+                                 implicit, q, v, U[0 if U.shape[0] == 1 else n], ws, work,
+                                 matrices, ints, q_out, v_out)
         codes[n] = code
         store_row(code, q_out, v_out, n, out)
 
@@ -118,20 +120,20 @@ def variational_batch_parallel(joint_int, joint_real, gravity, damping, friction
 
 
 @kernel
-def euler_batch(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U, WS, BUF,
-                codes, out):
-    euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U, 0,
-                X.shape[0], WS[0], BUF[0], codes, out)
+def euler_batch(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit, X, U,
+                WS, BUF, MATS, INTS, codes, out):
+    euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit, X, U,
+                0, X.shape[0], WS[0], BUF[0], MATS[0], INTS[0], codes, out)
 
 
 @parallel_kernel
-def euler_batch_parallel(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U,
-                         WS, BUF, codes, out):
+def euler_batch_parallel(joint_int, joint_real, gravity, damping, friction, armature, dt,
+                         implicit, X, U, WS, BUF, MATS, INTS, codes, out):
     chunks, n = WS.shape[0], X.shape[0]
     for c in prange(chunks):
-        euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, X, U,
-                    c * n // chunks,
-                    (c + 1) * n // chunks, WS[c], BUF[c], codes, out)
+        euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
+                    X, U, c * n // chunks, (c + 1) * n // chunks, WS[c], BUF[c], MATS[c],
+                    INTS[c], codes, out)
 
 
 def thread_count() -> int:

@@ -11,11 +11,11 @@ from ..dynamics.drnea_partials import mass_diagonal_partials_kernel, step_partia
 from ..dynamics.crba import crba
 from ..dynamics.minv import minv
 from ..dynamics.rnea import rnea
-from ..dynamics.rnea_derivative import rnea_derivatives_kernel
+from ..dynamics.rnea_derivative import rnea_derivatives
 from ..dynamics.workspace import workspace_size
 from ..integrators import make_integrator
-from ..integrators.euler import _FAILURES as EULER_FAILURES
-from ..integrators.euler import EULER_ROWS
+from ..integrators.euler import EULER_ROWS, euler_buffers
+from ..integrators.euler import failure_message as euler_failure_message
 from ..integrators.variational import _FAILURES as VARIATIONAL_FAILURES
 from ..integrators.variational import (momentum_kernel, variational_step_kernel,
                                        variational_workspace_size)
@@ -46,7 +46,7 @@ class ProcessModel:
 
     * ``"variational"``: ``x = (q, p)``, the configuration (nq) and the discrete momentum (nv),
       the integrator's own state, so that ``step`` is ``Simulator.step`` bit for bit;
-    * ``"euler"``: ``x = (q, v)``.
+    * ``"euler"``: ``x = (q, v)`` (either ``velocity_terms``; exact Jacobians for both).
 
     ``x_from(q, v)`` / ``qv_from(x)`` convert (``p = M(q) v``, ``v = M(q)^-1 p``). Perturbations
     live in the tangent space (length ``ndx = 2 nv``): ``integrate(x, dx) = (q (+) dq, p + dp)``
@@ -100,6 +100,9 @@ class ProcessModel:
         else:
             self._vws = np.zeros((chunks, 1))
             self._buf = np.zeros((chunks, 2 * nq + (2 + EULER_ROWS) * nv))
+            _, matrices, ints = euler_buffers(m)
+            self._mats = np.zeros((chunks,) + matrices.shape)
+            self._ints = np.zeros((chunks,) + ints.shape, dtype=np.int64)
         self._stats = np.zeros((chunks, 3), dtype=np.int64)
 
     # ---- converters -------------------------------------------------------------------------
@@ -206,7 +209,8 @@ class ProcessModel:
         else:
             batch = euler_batch_parallel if parallel else euler_batch
             batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
-                  self.dt, X, U, self._ws, self._buf, codes, out)
+                  self.dt, it.implicit, X, U, self._ws, self._buf, self._mats, self._ints, codes,
+                  out)
         if self.failure == "raise" and codes.max() != OK:
             failed = np.flatnonzero(codes)
             reason = self._failure_message(int(codes[failed[0]]))
@@ -215,9 +219,9 @@ class ProcessModel:
             raise StepFailed(f"the step failed{where}: {reason}", failed)
 
     def _failure_message(self, code: int) -> str:
-        failures = VARIATIONAL_FAILURES if self.integrator_name == "variational" else \
-            EULER_FAILURES
-        return failures.get(code, f"kernel code {code}")
+        if self.integrator_name == "euler":
+            return euler_failure_message(code, self.integrator.implicit)
+        return VARIATIONAL_FAILURES.get(code, f"kernel code {code}")
 
     # ---- linearisation ----------------------------------------------------------------------
 
@@ -321,19 +325,36 @@ class ProcessModel:
         return E_x, E_u
 
     def _euler_jacobians(self, x, u) -> tuple[np.ndarray, np.ndarray]:
-        """Semi-implicit Euler with implicit damping: (M + A + h c) a = u - c v - b(q, v),
-        v' = v + h a, q' = q (+) h v'. Keeping RNEA(q, v, a) + h c a = u - c v gives
-        (M + A + h c) da = du - (dtau/dq) dq - (dtau/dv + c) dv (joint friction's clamp is not
-        differentiated: linearise a model with friction by finite differences)."""
+        """Semi-implicit Euler (euler.py): K a = u - D v - b(q, v), v' = v + h a,
+        q' = q (+) h v', with K = M + A + h D (``velocity_terms="explicit"``) or
+        K = M + A + h D + h B_v(q, v) (``"implicit"``; B_v = db/dv, b = rnea(q, v, 0)).
+        Differentiating K a + b = u - D v with rnea_q, rnea_v the derivatives of
+        rnea(q, v, a) = M a + b:
+
+            K da = du - P_q dq - (P_v + D) dv,
+            explicit: P_q = rnea_q(q, v, a),  P_v = rnea_v(q, v)
+            implicit: P_q = rnea_q(q, v, a) + h d(B_v(q, v) a)/dq,  P_v = rnea_v(q, v + h a)
+
+        b is quadratic in v, so B_v(q, w) is linear in w and the second derivatives reduce to
+        first ones: d(B_v(q, v) y)/dv = B_v(q, y) (hence rnea_v at v + h a) and, by
+        polarisation, B_v(q, v) y = (b(q, v + y) - b(q, v - y)) / 2, so
+        d(B_v(q, v) y)/dq = (rnea_q(q, v + y, 0) - rnea_q(q, v - y, 0)) / 2 with y = h a.
+        Exact (joint friction's clamp is not differentiated: linearise a model with friction by
+        finite differences)."""
         m, nq, nv, h = self.model, self.nq, self.nv, self.dt
         q, v = x[:nq], x[nq:]
-        implicit = crba(m, q) + h * np.diag(m.damping)
-        a = np.linalg.solve(implicit, u - m.damping * v - rnea(m, q, v, np.zeros(nv)))
-        dtau_dq, dtau_dv = np.empty((nv, nv)), np.empty((nv, nv))
-        rnea_derivatives_kernel(m.joint_int, m.joint_real, m.gravity, q, v, a, dtau_dq, dtau_dv)
+        zero = np.zeros(nv)
+        K = crba(m, q) + h * np.diag(m.damping)
+        if self.integrator.implicit:
+            K += h * rnea_derivatives(m, q, v, zero)[1]
+        a = np.linalg.solve(K, u - m.damping * v - rnea(m, q, v, zero))
+        P_q, P_v = rnea_derivatives(m, q, v, a)
+        if self.integrator.implicit:
+            y = h * a
+            plus_q, P_v = rnea_derivatives(m, q, v + y, zero)
+            P_q = P_q + 0.5 * (plus_q - rnea_derivatives(m, q, v - y, zero)[0])
         # columns: d/dq, d/dv, d/du
-        da = np.linalg.solve(implicit, np.hstack([-dtau_dq, -dtau_dv - np.diag(m.damping),
-                                                  np.eye(nv)]))
+        da = np.linalg.solve(K, np.hstack([-P_q, -P_v - np.diag(m.damping), np.eye(nv)]))
         dv_next = h * da
         dv_next[:, nv:2 * nv] += np.eye(nv)
         to_next, dexp_right = _integrate_jacobians(m, h * (v + h * a))

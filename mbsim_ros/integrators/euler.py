@@ -1,51 +1,88 @@
-"""Semi-implicit (symplectic) Euler with implicit joint damping, the baseline that the
-variational integrator is compared against (seed 000, Fig. 2):
+"""Semi-implicit (symplectic) Euler, the baseline that the variational integrator is compared
+against (Lee, Liu, Park and Srinivasa 2016, "Linear-time variational integrators in maximal
+coordinates", Fig. 2), in two treatments of the velocity-dependent forces (``velocity_terms``):
 
-    (M + A + h D) (v' - v) = h (tau - D v - C(q, v) v - g(q)),   q' = q (+) h v'
+* ``"explicit"`` (MuJoCo's ``Euler``): joint damping D implicit, Coriolis and centrifugal forces
+  explicit,
 
-i.e. (M + A + h D) v' = (M + A) v + h (tau - b), as MuJoCo's Euler integrates joint damping D:
-stable for any damping and step (A: armature). URDF joint friction f then acts as one clamped
-impulse per joint, lambda_j = clamp(-d_j v'_j, -h f_j, h f_j) with d_j the joint's locked inertia
-M_jj + A_j + h D_j, applied through the same factorisation: it stops a lone joint exactly and
-never pushes harder than Coulomb's bound (in a chain the joints' coupling is not iterated, so a
-stuck joint may creep at the scale h f / d_j).
+      (M + A + h D) (v' - v) = h (tau - D v - b(q, v)),   q' = q (+) h v'
+
+  i.e. (M + A + h D) v' = (M + A) v + h (tau - b): stable for any damping and step (A: armature),
+  by one articulated-body pass with A + h D added to the joint inertias (O(n)).
+* ``"implicit"`` (MuJoCo's ``implicit``): linearly implicit in every velocity term,
+
+      (M + A + h D + h dB/dv) (v' - v) = h (tau - D v - b(q, v)),   q' = q (+) h v'
+
+  with b = rnea(q, v, 0) and dB/dv its velocity Jacobian (rnea_derivative.velocity_jacobian);
+  the matrix is not symmetric: dense LU with partial pivoting (O(n^3), plus O(n depth) for
+  dB/dv and CRBA). The explicit treatment of the Coriolis terms gains energy when light
+  distal links spin fast (a humanoid's free limbs); the linearised one dissipates it (a
+  spinning free body), though neither is energy-stable once h |v| nears a radian
+  (docs/EULER.md: the robot zoo).
+
+URDF joint friction f acts as one clamped impulse per joint, lambda_j = clamp(-d_j v'_j,
+-h f_j, h f_j) with d_j the step matrix's diagonal entry (M_jj + A_j + h D_j, plus h dB_j/dv_j
+when implicit), applied through the same factorisation: it stops a lone joint exactly and never
+pushes harder than Coulomb's bound (in a chain the joints' coupling is not iterated, so a stuck
+joint may creep at the scale h f / d_j).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, routine
+from .._jit import kernel, routine, step
 from ..dynamics.aba import aba_kernel
 from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
 from ..dynamics.configuration import integrate_kernel
-from ..dynamics.crba import mass_matrix_diagonal
+from ..dynamics.crba import crba_backward, mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
+from ..dynamics.rnea import rnea_kernel
+from ..dynamics.rnea_derivative import coriolis_composites, velocity_jacobian
 from ..dynamics.workspace import carve, workspace
 from .base import Integrator, StepInfo, register
+from .lu import lu_factor, lu_solve
 
+VELOCITY_TERMS = ("explicit", "implicit")
 # rows of the (EULER_ROWS, nv) work array
 W_FORCE, W_ACC, W_ADDED, W_DIAG = range(4)
 EULER_ROWS = 4
 
 
+def euler_buffers(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The step kernel's scratch: work (EULER_ROWS, nv), matrices (2, nv, nv) (the implicit
+    step's matrix and dB/dv) and ints (nv: the LU's pivots)."""
+    return (np.zeros((EULER_ROWS, model.nv)), np.zeros((2, model.nv, model.nv)),
+            np.zeros(model.nv, dtype=np.int64))
+
+
 @kernel
-def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt, q, v, tau,
-                      ws, work, q_out, v_out):
-    """One step (module docstring); work: (EULER_ROWS, nv) scratch."""
+def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
+                      q, v, tau, ws, work, matrices, ints, q_out, v_out):
+    """One step (module docstring): velocity terms implicit when ``implicit``; scratch from
+    euler_buffers."""
     nv = v.shape[0]
-    force, a, added, diagonal = work[W_FORCE], work[W_ACC], work[W_ADDED], work[W_DIAG]
-    any_friction = False
-    for k in range(nv):
-        force[k] = tau[k] - damping[k] * v[k]
-        added[k] = armature[k] + dt * damping[k]
-        any_friction = any_friction or friction[k] > 0.0
-    code = aba_kernel(joint_int, joint_real, gravity, added, q, v, force, ws, a)
+    if implicit:
+        code = implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, v,
+                                 tau, ws, work, matrices, ints, v_out)
+    else:
+        code = explicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, v,
+                                 tau, ws, work, v_out)
     if code != OK:
         return code
+    any_friction = False
     for k in range(nv):
-        v_out[k] = v[k] + dt * a[k]
+        any_friction = any_friction or friction[k] > 0.0
     if any_friction:
-        coulomb_impulses(joint_int, friction, dt, added, ws, v_out, force, diagonal, a)
+        impulse, dv, diagonal = work[W_FORCE], work[W_ACC], work[W_DIAG]
+        if implicit:  # implicit_velocity left K's diagonal and its LU
+            clamped_impulses(friction, dt, diagonal, v_out, impulse)
+            lu_solve(matrices[0], ints, impulse)
+            dv = impulse
+        else:
+            explicit_impulses(joint_int, friction, dt, work[W_ADDED], ws, v_out, impulse,
+                              diagonal, dv)
+        for k in range(nv):
+            v_out[k] += dv[k]
     integrate_kernel(joint_int, q, v_out, dt, q_out)
     if not (all_finite(q_out) and all_finite(v_out)):
         return DIVERGED
@@ -53,36 +90,110 @@ def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armatur
 
 
 @routine
-def coulomb_impulses(joint_int, friction, dt, added, ws, v_out, impulse, diagonal, dv):
-    """v_out += (M + added)^-1 lambda, lambda_j = clamp(-d_j v_out_j, +-dt f_j), from the
-    factorisation and kinematics that aba_kernel left in ws (d = diag(M) + added)."""
+def explicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, v, tau, ws,
+                      work, v_out):
+    """v_out = v + h ABA(q, v, tau - D v) with A + h D (into work[W_ADDED]) added to the joint
+    inertias."""
+    nv = v.shape[0]
+    force, a, added = work[W_FORCE], work[W_ACC], work[W_ADDED]
+    for k in range(nv):
+        force[k] = tau[k] - damping[k] * v[k]
+        added[k] = armature[k] + dt * damping[k]
+    code = aba_kernel(joint_int, joint_real, gravity, added, q, v, force, ws, a)
+    if code != OK:
+        return code
+    for k in range(nv):
+        v_out[k] = v[k] + dt * a[k]
+    return OK
+
+
+@routine
+def explicit_impulses(joint_int, friction, dt, added, ws, v_out, impulse, diagonal, dv):
+    """dv = (M + added)^-1 lambda (clamped_impulses, d = diag(M) + added), from the
+    factorisation and kinematics that aba_kernel left in ws."""
     nj, nv = joint_int.shape[0], v_out.shape[0]
     oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(ws, nj, nv)
     mass_matrix_diagonal(joint_int, added, oS, oY, IA.reshape((nj, 36)), tmp[0], diagonal)
+    clamped_impulses(friction, dt, diagonal, v_out, impulse)
+    minv_apply(joint_int, oS, U, Dinv, impulse, pA, oa, dv)
+
+
+@routine
+def implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, v, tau, ws,
+                      work, matrices, ints, v_out):
+    """v_out = v + K^-1 h (tau - D v - b), K = M + A + h D + h dB/dv factored in place into
+    matrices[0] (pivots in ints); K's diagonal into work[W_DIAG]."""
+    nj, nv = joint_int.shape[0], v.shape[0]
+    rhs, zero, diagonal = work[W_FORCE], work[W_ACC], work[W_DIAG]
+    K, dB = matrices[0], matrices[1]
     for k in range(nv):
+        zero[k] = 0.0
+    code = rnea_kernel(joint_int, joint_real, gravity, armature, q, v, zero, ws, rhs)  # b
+    if code != OK:
+        return code
+    oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(ws, nj, nv)
+    coriolis_composites(joint_int, oY, ov, pA, IA, tmp)
+    for i in range(nv):
+        for j in range(nv):
+            K[i, j] = 0.0
+    crba_backward(joint_int, armature, oS, oY, tmp[0], K)  # oY: composite from here on
+    velocity_jacobian(joint_int, oS, oY, ov, pA, IA, U, tmp, dB)
+    for i in range(nv):
+        for j in range(nv):
+            K[i, j] += dt * dB[i, j]
+        K[i, i] += dt * damping[i]
+        diagonal[i] = K[i, i]
+        rhs[i] = dt * (tau[i] - damping[i] * v[i] - rhs[i])
+    if not lu_factor(K, ints):
+        return SINGULAR
+    lu_solve(K, ints, rhs)
+    for k in range(nv):
+        v_out[k] = v[k] + rhs[k]
+    return OK
+
+
+@step
+def clamped_impulses(friction, dt, diagonal, v_out, impulse):
+    """lambda_j = clamp(-d_j v_out_j, +-dt f_j): the impulse that would stop joint j alone,
+    within Coulomb's bound."""
+    for k in range(v_out.shape[0]):
         bound = dt * friction[k]
         impulse[k] = min(bound, max(-bound, -diagonal[k] * v_out[k]))
-    minv_apply(joint_int, oS, U, Dinv, impulse, pA, oa, dv)
-    for k in range(nv):
-        v_out[k] += dv[k]
 
 
 @register("euler")
 class SemiImplicitEuler(Integrator):
-    def __init__(self, model, dt: float, **options) -> None:
+    """``velocity_terms``: ``"explicit"`` (default; damping implicit, Coriolis explicit) or
+    ``"implicit"`` (linearised implicit in damping and Coriolis terms); module docstring."""
+
+    def __init__(self, model, dt: float, *, velocity_terms: str = "explicit",
+                 **options) -> None:
+        if velocity_terms not in VELOCITY_TERMS:
+            raise ValueError(f"integrator 'euler': velocity_terms must be one of "
+                             f"{', '.join(VELOCITY_TERMS)}, got {velocity_terms!r}")
         super().__init__(model, dt, **options)
-        self._work = np.zeros((EULER_ROWS, model.nv))
+        self.velocity_terms = velocity_terms
+        self.implicit = velocity_terms == "implicit"
+        self._work, self._matrices, self._ints = euler_buffers(model)
         self._ws = workspace(model)
         self._info = StepInfo()
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         m = self.model
         code = euler_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction,
-                                 m.armature, self.dt, q, v, tau, self._ws, self._work, q_out,
-                                 v_out)
+                                 m.armature, self.dt, self.implicit, q, v, tau, self._ws,
+                                 self._work, self._matrices, self._ints, q_out, v_out)
         self._info.converged = code == OK
-        self._info.message = "" if code == OK else _FAILURES.get(code, f"kernel code {code}")
+        self._info.message = "" if code == OK else failure_message(code, self.implicit)
         return self._info
+
+
+def failure_message(code: int, implicit: bool) -> str:
+    """StepInfo.message for a kernel code of euler_step_kernel."""
+    if code == SINGULAR and implicit:
+        return ("singular step matrix M + A + h D + h dB/dv (the LU met a zero pivot): joints "
+                "that move no inertia need armature")
+    return _FAILURES.get(code, f"kernel code {code}")
 
 
 _FAILURES = {DIVERGED: "diverged: the new state is not finite",
