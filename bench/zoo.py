@@ -39,7 +39,15 @@ from mbsim_ros.dynamics import crba  # noqa: E402
 from mbsim_ros.model.model import R_COM, R_MASS, R_POS  # noqa: E402
 from mbsim_ros.model.resources import example_robot_data_dir  # noqa: E402
 
-INTEGRATORS = ("euler", "variational", "compliant", "rigid")
+INTEGRATORS = ("euler", "euler-implicit", "variational", "compliant", "rigid")
+# run label -> (integrator name, options); labels not listed are integrator names
+RUN_OPTIONS = {"euler-implicit": ("euler", {"velocity_terms": "implicit"})}
+
+
+def make_simulator(model: Model, label: str, dt: float = 1e-3) -> Simulator:
+    """The Simulator a run label stands for (INTEGRATORS)."""
+    name, options = RUN_OPTIONS.get(label, (label, {}))
+    return Simulator(model, dt, name, **options)
 DT = 1e-3
 SECONDS, QUICK_SECONDS = 2.0, 0.2
 ARMATURE = 1e-3  # kg m^2 on the joints of a singular joint-space inertia (romeo's fingers)
@@ -212,13 +220,13 @@ def simulator(model: Model, integrator: str, dt: float = DT,
     if in_range:
         model.set_armature({name: ARMATURE for name in in_range})
     try:
-        return Simulator(model, dt, integrator), in_range
+        return make_simulator(model, integrator, dt), in_range
     except Exception as exc:  # noqa: BLE001
         joints = named_joints(model, str(exc))
         if "armature" not in str(exc) or not joints:
             raise
     model.set_armature({name: ARMATURE for name in joints})
-    return Simulator(model, dt, integrator), joints
+    return make_simulator(model, integrator, dt), joints
 
 
 # --- one run ---------------------------------------------------------------------------------

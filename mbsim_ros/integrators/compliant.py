@@ -50,7 +50,8 @@ MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the s
 LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
 # the clarabel fallback of a failed interior-point solve fails fast: at most this many rows,
 # active-set rounds, iterations and seconds per clarabel solve
-FALLBACK_ROWS, FALLBACK_ROUNDS, CLARABEL_ITERATIONS, CLARABEL_SECONDS = 200, 2, 50, 0.01
+# no time limit: a result that depends on the machine's load would not repeat
+FALLBACK_ROWS, FALLBACK_ROUNDS, CLARABEL_ITERATIONS = 200, 2, 50
 LIMIT_DEADBAND = 1e-6  # rad or m: smaller violations (rounding, CFM) go in one step
 
 
@@ -115,8 +116,8 @@ class CompliantIntegrator(Integrator):
     ("true": an SOCP; "pyramid": a QP, |gamma_t1|, |gamma_t2| <= mu gamma_n with t1 along
     the slip), ``qp_solver`` ("interior": our compiled interior-point solver,
     cone_solver.py, falling back to clarabel after ``interior_iterations`` iterations of one
-    solve (up to FALLBACK_ROWS rows, FALLBACK_ROUNDS active-set rounds, CLARABEL_ITERATIONS
-    iterations and CLARABEL_SECONDS per clarabel solve); "clarabel"; or "osqp" for QPs: the
+    solve (up to FALLBACK_ROWS rows, FALLBACK_ROUNDS active-set rounds and CLARABEL_ITERATIONS
+    iterations per clarabel solve); "clarabel"; or "osqp" for QPs: the
     pyramid and frictionless problems; these two fall back to each other), ``joint_limits``
     (URDF limits as unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0:
     effectively rigid), ``limit_recovery`` ((time constant s, speed cap): a rigid limit
@@ -597,7 +598,7 @@ class CompliantIntegrator(Integrator):
             settings = clarabel.DefaultSettings()
             settings.verbose = False
             if self.qp_solver == "interior":  # the fallback: fail fast
-                settings.max_iter, settings.time_limit = CLARABEL_ITERATIONS, CLARABEL_SECONDS
+                settings.max_iter = CLARABEL_ITERATIONS
             solver = clarabel.DefaultSolver(P_upper, q, A, offsets, cones, settings)
             if len(self._clarabel) > 64:
                 self._clarabel.clear()
