@@ -88,3 +88,23 @@ def robot(request):
     model = load_urdf(source, floating_base=floating)
     return label, model, pinocchio_model(source if isinstance(source, str) else str(source),
                                          floating)
+
+
+def independent_discrete_lagrangian(pm, data, q0, q1, dt, armature_model=None):
+    """Ld(q0, q1) = sum_i xi_i^T G_i xi_i / (2 dt) - dt/2 (P(q0) + P(q1)), xi_i =
+    log(T_i(q0)^-1 T_i(q1)), from pinocchio's kinematics, log6 and inertias (Lee et al. 2016
+    eq. 9); with ``armature_model`` also its rotors' sum a x^2 / (2 dt), x = q1 (-) q0."""
+    pin.forwardKinematics(pm, data, q0)
+    T0 = [data.oMi[i].copy() for i in range(pm.njoints)]
+    potential0 = pin.computePotentialEnergy(pm, data, q0)
+    pin.forwardKinematics(pm, data, q1)
+    kinetic = 0.0
+    for i in range(1, pm.njoints):
+        xi = pin.log6(T0[i].actInv(data.oMi[i])).vector
+        kinetic += xi @ pm.inertias[i].matrix() @ xi / (2.0 * dt)
+    if armature_model is not None:
+        from mbsim_ros.dynamics import difference
+
+        x = difference(armature_model, q0, q1)
+        kinetic += x @ (armature_model.armature * x) / (2.0 * dt)
+    return kinetic - 0.5 * dt * (potential0 + pin.computePotentialEnergy(pm, data, q1))

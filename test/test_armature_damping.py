@@ -5,7 +5,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from conftest import pinocchio_model, random_configuration, relative_error, to_pinocchio_q
+from conftest import (independent_discrete_lagrangian, pinocchio_model, random_configuration,
+                      relative_error, to_pinocchio_q)
 from mbsim_ros import Simulator
 from mbsim_ros.dynamics import (crba, del_jacobian, del_residual, difference, energy, integrate,
                                 minv)
@@ -57,22 +58,6 @@ def test_armature_is_checked_and_named():
         model.armature = np.zeros(7)
 
 
-def discrete_action_with_armature(pm, data, model, q0, q1):
-    """The trapezoidal Ld of the bodies (pinocchio's kinematics and log6) plus the rotors'
-    sum a x^2 / (2 dt), x = q1 (-) q0."""
-    pin.forwardKinematics(pm, data, q0)
-    T0 = [data.oMi[i].copy() for i in range(pm.njoints)]
-    potential0 = pin.computePotentialEnergy(pm, data, q0)
-    pin.forwardKinematics(pm, data, q1)
-    kinetic = 0.0
-    for i in range(1, pm.njoints):
-        xi = pin.log6(T0[i].actInv(data.oMi[i])).vector
-        kinetic += xi @ pm.inertias[i].matrix() @ xi / (2.0 * DT)
-    x = difference(model, q0, q1)
-    kinetic += x @ (model.armature * x) / (2.0 * DT)
-    return kinetic - 0.5 * DT * (potential0 + pin.computePotentialEnergy(pm, data, q1))
-
-
 def test_del_residual_with_armature_is_the_gradient_of_the_discrete_action():
     model, pm = arm_with_armature()
     data = pm.createData()
@@ -90,8 +75,8 @@ def test_del_residual_with_armature_is_the_gradient_of_the_discrete_action():
             e[k] = eps
             plus, minus = integrate(model, q, e), integrate(model, q, -e)
             gradient[k] = sum(
-                sign * (discrete_action_with_armature(pm, data, model, q_prev, qq)
-                        + discrete_action_with_armature(pm, data, model, qq, q_next))
+                sign * (independent_discrete_lagrangian(pm, data, q_prev, qq, DT, model)
+                        + independent_discrete_lagrangian(pm, data, qq, q_next, DT, model))
                 for sign, qq in ((1, plus), (-1, minus))) / (2 * eps)
         assert np.abs(ours - gradient).max() < 1e-6 * np.abs(gradient).max()
         # and Newton's matrix is its derivative

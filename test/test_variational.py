@@ -4,26 +4,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from conftest import pinocchio_model, random_configuration
+from conftest import independent_discrete_lagrangian, pinocchio_model, random_configuration
 from mbsim_ros import Simulator
 from mbsim_ros.dynamics import del_jacobian, del_residual, difference, energy, integrate
 from mbsim_ros.model import chain_urdf, load_urdf, shipped_urdf
 
 DT = 1e-3
-
-
-def independent_discrete_lagrangian(pm, data, q0, q1, dt):
-    """Ld(q0, q1) = sum_i xi_i^T G_i xi_i / (2 dt) - dt/2 (P(q0) + P(q1)), xi_i =
-    log(T_i(q0)^-1 T_i(q1)), from pinocchio's kinematics, log6 and inertias (seed 000 eq. 9)."""
-    pin.forwardKinematics(pm, data, q0)
-    T0 = [data.oMi[i].copy() for i in range(pm.njoints)]
-    potential0 = pin.computePotentialEnergy(pm, data, q0)
-    pin.forwardKinematics(pm, data, q1)
-    kinetic = 0.0
-    for i in range(1, pm.njoints):
-        xi = pin.log6(T0[i].actInv(data.oMi[i])).vector
-        kinetic += xi @ pm.inertias[i].matrix() @ xi / (2.0 * dt)
-    return kinetic - 0.5 * dt * (potential0 + pin.computePotentialEnergy(pm, data, q1))
 
 
 def nearby(model, rng, q, scale):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, routine, step
-from ..dynamics.aba import aba_kernel
 from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
 from ..dynamics.configuration import difference_step, integrate_kernel
 from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
@@ -28,6 +27,7 @@ from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, workspace
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, register
+from .euler import explicit_velocity
 
 NOT_CONVERGED = 7
 ROOT_FINDERS = {"riqn": 0, "newton": 1, "broyden": 2}
@@ -42,6 +42,7 @@ MAX_ANDERSON = 8
 STAGNATION_FACTOR = 1e3
 # rows of the (n_vectors, nv) block of the variational workspace
 V_B, V_R, V_X, V_DX, V_VK, V_WORK, V_Y, V_GNEW, V_PCUR, V_UEFF, V_DIAG, V_RES = range(12)
+# (IG3: explicit_velocity takes rows V_WORK, V_Y, V_GNEW as its first three work rows)
 V_PRECOND, V_LINEAR, V_XBEST, V_PPIECE = range(12, 16)
 N_VECTORS = 16
 # rows of the (n_configurations, nq) block
@@ -234,16 +235,13 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, gu
     elif guess == 2:
         for k in range(nv):
             x[k] = h * v_k[k]
-    else:
-        implicit = vec[V_Y]  # free until Broyden runs
-        for k in range(nv):
-            work[k] = u[k] - damping[k] * v_k[k]
-            implicit[k] = armature[k] + h * damping[k]
-        code = aba_kernel(joint_int, joint_real, gravity, implicit, q, v_k, work, ws, dx)
+    else:  # the Euler step's velocity; rows V_WORK, V_Y, V_GNEW are free until solving
+        code = explicit_velocity(joint_int, joint_real, gravity, damping, armature, h, q, v_k,
+                                 u, ws, vec[V_WORK:V_WORK + 3], dx)
         if code != OK:
             return code
         for k in range(nv):
-            x[k] = h * (v_k[k] + h * dx[k])
+            x[k] = h * dx[k]
     return OK
 
 
