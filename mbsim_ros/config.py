@@ -68,11 +68,13 @@ def resolve_urdf(reference: str, base_dir: str | Path | None = None) -> Path:
 
 
 def initial_configuration(model: Model, positions: dict | None,
-                          q: np.ndarray | None = None) -> np.ndarray:
+                          q: np.ndarray | None = None,
+                          key: str = "initial_positions") -> np.ndarray:
     """q (default: the neutral configuration) with the given one-DOF joints (by name) set,
-    clamped into the joint limits (one LimitWarning names the joints moved)."""
+    clamped into the joint limits (one LimitWarning names the joints moved); ConfigError names
+    ``key`` and the joint when one is unknown or not a number."""
     q = model.neutral() if q is None else np.array(q, dtype=float)
-    for name, value in _joint_values(model, positions, "initial_positions").items():
+    for name, value in _joint_values(model, positions, key).items():
         q[model.idx_q[model.joint_index(name)]] = value
     return start_within_limits(model, q, "the initial configuration")
 

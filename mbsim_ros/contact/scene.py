@@ -13,7 +13,8 @@ objects), with the contact material, read from YAML or a dict (docs/COMPLIANT.md
       - {urdf: solo12, floating_base: true, meshes: false,    # meshes: true (default) loads
          contact_spheres: [{link: FL_FOOT, radius: 0.016}]}  # the collision meshes' hulls
       - {urdf: romeo, balance_inertia: false,                 # load options of load_urdf
-         armature: {LFinger21: 1.0e-4}}                        # rotor inertia by joint name
+         armature: {LFinger21: 1.0e-4},                        # rotor inertia by joint name
+         initial_positions: {LShoulderPitch: 0.3}}             # the start posture by name
       - {urdf: quadrotor_base.urdf}   # no movable joint: a static object, its shapes fixed
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import ConfigError, resolve_urdf, set_armature
+from ..config import ConfigError, initial_configuration, resolve_urdf, set_armature
 from ..model import Model, ModelError, load_urdf, merge
 from ..model.model import JointSpec
 from ..model.urdf import read_urdf
@@ -338,7 +339,11 @@ def load_scene(scene: str | Path | dict) -> Scene:
         model, model_shapes, floating, name = _load_model(item, where, base_dir)
         if "foundation" in item:
             model_shapes = _foundation(item, where, model_shapes, material)
-        q = model.neutral()
+        try:
+            q = initial_configuration(model, item.get("initial_positions"),
+                                      key=f"{where}.initial_positions")
+        except ConfigError as exc:
+            raise SceneError(str(exc)) from None
         rotation = quaternion_to_matrix(_unit_quaternion(item, where))
         position = _vector(item, "position", where, 3, [0, 0, 0])
         model = _place(model, floating, position, rotation, q)
