@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import inspect
-import math
 import warnings
 
 import numpy as np
 
 from .dynamics.checks import all_finite_kernel, as_vector, check_mass_matrix
 from .dynamics.energy import energy as _energy
-from .integrators import INTEGRATORS, Integrator, StepInfo, make_integrator
+from .integrators import Integrator, StepInfo, make_integrator
+from .integrators.base import check_integrator_choice
 from .model import LimitWarning, Model, start_within_limits
 
 
@@ -26,13 +26,6 @@ class _NoMotion(Integrator):
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         return self._info
-
-
-def _no_motion(integrator: str, model: Model, dt) -> _NoMotion:
-    valid = isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0.0
-    if integrator not in INTEGRATORS or not valid:
-        make_integrator(integrator, model, dt)  # raises, naming the problem
-    return _NoMotion(model, float(dt))
 
 
 class Simulator:
@@ -52,7 +45,7 @@ class Simulator:
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",
                  **options) -> None:
         if model.nv == 0:
-            self.integrator = _no_motion(integrator, model, dt)
+            self.integrator = _NoMotion(model, check_integrator_choice(integrator, dt))
         else:
             check_mass_matrix(model)
             self.integrator = make_integrator(integrator, model, dt, **options)

@@ -62,11 +62,19 @@ def register(name: str):
     return wrap
 
 
-def make_integrator(name: str, model, dt: float, **options) -> Integrator:
-    """The integrator registered under ``name`` for ``model`` with step ``dt`` (checked here,
-    the one door every integrator comes through)."""
+def check_integrator_choice(name: str, dt) -> float:
+    """dt as a float, or ValueError for a dt that is not a positive finite number of seconds or
+    a name that is not registered."""
     if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0.0):
         raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
     if name not in INTEGRATORS:
-        raise ValueError(f"unknown integrator '{name}' (available: {', '.join(sorted(INTEGRATORS))})")
-    return INTEGRATORS[name](model, float(dt), **options)
+        raise ValueError(f"unknown integrator '{name}' (available: "
+                         f"{', '.join(sorted(INTEGRATORS))})")
+    return float(dt)
+
+
+def make_integrator(name: str, model, dt: float, **options) -> Integrator:
+    """The integrator registered under ``name`` for ``model`` with step ``dt`` (checked here,
+    the one door every integrator comes through)."""
+    dt = check_integrator_choice(name, dt)
+    return INTEGRATORS[name](model, dt, **options)
