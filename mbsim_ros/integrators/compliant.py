@@ -37,8 +37,8 @@ from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
                                 delassus, dof_parents, free_velocity, friction_rows, limit_rows,
                                 ltl_factor, mesh_patches, servo_system)
-from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, solve_rows,
-                          solver_workspace)
+from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, impulse_scale,
+                          solve_rows, solver_workspace)
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5  # FIXED: held at 0
 CONES = ("true", "pyramid")
@@ -196,6 +196,8 @@ class CompliantIntegrator(Integrator):
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
         self._ahead = np.zeros(max_contacts)  # mesh_patches: distances at the step's end
         self._detection = self._detection_arrays(scene)
+        self._has_meshes = self._detection is not None and bool(
+            np.any(self._detection[0][2] == MESH))  # mesh_patches has work only then
         self._n_contacts = 0
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
@@ -374,11 +376,12 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
-        if self._ahead.size < n:
-            self._ahead = np.zeros(len(self._contact_int))
-        n = mesh_patches(self.model.joint_int, self._frames[2], v, self.dt, self._contact_int,
-                         self._contact_real, n, shapes[2], MESH, MESH_BAND, *self._scratch,
-                         self._ahead)
+        if self._has_meshes:
+            if self._ahead.size < n:
+                self._ahead = np.zeros(len(self._contact_int))
+            n = mesh_patches(self.model.joint_int, self._frames[2], v, self.dt,
+                             self._contact_int, self._contact_real, n, shapes[2], MESH,
+                             MESH_BAND, *self._scratch, self._ahead)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
@@ -490,7 +493,7 @@ class CompliantIntegrator(Integrator):
         comes out zero is held at zero; a held row that would close, r < 0, pushes)."""
         one_sided = (kind == UNILATERAL) | (kind == NORMAL)
         rows_key = kind.tobytes()
-        impulses = max(float(np.max(np.abs(c) / np.diag(H))), 1e-12)  # cone_solver.impulse_scale
+        impulses = impulse_scale(H, c, len(c))
         if self._pushing is not None and self._pushing[0] == rows_key:
             pushing, iterations = self._pushing[1], 0   # the same rows as the last step's
         else:
