@@ -30,20 +30,23 @@ from ..dynamics.configuration import frame_rate_correction, integrate_world_alig
 from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
+from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, workspace
 from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstraint,
                                  SpringDamper, force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
-                                delassus, dof_parents, free_velocity, friction_rows, limit_rows,
-                                ltl_factor, mesh_patches, servo_system)
-from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, impulse_scale,
-                          solve_rows, solver_workspace)
+                                delassus, dof_parents, free_velocity, friction_rows,
+                                implicit_free_velocity, implicit_system, limit_rows,
+                                ltl_factor, reachable_contacts, servo_system)
+from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, adds_energy,
+                          impulse_scale, solve_rows, solver_workspace)
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5  # FIXED: held at 0
 CONES = ("true", "pyramid")
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("interior", "clarabel", "osqp")
+VELOCITY_TERMS = ("explicit", "implicit", "coriolis")
 SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
 MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the step's end)
@@ -145,8 +148,12 @@ class CompliantIntegrator(Integrator):
                  friction_regularization: float = 1e-7, qp_solver: str = "interior",
                  springs: list | tuple = (), forces: list | tuple = (),
                  project: bool = True, interior_iterations: int = ITERATIONS,
-                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True) -> None:
+                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
+                 velocity_terms: str = "explicit") -> None:
         super().__init__(model, dt)
+        if velocity_terms not in VELOCITY_TERMS:
+            raise ValueError(f"velocity_terms must be one of {', '.join(VELOCITY_TERMS)}, got "
+                             f"{velocity_terms!r}")
         if cone not in CONES:
             raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
         if qp_solver not in QP_SOLVERS:
@@ -188,16 +195,24 @@ class CompliantIntegrator(Integrator):
         self._bias, self._force, self._v_star = np.zeros(nv), np.zeros(nv), np.zeros(nv)
         self._v_step = np.zeros(nv)
         self._zero = np.zeros(nv)
+        self.velocity_terms = velocity_terms
+        self._implicit = self._implicit_name = None  # (factor, X) of velocity_terms.velocity_terms
+        if velocity_terms != "explicit":
+            factor = velocity_terms == "coriolis"
+            self._implicit = (factor, np.zeros((nv, nv)))
+            self._implicit_name = "C" if factor else "dB/dv"
+            self._K, self._pivots = np.zeros((nv, nv)), np.zeros(nv, dtype=np.int64)
+            self._crossed = np.zeros((nv, 6))
         self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
         self._contact_real = np.zeros((max_contacts, 8))
         self._origins = np.zeros((model.njoints, 3))
         self._body_wrenches = np.zeros((model.njoints, 6))
         self._touching = np.zeros(model.njoints, dtype=np.int64)
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
-        self._ahead = np.zeros(max_contacts)  # mesh_patches: distances at the step's end
+        self._ahead = np.zeros(max_contacts)  # reachable_contacts: distances at the step's end
         self._detection = self._detection_arrays(scene)
         self._has_meshes = self._detection is not None and bool(
-            np.any(self._detection[0][2] == MESH))  # mesh_patches has work only then
+            np.any(self._detection[0][2] == MESH))  # mesh patches to cut to their loaded part
         self._n_contacts = 0
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
@@ -245,22 +260,34 @@ class CompliantIntegrator(Integrator):
         h, m = self.dt, self.model
         info = self._info
         info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
-        rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._zero, self._ws,
-                    self._bias)
         L = self._M
         L[:] = 0.0
-        crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
+        if self._implicit is None:
+            rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._zero,
+                        self._ws, self._bias)
+            crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
+        else:  # the same b and M (kinematics at q), and dB/dv or C into K
+            velocity_terms(m.joint_int, m.joint_real, m.gravity, m.armature, q, v,
+                           self._implicit[0], self._ws, self._zero, self._crossed, self._bias,
+                           L, self._implicit[1])
         force = self._force
         damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
         if self._servo is not None:
             servo_system(h, *self._servo[:3], q, *self._servo[3:], v, L, force)
+        if self._implicit is not None and not implicit_system(m.joint_int, h, v, *self._implicit,
+                                                              L, self._K, self._pivots, force):
+            return self._fail(f"singular step matrix M~ + h {self._implicit_name} (the LU met "
+                              f"a zero pivot)")
         if not ltl_factor(L, self._parent):
             return self._fail("the joint-space inertia is not positive definite")
         if self.springs or self.forces:
             force += self._element_forces(v)
         v_star = self._v_star
-        free_velocity(L, self._parent, v, force, h, v_star)
-        frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: axes of the step start
+        if self._implicit is None:
+            free_velocity(L, self._parent, v, force, h, v_star)
+            frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: step-start axes
+        else:
+            implicit_free_velocity(self._K, self._pivots, v, force, h, v_star)
         rows = self._fill_rows(q, v)
         self._row_count = rows
         if rows:
@@ -376,12 +403,12 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
-        if self._has_meshes:
-            if self._ahead.size < n:
+        if self._has_meshes or margin > 2.0 * self.margin:  # meshes, or fast links: each
+            if self._ahead.size < n:                          # point's own reach
                 self._ahead = np.zeros(len(self._contact_int))
-            n = mesh_patches(self.model.joint_int, self._frames[2], v, self.dt,
-                             self._contact_int, self._contact_real, n, shapes[2], MESH,
-                             MESH_BAND, *self._scratch, self._ahead)
+            n = reachable_contacts(self.model.joint_int, self._frames[2], v, self.dt,
+                                   self._contact_int, self._contact_real, n, shapes[2], MESH,
+                                   MESH_BAND, self.margin, *self._scratch, self._ahead)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
@@ -481,49 +508,78 @@ class CompliantIntegrator(Integrator):
             except np.linalg.LinAlgError:
                 self._info.message = "the bilateral constraint matrix is singular"
                 return None
-        fallback = self.qp_solver == "interior"
-        return self._solve_active_set(H, c, kind, mu, FALLBACK_ROUNDS if fallback else 8)
+        if self.qp_solver == "interior":  # the fallback: fail fast, no second start
+            return self._solve_active_set(H, c, kind, mu, W, u, FALLBACK_ROUNDS, restart=False)
+        return self._solve_active_set(H, c, kind, mu, W, u)
 
-    def _solve_active_set(self, H, c, kind, mu, max_rounds: int = 8):
+    def _solve_active_set(self, H, c, kind, mu, W, u, max_rounds: int = 8,
+                          restart: bool = True):
         """min 1/2 g.H g + c.g + w/2 sum over pushing rows of r_i^2 (r = H g + c) over the
         rows' cones, the rows that do not push held at zero (docs/COMPLIANT.md). The first part
         alone is the convex, maximal-dissipation form; the penalty holds the pushing rows'
         spring-damper law against the friction cone's pull (no "gliding"). Which rows push:
-        those of the convex form's solution, then an active set (a pushing row whose impulse
-        comes out zero is held at zero; a held row that would close, r < 0, pushes)."""
-        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
+        those of the convex form's solution (or the last step's set when the rows repeat), then
+        an active set (a pushing row whose impulse comes out zero is held at zero; a held row
+        that would close, r < 0, pushes). Rounds that do not settle, or whose solution adds
+        energy (cone_solver.adds_energy), start again from the convex form's set
+        (``restart``); if they still do, the convex form's solution (as solve_rows)."""
         rows_key = kind.tobytes()
-        impulses = impulse_scale(H, c, len(c))
-        if self._pushing is not None and self._pushing[0] == rows_key:
-            pushing, iterations = self._pushing[1], 0   # the same rows as the last step's
-        else:
-            gamma = self._solve_weighted(H, c, np.zeros(len(kind)), kind, mu)
-            if gamma is None:
+        self._info.iterations = 0
+        remembered = self._pushing is not None and self._pushing[0] == rows_key
+        gamma = None
+        for attempt in range(2 if remembered and restart else 1):
+            if remembered and attempt == 0:
+                pushing = self._pushing[1]   # the same rows as the last step's
+            else:
+                gamma, pushing = self._convex_pushing(H, c, kind, mu)
+                if gamma is None:
+                    return None
+            trial, settled = self._active_set_rounds(H, c, kind, mu, pushing, max_rounds)
+            if trial is None:
                 return None
-            iterations = self._info.iterations
-            # interior-point solutions leave non-pushing rows slightly positive
-            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
-            pushing = (kind == BILATERAL) | (one_sided & (gamma > tolerance))
+            if settled is not None and not adds_energy(W, u, c, trial, len(c)):
+                self._pushing = (rows_key, settled)
+                return trial
+        if gamma is None:
+            gamma, pushing = self._convex_pushing(H, c, kind, mu)
+        self._pushing = (rows_key, pushing)
+        return gamma
+
+    def _convex_pushing(self, H, c, kind, mu):
+        """(gamma of the convex form, the rows that push in it); (None, None) on failure."""
+        iterations = self._info.iterations
+        gamma = self._solve_weighted(H, c, np.zeros(len(kind)), kind, mu)
+        self._info.iterations += iterations
+        if gamma is None:
+            return None, None
+        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
+        # interior-point solutions leave non-pushing rows slightly positive
+        tolerance = 1e-7 * max(np.abs(gamma).max(), impulse_scale(H, c, len(c)))
+        return gamma, (kind == BILATERAL) | (one_sided & (gamma > tolerance))
+
+    def _active_set_rounds(self, H, c, kind, mu, pushing, max_rounds: int):
+        """(gamma, the pushing set once no row changes, else None) after at most max_rounds
+        rounds of the weighted problem from `pushing`; (None, None) when a solve fails."""
+        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
+        closing = 1e-7 * max(np.abs(c).max(), 1e-9)  # as solve_rows
         owner = np.arange(len(kind))
         owner[kind == TANGENT] = np.flatnonzero(kind == TANGENT) // 3 * 3  # contacts come first
         for _ in range(max_rounds):
             held = (one_sided & ~pushing)[owner]
             trial_kind = np.where(held, FIXED, kind)
+            iterations = self._info.iterations
             gamma = self._solve_weighted(H, c, self.normal_weight * pushing, trial_kind,
                                          np.where(held, 0.0, mu))
+            self._info.iterations += iterations
             if gamma is None:
-                return None
-            iterations += self._info.iterations
-            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
+                return None, None
             r = H @ gamma + c
-            leave = one_sided & pushing & (gamma <= tolerance)
-            join = one_sided & ~pushing & (r < -1e-7 * max(np.abs(c).max(), 1e-9))
+            leave = one_sided & pushing & (gamma * np.diag(H) <= closing)
+            join = one_sided & ~pushing & (r < -closing)
             if not (leave.any() or join.any()):
-                break
+                return gamma, pushing
             pushing = (pushing & ~leave) | join
-        self._info.iterations = iterations
-        self._pushing = (rows_key, pushing)
-        return gamma
+        return gamma, None
 
     def _solve_weighted(self, H, c, weight, kind, mu):
         if self.qp_solver == "osqp" and (self.cone == "pyramid" or not (kind == NORMAL).any()):

@@ -15,7 +15,8 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..contact.jacobian import add_point_row, contact_directions, point_velocity
-from ..model.model import I_IDX_V, I_NV, I_PARENT
+from ..model.model import FREE_FLYER, I_IDX_V, I_NV, I_PARENT, I_TYPE
+from .lu import lu_factor, lu_solve
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FRICTION = 0, 1, 2, 3, 5
 
@@ -93,6 +94,46 @@ def free_velocity(L, parent, v, force, h, v_star):
     """v* = v + h M~^-1 force (force is overwritten)."""
     solve_lt(L, parent, force)
     solve_l(L, parent, force)
+    for i in range(v.shape[0]):
+        v_star[i] = v[i] + h * force[i]
+
+
+@kernel
+def implicit_system(joint_int, h, v, factor, X, M, K, pivots, force) -> bool:
+    """The linearly implicit step's matrix K = M~ + h X (X: dB/dv, or the Coriolis matrix C
+    when ``factor``; M~: M with the step's damping and servo terms), factored in place by LU
+    (pivots), and force += M~ c. c: each free-flyer's frame-rate term w x v_lin, which the
+    explicit step adds to v* (frame_rate_correction), here taken into the solve: K gets
+    -h M~ dc/dv (dc/dv = [[w]x, -[v_lin]x] for dB/dv; [[w]x, 0] with C, which keeps a lone
+    body's C - M dc/dv skew). False when K is singular."""
+    nv = v.shape[0]
+    for i in range(nv):
+        for j in range(nv):
+            K[i, j] = M[i, j] + h * X[i, j]
+    for joint in range(joint_int.shape[0]):
+        if joint_int[joint, I_TYPE] != FREE_FLYER:
+            continue
+        iv = joint_int[joint, I_IDX_V]
+        u0, u1, u2 = v[iv], v[iv + 1], v[iv + 2]
+        w0, w1, w2 = v[iv + 3], v[iv + 4], v[iv + 5]
+        c0, c1, c2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
+        for i in range(nv):
+            m0, m1, m2 = M[i, iv], M[i, iv + 1], M[i, iv + 2]
+            force[i] += m0 * c0 + m1 * c1 + m2 * c2
+            K[i, iv] -= h * (m1 * w2 - m2 * w1)        # row i of M~ times [w]x
+            K[i, iv + 1] -= h * (m2 * w0 - m0 * w2)
+            K[i, iv + 2] -= h * (m0 * w1 - m1 * w0)
+            if not factor:                             # row i of M~ times -[v_lin]x
+                K[i, iv + 3] -= h * (m2 * u1 - m1 * u2)
+                K[i, iv + 4] -= h * (m0 * u2 - m2 * u0)
+                K[i, iv + 5] -= h * (m1 * u0 - m0 * u1)
+    return lu_factor(K, pivots)
+
+
+@kernel
+def implicit_free_velocity(K, pivots, v, force, h, v_star):
+    """v* = v + h K^-1 force from implicit_system's factors (force is overwritten)."""
+    lu_solve(K, pivots, force)
     for i in range(v.shape[0]):
         v_star[i] = v[i] + h * force[i]
 
@@ -285,13 +326,15 @@ def servo_system(h, kp, kd, iq, q, q_target, v_target, v, M, force):
 
 
 @kernel
-def mesh_patches(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, mesh, band,
-                 va, vb, ahead) -> int:
-    """Keep, of each pair's run of mesh points (consecutive contacts of one shape with one
-    other body), those whose distance at the step's end if they kept closing (d + h min(v_n,
-    0)) is within band of the run's least, or of the ground: the patch that can carry load
-    this step (a rounded foot's hull gives 8 points within the margin where 1-2 touch).
-    Compacts the contacts in place; returns their new count. ahead: scratch (n,)."""
+def reachable_contacts(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, mesh,
+                       band, margin, va, vb, ahead) -> int:
+    """Keep the contacts within reach of this step: those whose distance at the step's end if
+    they kept closing (d + h min(v_n, 0)) is within margin (detection watches margin + h |v|
+    for every point, a bound that a fast link makes huge); and of each pair's run of mesh
+    points (consecutive contacts of one shape with one other body), those within band of the
+    run's least, or of the ground: the patch that can carry load this step (a rounded foot's
+    hull gives 8 points within the margin where 1-2 touch). Compacts the contacts in place;
+    returns their new count. ahead: scratch (n,)."""
     for c in range(n):
         a, b = contact_int[c, 0], contact_int[c, 1]
         x = contact_real[c, 0:3]
@@ -315,7 +358,7 @@ def mesh_patches(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, 
             least = min(least, ahead[k])
         limit = max(least, 0.0) + band if shape_kind[contact_int[c, 2]] == mesh else math.inf
         for k in range(c, e):
-            if ahead[k] <= limit:
+            if ahead[k] <= min(limit, margin):
                 if out != k:
                     for j in range(3):
                         contact_int[out, j] = contact_int[k, j]

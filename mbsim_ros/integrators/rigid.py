@@ -47,11 +47,13 @@ class RigidIntegrator(CompliantIntegrator):
                  erp: float = 0.2, cfm: float = 1e-5, iterations: int = 50, sor: float = 1.3,
                  joint_limits: bool = True, constraints: list | tuple = (),
                  margin: float = 0.01, max_contacts: int = 512,
-                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True) -> None:
+                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
+                 velocity_terms: str = "explicit") -> None:
         _check_options(solver, erp, cfm, iterations, sor)
         super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
                          constraints=constraints, margin=margin, max_contacts=max_contacts,
-                         limit_recovery=limit_recovery, joint_friction=joint_friction)
+                         limit_recovery=limit_recovery, joint_friction=joint_friction,
+                         velocity_terms=velocity_terms)
         self.solver = solver
         self.erp, self.cfm = float(erp), float(cfm)
         self.iterations, self.sor = int(iterations), float(sor)
