@@ -15,10 +15,9 @@ w_i = ov_i - ov_lambda (its velocity relative to lambda):
 and a velocity dv_b gives d ov_i = S_b, d oa_i = S_b x w_i + ov_l x S_b. Each changes the body
 wrench of_i = Y_i oa_i + ov_i x* Y_i ov_i; tau_a = S_a^T F_j (F_j: the subtree sum at joint j of
 a) takes the change of F, plus (zeta x S_a) . F_j when joint j itself is in the subtree of l.
-O(n) per dof: O(n * nv) in all. The velocity part (coriolis_composites, velocity_matrix:
+O(n) per dof: O(n * nv) in all. The velocity part (coriolis_composites, velocity_jacobian:
 subtree sums as in CRBA, O(n + the entries of M), over preallocated scratch) is also the
-implicit Euler and compliant steps' dB/dv, and with ``factor`` the Coriolis matrix C(q, v)
-(velocity_terms: b, M and either in one pass).
+implicit Euler and compliant steps' dB/dv (velocity_terms: b, M and dB/dv in one pass).
 """
 from __future__ import annotations
 
@@ -26,12 +25,12 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .checks import OK, as_vector, raise_for
+from .checks import OK, as_vector
 from .crba import crba_backward
 from .kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                          motion_cross_force, motion_cross_motion)
 from .rnea import rnea_backward_step, rnea_forward_step, rnea_kernel
-from .workspace import carve, workspace
+from .workspace import carve
 
 
 @step
@@ -103,11 +102,10 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df
 
 
 @routine
-def coriolis_composites(joint_int, oY, ov, factor, momenta, coriolis, tmp):
+def coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp):
     """Per body i, then summed over subtrees (parents come before children): the momentum
-    h_i = Y_i ov_i into momenta (nj, 6) and a 6x6 map into coriolis (nj, 6, 6):
-    B_i x = ov_i x* (Y_i x) - Y_i (ov_i x x) (factor False: for dB/dv), or
-    B_i x = ov_i x* (Y_i x) (factor True: for the Coriolis matrix). tmp: (>= 4, 6)."""
+    h_i = Y_i ov_i into momenta (nj, 6) and the 6x6 map B_i x = ov_i x* (Y_i x) - Y_i (ov_i x x)
+    into coriolis (nj, 6, 6). tmp: (>= 4, 6)."""
     nj = joint_int.shape[0]
     e = tmp[0]
     for i in range(nj):
@@ -118,11 +116,8 @@ def coriolis_composites(joint_int, oY, ov, factor, momenta, coriolis, tmp):
             e[k] = 1.0
             inertia_times_motion(oY[i], e, tmp[1])
             motion_cross_force(ov[i], tmp[1], tmp[2])
-            for r in range(6):
-                tmp[3, r] = 0.0
-            if not factor:
-                motion_cross_motion(ov[i], e, tmp[1])
-                inertia_times_motion(oY[i], tmp[1], tmp[3])
+            motion_cross_motion(ov[i], e, tmp[1])
+            inertia_times_motion(oY[i], tmp[1], tmp[3])
             for r in range(6):
                 coriolis[i, r, k] = tmp[2, r] - tmp[3, r]
     for i in range(nj - 1, -1, -1):
@@ -135,26 +130,18 @@ def coriolis_composites(joint_int, oY, ov, factor, momenta, coriolis, tmp):
 
 
 @routine
-def velocity_matrix(joint_int, oS, Yc, ov, momenta, coriolis, factor, crossed, tmp, out):
-    """out (nv x nv, every entry written) from the world-frame oS, ov of a forward RNEA pass,
-    the composite inertias Yc (crba) and coriolis_composites' subtree sums H_j, B_j (with the
-    same ``factor``):
-
-    * factor False: d tau / d v, which is d b / d v for the bias b = rnea(q, v, 0). A velocity
-      dv_b (a dof of joint l, zeta = S_b) changes only the bodies i below l: d ov_i = zeta,
-      d oa_i = zeta x (ov_i - ov_lambda) + ov_l x zeta, so d of_i = Y_i u_b + B_i zeta +
-      zeta x* h_i with u_b = (ov_l + ov_lambda) x zeta, and its sum over the subtree of j is
-      Yc_j u_b + B_j zeta + zeta x* H_j.
-    * factor True: the Coriolis matrix C(q, v) = sum_i J_i^T (Y_i dJ_i/dt + ov_i x* Y_i J_i),
-      with b = C v + g and dM/dt - 2 C skew-symmetric (Echeandia and Wensing 2021, "Numerical
-      methods to compute the Coriolis matrix and Christoffel symbols for rigid-body systems",
-      Sec. III): column b of dJ_i/dt is u_b = ov_l x zeta (S_b turns with body l), so the
-      subtree sum is Yc_j u_b + B_j zeta with B_j = sum ov_i x* Y_i.
-
-    Entry (a, b), a a dof of joint j: S_a . (that sum at l) when j is l or above it; when j is
-    below l, p_a . u_b + q_a . zeta with p_a = Yc_j S_a, q_a = B_j^T S_a - S_a x* H_j (factor
-    False) or B_j^T S_a (True) (per a, once); 0 on other branches. O(n + the entries of M).
-    crossed: (nv, 6) scratch (the u_b); tmp: (>= 3, 6)."""
+def velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, out):
+    """out = d tau / d v (nv x nv, every entry written), which is d b / d v for the bias
+    b = rnea(q, v, 0), from the world-frame oS, ov of a forward RNEA pass, the composite
+    inertias Yc (crba) and coriolis_composites' subtree sums H_j, B_j. A velocity dv_b (a dof of
+    joint l, zeta = S_b) changes only the bodies i below l: d ov_i = zeta,
+    d oa_i = zeta x (ov_i - ov_lambda) + ov_l x zeta, so
+    d of_i = Y_i u_b + B_i zeta + zeta x* h_i with u_b = (ov_l + ov_lambda) x zeta, and its sum
+    over the subtree of j is Yc_j u_b + B_j zeta + zeta x* H_j. Entry (a, b), a a dof of joint
+    j: S_a . (that sum at l) when j is l or above it; when j is below l,
+    p_a . u_b + q_a . zeta with p_a = Yc_j S_a, q_a = B_j^T S_a - S_a x* H_j (per a, once);
+    0 on other branches. O(n + the entries of M). crossed: (nv, 6) scratch (the u_b);
+    tmp: (>= 3, 6)."""
     nj, nv = joint_int.shape[0], oS.shape[0]
     for a in range(nv):
         for b in range(nv):
@@ -166,10 +153,10 @@ def velocity_matrix(joint_int, oS, Yc, ov, momenta, coriolis, factor, crossed, t
         for b in range(lv, lv + joint_int[l, I_NV]):
             zeta = oS[b]
             for r in range(6):
-                tmp[0, r] = ov[l, r] + (ov[lam, r] if lam >= 0 and not factor else 0.0)
+                tmp[0, r] = ov[l, r] + (ov[lam, r] if lam >= 0 else 0.0)
             motion_cross_motion(tmp[0], zeta, crossed[b])
             inertia_times_motion(Yc[l], crossed[b], g)
-            momentum_term(zeta, momenta[l], factor, tmp[2])
+            motion_cross_force(zeta, momenta[l], tmp[2])
             for r in range(6):
                 acc = g[r] + tmp[2, r]
                 for k in range(6):
@@ -184,7 +171,7 @@ def velocity_matrix(joint_int, oS, Yc, ov, momenta, coriolis, factor, crossed, t
         jv = joint_int[j, I_IDX_V]
         for a in range(jv, jv + joint_int[j, I_NV]):
             inertia_times_motion(Yc[j], oS[a], p_a)
-            momentum_term(oS[a], momenta[j], factor, tmp[2])
+            motion_cross_force(oS[a], momenta[j], tmp[2])
             for k in range(6):
                 acc = -tmp[2, k]
                 for r in range(6):
@@ -201,32 +188,22 @@ def velocity_matrix(joint_int, oS, Yc, ov, momenta, coriolis, factor, crossed, t
                 l = joint_int[l, I_PARENT]
 
 
-@step
-def momentum_term(zeta, momentum, factor, out):
-    """out = zeta x* momentum (velocity_matrix's derivative), zero for the Coriolis matrix."""
-    if factor:
-        for r in range(6):
-            out[r] = 0.0
-    else:
-        motion_cross_force(zeta, momentum, out)
-
-
 @routine
-def velocity_terms(joint_int, joint_real, gravity, armature, q, v, factor, ws, zero, crossed,
-                   bias, M, X) -> int:
-    """The velocity terms of one step at (q, v): bias = rnea(q, v, 0) = C v + g, M = the
-    joint-space inertia with the armature (zero on entry), X = dB/dv (factor False) or the
-    Coriolis matrix C (factor True) (velocity_matrix). zero: nv zeros; crossed: (nv, 6)
-    scratch. Returns the kernel code (checks.OK when done)."""
+def velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, crossed, bias, M,
+                   dB) -> int:
+    """The velocity terms of a linearly implicit step at (q, v): bias = rnea(q, v, 0), M = the
+    joint-space inertia with the armature (zero on entry) and dB = dB/dv (velocity_jacobian),
+    from one kinematics pass. zero: nv zeros; crossed: (nv, 6) scratch. Returns the kernel code
+    (checks.OK when done)."""
     nj = joint_int.shape[0]
     code = rnea_kernel(joint_int, joint_real, gravity, armature, q, v, zero, ws, bias)
     if code != OK:
         return code
     oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(
         ws, nj, v.shape[0])
-    coriolis_composites(joint_int, oY, ov, factor, pA, IA, tmp)
+    coriolis_composites(joint_int, oY, ov, pA, IA, tmp)
     crba_backward(joint_int, armature, oS, oY, tmp[0], M)  # oY: composite from here on
-    velocity_matrix(joint_int, oS, oY, ov, pA, IA, factor, crossed, tmp, X)
+    velocity_jacobian(joint_int, oS, oY, ov, pA, IA, crossed, tmp, dB)
     return OK
 
 
@@ -302,15 +279,15 @@ def rnea_derivatives_kernel(joint_int, joint_real, gravity, q, v, a, dtau_dq, dt
             for k in range(nv):
                 dtau_dq[k, b] = column[k]
     momenta, coriolis = np.empty((nj, 6)), np.empty((nj, 6, 6))
-    coriolis_composites(joint_int, oY, ov, False, momenta, coriolis, tmp)
+    coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
     Yc = oY.copy()
     for i in range(nj - 1, -1, -1):
         p = joint_int[i, I_PARENT]
         if p >= 0:
             for r in range(10):
                 Yc[p, r] += Yc[i, r]
-    velocity_matrix(joint_int, oS, Yc, ov, momenta, coriolis, False, np.empty((nv, 6)), tmp,
-                    dtau_dv)
+    velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, np.empty((nv, 6)), tmp,
+                      dtau_dv)
 
 def rnea_derivatives(model, q, v, a) -> tuple:
     """(d tau / d q, d tau / d v) of tau = rnea(model, q, v, a) (nv x nv each; q moved as
@@ -322,18 +299,3 @@ def rnea_derivatives(model, q, v, a) -> tuple:
     rnea_derivatives_kernel(model.joint_int, model.joint_real, model.gravity, q, v, a, dtau_dq,
                             dtau_dv)
     return dtau_dq, dtau_dv
-
-
-def coriolis_matrix(model, q, v) -> np.ndarray:
-    """The Coriolis matrix C(q, v) (nv x nv) with rnea(q, v, 0) = C v + g(q) and
-    dM/dt - 2 C skew-symmetric (velocity_matrix)."""
-    q = as_vector(q, model.nq, "q")
-    v = as_vector(v, model.nv, "v")
-    nv = model.nv
-    C, M, bias = np.empty((nv, nv)), np.zeros((nv, nv)), np.empty(nv)
-    code = velocity_terms(model.joint_int, model.joint_real, model.gravity, model.armature, q,
-                          v, True, workspace(model), np.zeros(nv), np.empty((nv, 6)), bias, M,
-                          C)
-    if code != OK:
-        raise_for(code, ("q", "v"), model)
-    return C

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -37,16 +38,16 @@ from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstra
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
                                 delassus, dof_parents, free_velocity, friction_rows,
-                                implicit_free_velocity, implicit_system, limit_rows,
-                                ltl_factor, reachable_contacts, servo_system)
+                                implicit_free_velocity, implicit_impulses, implicit_system,
+                                limit_rows, ltl_factor, reachable_contacts, servo_system)
 from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, adds_energy,
                           impulse_scale, solve_rows, solver_workspace)
+from .euler import VELOCITY_TERMS
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5  # FIXED: held at 0
 CONES = ("true", "pyramid")
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("interior", "clarabel", "osqp")
-VELOCITY_TERMS = ("explicit", "implicit", "coriolis")
 SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
 MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the step's end)
@@ -94,6 +95,21 @@ def _checked(item, kind: type, option: str):
     if not isinstance(item, kind):
         raise TypeError(f"{option}: expected {kind.__name__} items, got {type(item).__name__}")
     return item
+
+
+class _ImplicitBuffers(NamedTuple):
+    """The velocity-implicit step's arrays: K = M~ + h dB/dv (its LU in place) and pivots,
+    dB/dv and velocity_jacobian's (nv, 6) scratch."""
+
+    K: np.ndarray
+    pivots: np.ndarray
+    dB: np.ndarray
+    crossed: np.ndarray
+
+    @classmethod
+    def make(cls, nv: int) -> "_ImplicitBuffers":
+        return cls(np.zeros((nv, nv)), np.zeros(nv, dtype=np.int64), np.zeros((nv, nv)),
+                   np.zeros((nv, 6)))
 
 
 class _RowBuffers:
@@ -149,7 +165,7 @@ class CompliantIntegrator(Integrator):
                  springs: list | tuple = (), forces: list | tuple = (),
                  project: bool = True, interior_iterations: int = ITERATIONS,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
-                 velocity_terms: str = "explicit") -> None:
+                 velocity_terms: str = "implicit") -> None:
         super().__init__(model, dt)
         if velocity_terms not in VELOCITY_TERMS:
             raise ValueError(f"velocity_terms must be one of {', '.join(VELOCITY_TERMS)}, got "
@@ -196,13 +212,7 @@ class CompliantIntegrator(Integrator):
         self._v_step = np.zeros(nv)
         self._zero = np.zeros(nv)
         self.velocity_terms = velocity_terms
-        self._implicit = self._implicit_name = None  # (factor, X) of velocity_terms.velocity_terms
-        if velocity_terms != "explicit":
-            factor = velocity_terms == "coriolis"
-            self._implicit = (factor, np.zeros((nv, nv)))
-            self._implicit_name = "C" if factor else "dB/dv"
-            self._K, self._pivots = np.zeros((nv, nv)), np.zeros(nv, dtype=np.int64)
-            self._crossed = np.zeros((nv, 6))
+        self._implicit = _ImplicitBuffers.make(nv) if velocity_terms == "implicit" else None
         self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
         self._contact_real = np.zeros((max_contacts, 8))
         self._origins = np.zeros((model.njoints, 3))
@@ -260,34 +270,33 @@ class CompliantIntegrator(Integrator):
         h, m = self.dt, self.model
         info = self._info
         info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
-        L = self._M
+        L, implicit = self._M, self._implicit
         L[:] = 0.0
-        if self._implicit is None:
+        if implicit is None:
             rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._zero,
                         self._ws, self._bias)
             crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
-        else:  # the same b and M (kinematics at q), and dB/dv or C into K
-            velocity_terms(m.joint_int, m.joint_real, m.gravity, m.armature, q, v,
-                           self._implicit[0], self._ws, self._zero, self._crossed, self._bias,
-                           L, self._implicit[1])
+        else:  # the same b and M (kinematics at q), and dB/dv
+            velocity_terms(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._ws,
+                           self._zero, implicit.crossed, self._bias, L, implicit.dB)
         force = self._force
         damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
         if self._servo is not None:
             servo_system(h, *self._servo[:3], q, *self._servo[3:], v, L, force)
-        if self._implicit is not None and not implicit_system(m.joint_int, h, v, *self._implicit,
-                                                              L, self._K, self._pivots, force):
-            return self._fail(f"singular step matrix M~ + h {self._implicit_name} (the LU met "
-                              f"a zero pivot)")
+        if implicit is not None and not implicit_system(m.joint_int, h, v, implicit.dB, L,
+                                                        implicit.K, implicit.pivots, force):
+            return self._fail("singular step matrix M~ + h dB/dv (the LU met a zero pivot): "
+                              "joints that move no inertia need armature")
         if not ltl_factor(L, self._parent):
             return self._fail("the joint-space inertia is not positive definite")
         if self.springs or self.forces:
             force += self._element_forces(v)
         v_star = self._v_star
-        if self._implicit is None:
+        if implicit is None:
             free_velocity(L, self._parent, v, force, h, v_star)
             frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: step-start axes
         else:
-            implicit_free_velocity(self._K, self._pivots, v, force, h, v_star)
+            implicit_free_velocity(implicit.K, implicit.pivots, v, force, h, v_star)
         rows = self._fill_rows(q, v)
         self._row_count = rows
         if rows:
@@ -296,8 +305,12 @@ class CompliantIntegrator(Integrator):
                      buf.support_size, buf.W, buf.u)
             if not self._impulses(rows):
                 return self._fail(info.message)
-            apply_impulses(L, self._parent, buf.Z, buf.support, buf.support_size, buf.gamma,
-                           rows, v_star, self._v_step)
+            if implicit is None:
+                apply_impulses(L, self._parent, buf.Z, buf.support, buf.support_size,
+                               buf.gamma, rows, v_star, self._v_step)
+            else:  # W from M~ (symmetric, for the solver), the impulses through K
+                implicit_impulses(buf.G, buf.gamma, rows, implicit.K, implicit.pivots, v_star,
+                                  self._v_step)
         else:
             self._v_step[:] = v_star
         v_out[:] = self._v_step
@@ -665,8 +678,8 @@ class CompliantIntegrator(Integrator):
         solution = solver.solve()
         self._info.iterations = int(solution.iterations)
         status = str(solution.status)
-        if "Solved" not in status:
-            if "AlmostSolved" in status:
+        if status != "Solved":
+            if status == "AlmostSolved":  # inaccurate: flagged
                 self._info.fallback = True
             else:
                 self._info.message = f"clarabel: {status}"

@@ -99,17 +99,16 @@ def free_velocity(L, parent, v, force, h, v_star):
 
 
 @kernel
-def implicit_system(joint_int, h, v, factor, X, M, K, pivots, force) -> bool:
-    """The linearly implicit step's matrix K = M~ + h X (X: dB/dv, or the Coriolis matrix C
-    when ``factor``; M~: M with the step's damping and servo terms), factored in place by LU
-    (pivots), and force += M~ c. c: each free-flyer's frame-rate term w x v_lin, which the
-    explicit step adds to v* (frame_rate_correction), here taken into the solve: K gets
-    -h M~ dc/dv (dc/dv = [[w]x, -[v_lin]x] for dB/dv; [[w]x, 0] with C, which keeps a lone
-    body's C - M dc/dv skew). False when K is singular."""
+def implicit_system(joint_int, h, v, dB, M, K, pivots, force) -> bool:
+    """The linearly implicit step's matrix K = M~ + h dB/dv (M~: M with the step's damping and
+    servo terms), factored in place by LU (pivots), and force += M~ c with c each free-flyer's
+    frame-rate term w x v_lin, which the explicit step adds to v* (frame_rate_correction) and
+    which is linearised here with the rest: K gets -h M~ dc/dv, dc/dv = [[w]x, -[v_lin]x] on
+    the free-flyer's (linear; linear, angular) block. False when K is singular."""
     nv = v.shape[0]
     for i in range(nv):
         for j in range(nv):
-            K[i, j] = M[i, j] + h * X[i, j]
+            K[i, j] = M[i, j] + h * dB[i, j]
     for joint in range(joint_int.shape[0]):
         if joint_int[joint, I_TYPE] != FREE_FLYER:
             continue
@@ -120,13 +119,12 @@ def implicit_system(joint_int, h, v, factor, X, M, K, pivots, force) -> bool:
         for i in range(nv):
             m0, m1, m2 = M[i, iv], M[i, iv + 1], M[i, iv + 2]
             force[i] += m0 * c0 + m1 * c1 + m2 * c2
-            K[i, iv] -= h * (m1 * w2 - m2 * w1)        # row i of M~ times [w]x
+            K[i, iv] -= h * (m1 * w2 - m2 * w1)      # row i of M~'s linear columns times [w]x
             K[i, iv + 1] -= h * (m2 * w0 - m0 * w2)
             K[i, iv + 2] -= h * (m0 * w1 - m1 * w0)
-            if not factor:                             # row i of M~ times -[v_lin]x
-                K[i, iv + 3] -= h * (m2 * u1 - m1 * u2)
-                K[i, iv + 4] -= h * (m0 * u2 - m2 * u0)
-                K[i, iv + 5] -= h * (m1 * u0 - m0 * u1)
+            K[i, iv + 3] -= h * (m2 * u1 - m1 * u2)  # ... times -[v_lin]x
+            K[i, iv + 4] -= h * (m0 * u2 - m2 * u0)
+            K[i, iv + 5] -= h * (m1 * u0 - m0 * u1)
     return lu_factor(K, pivots)
 
 
@@ -136,6 +134,22 @@ def implicit_free_velocity(K, pivots, v, force, h, v_star):
     lu_solve(K, pivots, force)
     for i in range(v.shape[0]):
         v_star[i] = v[i] + h * force[i]
+
+
+@kernel
+def implicit_impulses(G, gamma, m, K, pivots, v_star, v_out):
+    """v_out = v* + K^-1 G^T gamma: the impulses through the implicit step's matrix (its LU
+    from implicit_system), so that they meet the same linearised velocity terms as the free
+    motion."""
+    nv = v_star.shape[0]
+    for i in range(nv):
+        s = 0.0
+        for r in range(m):
+            s += G[r, i] * gamma[r]
+        v_out[i] = s
+    lu_solve(K, pivots, v_out)
+    for i in range(nv):
+        v_out[i] += v_star[i]
 
 
 @kernel

@@ -13,7 +13,7 @@ coordinates", Fig. 2), in two treatments of the velocity-dependent forces (``vel
 
       (M + A + h D + h dB/dv) (v' - v) = h (tau - D v - b(q, v)),   q' = q (+) h v'
 
-  with b = rnea(q, v, 0) and dB/dv its velocity Jacobian (rnea_derivative.velocity_matrix);
+  with b = rnea(q, v, 0) and dB/dv its velocity Jacobian (rnea_derivative.velocity_jacobian);
   the matrix is not symmetric: dense LU with partial pivoting (O(n^3), plus O(n depth) for
   dB/dv and CRBA). The explicit treatment of the Coriolis terms gains energy when light
   distal links spin fast (a humanoid's free limbs); the linearised one dissipates it (a
@@ -131,8 +131,8 @@ def implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, 
         for j in range(nv):
             K[i, j] = 0.0
     U = carve(ws, nj, nv)[10]
-    code = velocity_terms(joint_int, joint_real, gravity, armature, q, v, False, ws, zero, U,
-                          rhs, K, dB)  # rhs = b
+    code = velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, U, rhs, K,
+                          dB)  # rhs = b
     if code != OK:
         return code
     for i in range(nv):

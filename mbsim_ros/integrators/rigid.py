@@ -48,7 +48,7 @@ class RigidIntegrator(CompliantIntegrator):
                  joint_limits: bool = True, constraints: list | tuple = (),
                  margin: float = 0.01, max_contacts: int = 512,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
-                 velocity_terms: str = "explicit") -> None:
+                 velocity_terms: str = "implicit") -> None:
         _check_options(solver, erp, cfm, iterations, sor)
         super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
                          constraints=constraints, margin=margin, max_contacts=max_contacts,
