@@ -2,7 +2,7 @@
 docs/COMPLIANT.md): joint limits, bilateral point constraints and frictional contacts as
 implicit spring-dampers in constraint space; the multibody state advanced semi-explicitly.
 
-One step of length h from (q0, v0):
+One step of length h from (q0, v0), ``velocity_terms="explicit"``:
 
     M~ = M(q0) + h D,  v* = v0 + h M~^-1 (tau - b(q0, v0) - D v0)         (D: joint damping)
          (free-flyers: v*_lin += h w0 x v0_lin, the velocity in the step-start axes)
@@ -10,6 +10,13 @@ One step of length h from (q0, v0):
     gamma = argmin 1/2 |(W + E^-1) gamma + c|^2_Q  over the rows' cones        (COMPLIANT.md)
     v1 = v* + M~^-1 G^T gamma,  q1 = q0 + h v1 (free-flyers: p += h R v_lin, R <- R exp(h w),
          v_lin re-expressed in the new axes: its length kept)
+
+``"implicit"`` (the default) linearises the velocity terms about v0, with the free-flyers'
+frame-rate term c = w0 x v0_lin among them (MuJoCo's ``implicit``; COMPLIANT.md, "Velocity
+terms"):
+
+    K = M~ + h dB/dv - h M~ dc/dv,  v* = v0 + h K^-1 (tau - b - D v0 + M~ c)  (dense LU)
+    W = G M~^-1 G^T as above (symmetric, for the cone solver),  v1 = v* + K^-1 G^T gamma
 
 Only bilateral rows: (W + E^-1) gamma = -c, one SPD solve.
 """
@@ -152,7 +159,9 @@ class CompliantIntegrator(Integrator):
     bilateral rows like the point constraints; ``springs`` (SpringDamper list) and
     ``forces`` (AppliedForce list) are generalized forces J^T f taken at the step start (q0,
     v0); ``project`` moves q back onto the rigid elements' manifold after every step (Newton
-    in the least-squares sense, seed 003)."""
+    in the least-squares sense, seed 003); ``velocity_terms`` ("implicit": Coriolis and
+    centrifugal forces linearised about the step start's velocity, as Euler's option;
+    "explicit": taken at the step start; module docstring)."""
 
     compiled_solve = True  # subclasses that replace _solve set False
 

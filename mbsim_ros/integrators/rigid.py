@@ -39,7 +39,8 @@ class RigidIntegrator(CompliantIntegrator):
     ``sor`` (over-relaxation, ODE's 1.3), ``joint_limits``, ``limit_recovery`` (a violated
     limit comes back at min(violation / time constant, cap): the row's ERP target capped),
     ``joint_friction``, ``constraints`` (PointConstraint list), ``margin`` (m: contacts watched
-    before touching), ``max_contacts``; ``servo()`` as the compliant integrator's."""
+    before touching), ``max_contacts``, ``velocity_terms`` (as the compliant integrator's:
+    "implicit" by default); ``servo()`` as the compliant integrator's."""
 
     compiled_solve = False  # _solve below replaces the compliant solve
 
