@@ -122,7 +122,7 @@ def free_bodies(steps: int) -> dict:
                 e = spin(offset, speed, mode, steps)
                 cells.append(f"  {e.max():8.3g} ({e[-1]:5.3g})" if np.isfinite(e).all()
                              and e.size == steps + 1 else "  diverges       ")
-                if offset and (speed == 40 or (speed == 1500 and mode == "implicit")):
+                if offset and (speed == 40 or (speed == 400 and mode == "implicit")):
                     curves[f"{mode}, {speed} rad/s"] = e
             print(f"{label:16s} {mode:9s}" + "".join(cells), flush=True)
     return curves
