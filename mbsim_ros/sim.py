@@ -79,6 +79,14 @@ class Simulator:
         return view
 
     @property
+    def effort(self) -> np.ndarray:
+        """Each DOF's effort in the last step (nv): the command tau, and for servoed joints
+        the servo's total (the law's plus tau, within the effort limits)."""
+        view = self._tau.view()
+        view.setflags(write=False)
+        return view
+
+    @property
     def t(self) -> float:
         """Simulated time: the reset time plus steps * dt (no accumulated rounding)."""
         return self._t0 + self.steps * self.dt
@@ -98,6 +106,13 @@ class Simulator:
         self.failed = None
         self._reactions = None
         self.integrator.reset(self._q, self._v)
+        self.integrator.servos.reset()
+
+    @property
+    def servos(self):
+        """The joint servos (integrators/servo.py): ``sim.servos.set_gains(p={...}, d={...})``,
+        ``sim.servos.command(position={...})``; the step's tau is their feed-forward."""
+        return self.integrator.servos
 
     def step(self, tau=None) -> StepInfo:
         """Advance one step of dt under joint efforts tau (nv; default zero)."""
@@ -115,6 +130,10 @@ class Simulator:
         self._q[:] = self._q_next
         self._v[:] = self._v_next
         self.integrator.commit()
+        servos = self.integrator.servos
+        if servos.active:
+            servos.after_step(self.dt, self._q, self._v)
+            servos.applied(tau, self._tau)
         self.steps += 1
         return info
 
