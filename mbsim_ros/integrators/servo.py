@@ -139,7 +139,33 @@ def advance_integral(h, gains_i, i_clamp, position_mode, servo, iq, saturated, q
 
 
 EFFORT, POSITION, VELOCITY = 0, 1, 2
-MODES = {"effort": EFFORT, "position": POSITION, "velocity": VELOCITY}
+
+
+@kernel
+def load_targets(command_mode, q_target, v_target, gains, joint_iq, mode, integral, table, iq,
+                 position_mode, servoed) -> int:
+    """Each DOF's interface (command_mode: EFFORT / POSITION / VELOCITY, as floats or ints)
+    and targets into the servo table and iq (a DOF whose interface changes starts its integral
+    from zero). Returns 1 when a DOF is servoed, + 2 when one also integrates."""
+    flags = 0
+    for j in range(iq.shape[0]):
+        m = int(command_mode[j])
+        if m != mode[j]:
+            integral[j] = 0.0
+            mode[j] = m
+        position_mode[j] = m == POSITION
+        servoed[j] = m != EFFORT
+        iq[j] = joint_iq[j] if servoed[j] else -1
+        table[S_KP, j] = gains[0, j] if position_mode[j] else 0.0
+        table[S_KD, j] = gains[1, j] if servoed[j] else 0.0
+        table[S_QT, j] = q_target[j]
+        table[S_VT, j] = v_target[j]
+        table[S_BIAS, j] = gains[2, j] * integral[j] if servoed[j] else 0.0
+        if servoed[j]:
+            flags |= 1
+            if gains[2, j] > 0.0:
+                flags |= 2
+    return flags
 
 
 class Servos:
@@ -225,6 +251,15 @@ class Servos:
             self.table[S_QT, j], self.table[S_VT, j] = q_target, v_target
         self._refresh()
 
+    def load(self, mode: np.ndarray, q_target: np.ndarray, v_target: np.ndarray) -> None:
+        """Every DOF's interface and targets at once (nv each; q_target per DOF), without
+        checks or allocation: the node's per-tick path, whose commands were checked at the
+        door (ros/commands.py)."""
+        flags = load_targets(mode, q_target, v_target, self.gains, self._joint_iq, self.mode,
+                             self.integral, self.table, self.iq, self._position_mode,
+                             self._servoed)
+        self.active, self._integrating = bool(flags & 1), bool(flags & 2)
+
     def release(self, joints=None) -> None:
         """Back to effort mode (all joints by default)."""
         dofs = list(self.dof.values()) if joints is None else [self._dof(n) for n in joints]
@@ -256,18 +291,10 @@ class Servos:
     # -- helpers ----------------------------------------------------------------------------
 
     def _refresh(self) -> None:
-        """The table's gain rows and iq from the modes and gains."""
-        servoed = self.mode != EFFORT
-        self._servoed[:] = servoed
-        self.iq[:] = np.where(servoed, self._joint_iq, -1)
-        self._position_mode[:] = self.mode == POSITION
-        self.table[S_KP] = np.where(self._position_mode, self.gains[0], 0.0)
-        self.table[S_KD] = np.where(servoed, self.gains[1], 0.0)
-        self.table[S_BIAS] = np.where(servoed, self.gains[2] * self.integral, 0.0)
+        """The table's gain rows and iq from the modes, targets and gains."""
+        self.load(self.mode.copy(), self.table[S_QT].copy(), self.table[S_VT].copy())
         self.table[S_EFFORT] = 0.0
         self.saturated[:] = 0
-        self.active = bool(servoed.any())
-        self._integrating = bool((servoed & (self.gains[2] > 0)).any())
 
     def _check_modes(self, dofs, modes=None, gains=None) -> None:
         """ValueError unless each DOF's mode has the gain it needs."""

@@ -156,18 +156,20 @@ class SimulationNode(Node):
         self._set_armature()
         self.q0 = self._initial_configuration()
         self.sim = self._make_simulator()
+        self._set_gains()
         self._check_overrides()
         s = self.settings
         self.dt_ns = int(round(s.dt * 1e9))
         self.timeout_ns = int(s.command_timeout * 1e9)
         self.joints = ActuatedJoints(self.model)
-        self.slot = CommandSlot(self.model, self.joints)
+        self.slot = CommandSlot(self.model, self.joints, self.sim.servos.gains)
         unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
                       if limit == 0.0]
         if unactuated:
             self.get_logger().warning(f"the URDF gives {', '.join(unactuated)} an effort limit "
                                       f"of 0: commands to them are clamped to zero")
-        self._tau = np.zeros(self.model.nv + 1)  # the applied efforts and their command stamp
+        # the command in force (CommandSlot's layout: efforts, targets, interfaces, stamp)
+        self._command = np.zeros(4 * self.model.nv + 1)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._running = threading.Event()  # set: the loop steps; clear: paused
@@ -231,12 +233,13 @@ class SimulationNode(Node):
             raise StartupError(" ".join(str(exc).split())) from None
 
     def _joint_parameters(self, prefix: str, values: np.ndarray, what: str) -> dict:
-        """Declare ``<prefix>.<joint>`` (read-only double) for each one-DOF joint, defaults
+        """Declare ``<prefix>.<joint>`` (or the prefix with ``<joint>`` replaced: a key like
+        ``gains.<joint>.p``; read-only double) for each one-DOF joint, defaults
         ``values`` (indexed like q or v by the caller); their values by joint name."""
         joints = ActuatedJoints(self.model)
         found = {}
         for name, value in zip(joints.names, values):
-            key = f"{prefix}.{name}"
+            key = prefix.replace("<joint>", name) if "<joint>" in prefix else f"{prefix}.{name}"
             descriptor = ParameterDescriptor(description=f"{what} of {name}", read_only=True)
             try:
                 found[name] = self.declare_parameter(key, float(value), descriptor).value
@@ -254,6 +257,23 @@ class SimulationNode(Node):
             set_armature(self.model, values)
         except ConfigError as exc:
             raise StartupError(f"parameter {exc}") from None
+
+    def _set_gains(self) -> None:
+        """gains.<joint>.p / .d / .i / .i_clamp (default 0, 0, 0 and the joint's effort limit)
+        into the joint servos."""
+        joints = ActuatedJoints(self.model)
+        units = {"p": "N m/rad or N/m", "d": "N m s/rad or N s/m", "i": "N m/(rad s) or N/(m s)",
+                 "i_clamp": "the most effort the integral gives, N m or N"}
+        values = {}
+        for gain, unit in units.items():
+            defaults = joints.effort_limit if gain == "i_clamp" else np.zeros(len(joints))
+            found = self._joint_parameters(f"gains.<joint>.{gain}", defaults,
+                                           f"servo gain {gain} ({unit})")
+            values[gain] = found
+        try:
+            self.sim.servos.set_gains(**values)
+        except ValueError as exc:
+            raise StartupError(f"parameter gains: {exc}") from None
 
     def _initial_configuration(self) -> np.ndarray:
         """The scene's poses (or the neutral configuration) with initial_positions.<joint>,
@@ -308,7 +328,7 @@ class SimulationNode(Node):
         (a shared params file may carry other nodes' settings) are warnings."""
         declared = set(self._parameters)
         unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
-        strict = ("initial_positions.", "armature.", f"{self.settings.integrator}.")
+        strict = ("initial_positions.", "armature.", "gains.", f"{self.settings.integrator}.")
         errors = [name for name in unknown if name.startswith(strict)]
         if errors:
             raise StartupError(f"unknown parameter(s) {', '.join(errors)} (joints: "
@@ -394,7 +414,7 @@ class SimulationNode(Node):
             self._poll_commands()
         if self.failure:
             return False
-        stale = take_command(self.slot, self._tau, self.t_ns, self.timeout_ns)
+        stale = take_command(self.slot, self._command, self.t_ns, self.timeout_ns)
         if stale != self.stale:
             self.stale = stale
             if stale:
@@ -402,7 +422,10 @@ class SimulationNode(Node):
                     f"command older than command_timeout ({self.settings.command_timeout} s): "
                     f"applying zero effort")
         self.counters["stale_ticks"] += stale
-        info = self.sim.step(self._tau[:-1])
+        nv = self.model.nv
+        command = self._command
+        self.sim.servos.load(command[3 * nv:4 * nv], command[nv:2 * nv], command[2 * nv:3 * nv])
+        info = self.sim.step(command[:nv])
         if not info.converged:
             self.failure = f"stopped at t = {self.t_ns * 1e-9:.6f} s: {info.message}"
             self._running.clear()
@@ -428,7 +451,7 @@ class SimulationNode(Node):
 
     def _publish_state(self) -> None:
         t_ns, q, v = self.t_ns, self.sim.q, self.sim.v
-        self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, self._tau))
+        self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, self.sim.effort))
         if self.base is not None:
             self.base.fill(t_ns, q, v)
             self.base_pose_pub.publish(self.base.pose)
@@ -524,7 +547,8 @@ class SimulationNode(Node):
     def _on_joint_commands(self, msg: JointState) -> None:
         stamp = stamp_ns(msg.header.stamp)
         try:
-            self.slot.put_named(msg.name, msg.effort, stamp if stamp > 0 else self.t_ns)
+            self.slot.put_joint_state(msg.name, msg.position, msg.velocity, msg.effort,
+                                      stamp if stamp > 0 else self.t_ns)
             self.counters["accepted"] += 1
         except CommandError as exc:
             self._reject(f"~/joint_commands: {exc}")
@@ -545,7 +569,8 @@ class SimulationNode(Node):
             self.sim.reset(self.q0)
             self.t0_ns = t_ns
             self.slot.clear()
-            self._tau[:] = 0.0
+            self._command[:] = 0.0
+            self.sim.servos.release()
             self.failure = ""
             self.stale = False
             if self.settings.clock_on_reset == "restart":
