@@ -725,8 +725,17 @@ class VariationalIntegrator(Integrator):
         info.residual = float(self._residual[0])
         info.substeps = int(self._stats[2])
         info.converged = code == OK
-        info.message = "" if code == OK else _FAILURES.get(code, f"kernel code {code}")
+        info.message = "" if code == OK else self._failure(code)
         return info
+
+    def _failure(self, code: int) -> str:
+        message = _FAILURES.get(code, f"kernel code {code}")
+        if code == SINGULAR and self.substeps.shape[0] == 3 and (
+                self.servos.active or np.any(self.model.damping > 0.0)):
+            message += (" in a substep of negative length: order 4 (Yoshida) runs damping and "
+                        "servo dampers backwards, and M + a - 1.7 h (c + kd) / 2 lost its "
+                        "positive definiteness on a light joint; use order 2 (docs/CONTROL.md)")
+        return message
 
     def commit(self) -> None:
         """The Simulator accepted the step: the new momentum becomes the state."""
