@@ -152,3 +152,20 @@ def test_every_node_parameter_is_documented():
     text = (Path(__file__).resolve().parents[1] / "docs" / "NODE.md").read_text()
     for name, *_ in PARAMETERS:
         assert f"| `{name}` |" in text, name
+
+
+def test_joints_with_position_gains_start_holding_their_start():
+    """Until a controller commands them, joints with a position gain hold the start (the
+    initial command, and the one ~/reset restores); the others start at zero effort."""
+    model = load_urdf(shipped_urdf("arm7"))
+    table = gains(model)
+    table[0, [1, 3]] = 100.0
+    slot = CommandSlot(model, ActuatedJoints(model), table)
+    q = np.linspace(0.1, 0.7, 7)
+    assert slot.hold_start(q) == ["joint2", "joint4"]
+    modes = slot.latest[21:28]
+    assert list(modes) == [EFFORT, POSITION, EFFORT, POSITION, EFFORT, EFFORT, EFFORT]
+    assert list(slot.latest[[8, 10]]) == [q[1], q[3]] and np.isnan(slot.latest[-1])
+    slot.put_array(np.ones(7), stamp_ns=1)
+    slot.clear()
+    assert np.array_equal(slot.latest[:28], slot.initial[:28])

@@ -49,8 +49,9 @@ class CommandSlot:
     def __init__(self, model: Model, joints: ActuatedJoints, gains: np.ndarray) -> None:
         nv = self.nv = model.nv
         self.joints = joints
-        self.latest = np.zeros(4 * nv + 1)
-        self.latest[-1] = np.nan  # no command yet: zero effort, never stale
+        self.initial = np.zeros(4 * nv + 1)  # the command before any arrives (hold_start)
+        self.initial[-1] = np.nan  # never stale
+        self.latest = self.initial.copy()
         self._scratch = np.zeros(4 * nv + 1)
         self._efforts = np.zeros(len(joints))
         self._finite = np.zeros(len(joints), dtype=bool)
@@ -60,8 +61,22 @@ class CommandSlot:
         self._takes_velocity = (gains[1, joints.idx_v] > 0.0) | (gains[2, joints.idx_v] > 0.0)
 
     def clear(self) -> None:
-        np.copyto(self.latest, 0.0)
-        self.latest[-1] = np.nan
+        """Back to the initial command (zero effort, or holding the start: hold_start)."""
+        np.copyto(self.latest, self.initial)
+
+    def hold_start(self, q: np.ndarray) -> list[str]:
+        """Make the initial command hold configuration q: every joint with a position gain
+        starts as a position servo on its start position (drives holding at power-on, until
+        a controller commands them); returns those joints."""
+        nv, held = self.nv, []
+        for a, name in enumerate(self.joints.names):
+            if self._takes_position[a]:
+                j = self.joints.idx_v[a]
+                self.initial[nv + j] = q[self.joints.idx_q[a]]
+                self.initial[3 * nv + j] = POSITION
+                held.append(name)
+        self.clear()
+        return held
 
     def put_array(self, efforts, stamp_ns: int) -> None:
         """A full effort command in model joint order (Float64MultiArray): every joint in

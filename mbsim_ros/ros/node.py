@@ -163,6 +163,7 @@ class SimulationNode(Node):
         self.timeout_ns = int(s.command_timeout * 1e9)
         self.joints = ActuatedJoints(self.model)
         self.slot = CommandSlot(self.model, self.joints, self.sim.servos.gains)
+        self.slot.hold_start(self.q0)
         unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
                       if limit == 0.0]
         if unactuated:
