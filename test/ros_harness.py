@@ -122,8 +122,10 @@ class Client:
     def send_efforts(self, efforts) -> None:
         self.efforts.publish(self._Float64MultiArray(data=[float(x) for x in efforts]))
 
-    def send_named(self, names, efforts, stamp_ns: int = 0) -> None:
-        msg = self._JointState(name=list(names), effort=[float(x) for x in efforts])
+    def send_named(self, names, efforts, stamp_ns: int = 0, position=(), velocity=()) -> None:
+        msg = self._JointState(name=list(names), effort=[float(x) for x in efforts],
+                               position=[float(x) for x in position],
+                               velocity=[float(x) for x in velocity])
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10**9)
         self.joint_commands.publish(msg)
 

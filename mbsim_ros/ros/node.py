@@ -39,6 +39,7 @@ from ..integrators import INTEGRATORS
 from ..dynamics.closures import ConstraintKinematics, project
 from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, load_urdf, shipped_urdf
 from ..model.closures import load_closures, urdf_frames
+from ..actuators import Actuators, CommandDelay
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
 from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
@@ -113,6 +114,10 @@ PARAMETERS = [
     ("publish_joint_wrenches", False, "publish ~/joint_wrenches/<joint> (WrenchStamped, the "
                                       "parent's wrench on the child, joint frame) with the "
                                       "joint states", {}),
+    ("actuators.delay_ticks", 0, "actuator model: every command reaches the joints this many "
+                                 "steps late", _int_range(0, 100000)),
+    ("actuators.velocity_limits", False, "actuator model: no effort drives a joint further "
+                                         "beyond its URDF velocity limit", {}),
 ]
 
 
@@ -135,6 +140,8 @@ class Settings:
     print_status: bool
     closures_file: str
     publish_joint_wrenches: bool
+    actuators_delay_ticks: int
+    actuators_velocity_limits: bool
 
 
 def integrator_options(name: str) -> dict:
@@ -157,6 +164,7 @@ class SimulationNode(Node):
         self.q0 = self._initial_configuration()
         self.sim = self._make_simulator()
         self._set_gains()
+        self._set_actuators()
         self._check_overrides()
         s = self.settings
         self.dt_ns = int(round(s.dt * 1e9))
@@ -164,6 +172,8 @@ class SimulationNode(Node):
         self.joints = ActuatedJoints(self.model)
         self.slot = CommandSlot(self.model, self.joints, self.sim.servos.gains)
         self.slot.hold_start(self.q0)
+        self.command_delay = CommandDelay(self.slot.latest.size, s.actuators_delay_ticks,
+                                          fill=self.slot.initial)
         unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
                       if limit == 0.0]
         if unactuated:
@@ -193,7 +203,8 @@ class SimulationNode(Node):
             descriptor = ParameterDescriptor(description=description, read_only=True,
                                              **constraints)
             try:
-                values[name] = self.declare_parameter(name, default, descriptor).value
+                values[name.replace(".", "_")] = self.declare_parameter(name, default,
+                                                                        descriptor).value
             except ParameterException as exc:
                 raise StartupError(f"parameter '{name}': {exc}") from None
         s = Settings(**values)
@@ -276,6 +287,27 @@ class SimulationNode(Node):
         except ValueError as exc:
             raise StartupError(f"parameter gains: {exc}") from None
 
+    def _set_actuators(self) -> None:
+        """actuators.bandwidth.<joint> and actuators.no_load_speed.<joint> (0: none) with the
+        delay and velocity-limit switches into the Simulator's actuator models; the node
+        delays its whole command itself (targets too), so the models' own delay is 0."""
+        joints = ActuatedJoints(self.model)
+        per_joint = {}
+        for key, what in (("bandwidth", "torque lag bandwidth (Hz; 0: none)"),
+                          ("no_load_speed", "no-load speed of the torque-speed curve (rad/s "
+                                            "or m/s; 0: none)")):
+            found = self._joint_parameters(f"actuators.{key}", np.zeros(len(joints)), what)
+            per_joint[key] = {name: value for name, value in found.items() if value != 0.0}
+        s = self.settings
+        if not (s.actuators_velocity_limits or any(per_joint.values())):
+            return
+        try:
+            self.sim.actuators = Actuators(self.model, s.dt,
+                                           velocity_limits=s.actuators_velocity_limits,
+                                           **per_joint)
+        except ValueError as exc:
+            raise StartupError(f"parameter actuators.{exc}") from None
+
     def _initial_configuration(self) -> np.ndarray:
         """The scene's poses (or the neutral configuration) with initial_positions.<joint>,
         clamped into the joint limits (logged, naming the joints)."""
@@ -329,7 +361,8 @@ class SimulationNode(Node):
         (a shared params file may carry other nodes' settings) are warnings."""
         declared = set(self._parameters)
         unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
-        strict = ("initial_positions.", "armature.", "gains.", f"{self.settings.integrator}.")
+        strict = ("initial_positions.", "armature.", "gains.", "actuators.",
+                  f"{self.settings.integrator}.")
         errors = [name for name in unknown if name.startswith(strict)]
         if errors:
             raise StartupError(f"unknown parameter(s) {', '.join(errors)} (joints: "
@@ -424,7 +457,8 @@ class SimulationNode(Node):
                     f"applying zero effort")
         self.counters["stale_ticks"] += stale
         nv = self.model.nv
-        command = self._command
+        command = self.command_delay.push(self._command) if self.command_delay.ticks \
+            else self._command
         self.sim.servos.load(command[3 * nv:4 * nv], command[nv:2 * nv], command[2 * nv:3 * nv])
         info = self.sim.step(command[:nv])
         if not info.converged:
@@ -570,6 +604,7 @@ class SimulationNode(Node):
             self.sim.reset(self.q0)
             self.t0_ns = t_ns
             self.slot.clear()
+            self.command_delay.reset(fill=self.slot.initial)
             self._command[:] = 0.0
             self.sim.servos.release()
             self.failure = ""
