@@ -34,6 +34,39 @@ class ActuatedJoints:
     def __len__(self) -> int:
         return len(self.names)
 
+    def indices(self, names) -> list[int]:
+        """Each name's index among the joints; CommandError for an unknown or repeated one."""
+        unknown = [name for name in names if name not in self.index]
+        if unknown:
+            raise CommandError(f"unknown joint(s) {', '.join(map(repr, unknown))} (joints: "
+                               f"{', '.join(self.names)})")
+        if len(set(names)) != len(names):
+            raise CommandError("a joint is named twice")
+        return [self.index[name] for name in names]
+
+
+def named_values(joints: ActuatedJoints, names, fields: dict) -> tuple[list[int], dict]:
+    """A JointState's fields (e.g. position, velocity, effort: each empty or one entry per
+    name) checked whole: (the names' joint indices, {field: float array} of the non-empty
+    fields). Raises CommandError naming the reason: a length that is neither 0 nor one per
+    name, no field given, an unknown or repeated joint, NaN or infinity."""
+    n = len(names)
+    listed = ", ".join(fields)
+    for field, values in fields.items():
+        if len(values) not in (0, n):
+            raise CommandError(f"{field} has {len(values)} entries for {n} names (each of "
+                               f"{listed}: empty or one per name)")
+    if not any(len(values) for values in fields.values()):
+        *first, last = fields
+        raise CommandError(f"the message carries no {', '.join(first)} or {last}")
+    indices = joints.indices(names)
+    values = {field: np.asarray(v, dtype=float) for field, v in fields.items() if len(v)}
+    for field, array in values.items():
+        if not np.all(np.isfinite(array)):
+            bad = names[int(np.flatnonzero(~np.isfinite(array))[0])]
+            raise CommandError(f"{field} of '{bad}' is NaN or infinite")
+    return indices, values
+
 
 class CommandSlot:
     """The latest accepted command, in one float64 array: per DOF (nv each) the effort
@@ -100,20 +133,8 @@ class CommandSlot:
         velocity target and the effort as feed-forward, when given), a velocity alone a
         velocity servo, an effort alone a plain effort; the joints it does not name keep their
         current command. Raises CommandError (nothing changes) naming the reason."""
-        n = len(names)
-        fields = {"position": position, "velocity": velocity, "effort": effort}
-        for field, values in fields.items():
-            if len(values) not in (0, n):
-                raise CommandError(f"{field} has {len(values)} entries for {n} names (each "
-                                   f"of position, velocity, effort: empty or one per name)")
-        if not any(len(values) for values in fields.values()):
-            raise CommandError("the command carries no position, velocity or effort")
-        indices = self._joint_indices(names)
-        values = {field: np.asarray(v, dtype=float) for field, v in fields.items() if len(v)}
-        for field, array in values.items():
-            if not np.all(np.isfinite(array)):
-                bad = names[int(np.flatnonzero(~np.isfinite(array))[0])]
-                raise CommandError(f"{field} of '{bad}' is NaN or infinite")
+        indices, values = named_values(self.joints, names, {
+            "position": position, "velocity": velocity, "effort": effort})
         mode = POSITION if "position" in values else VELOCITY if "velocity" in values \
             else EFFORT
         needs = {POSITION: (self._takes_position, "a position target needs gains.{}.p > 0"),
@@ -132,15 +153,6 @@ class CommandSlot:
             scratch[2 * nv + j] = values["velocity"][k] if "velocity" in values else 0.0
             scratch[3 * nv + j] = mode
         self._publish(stamp_ns)
-
-    def _joint_indices(self, names) -> list[int]:
-        unknown = [name for name in names if name not in self.joints.index]
-        if unknown:
-            raise CommandError(f"unknown joint(s) {', '.join(map(repr, unknown))} (joints: "
-                               f"{', '.join(self.joints.names)})")
-        if len(set(names)) != len(names):
-            raise CommandError("a joint is named twice")
-        return [self.joints.index[name] for name in names]
 
     def _publish(self, stamp_ns: int) -> None:
         """Clamp the efforts to the effort limits and hand the command over (no allocation)."""

@@ -39,6 +39,8 @@ from ..integrators import INTEGRATORS
 from ..dynamics.closures import ConstraintKinematics, project
 from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, load_urdf, shipped_urdf
 from ..model.closures import load_closures, urdf_frames
+from ..model.urdf import read_urdf
+from ..contact.scene_urdf import scene_urdf
 from ..actuators import Actuators, CommandDelay
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
@@ -46,6 +48,7 @@ from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, Clock
                        JointStateWriter, WrenchWriter, contact_markers, diagnostic_array,
                        stamp_ns, topic_segment)
 from .pacing import Pacer, TickLog, timing_summary
+from .state_interfaces import StateInterfaces
 
 PACINGS = ("realtime", "fast", "lockstep")
 CLOCK_ON_RESET = ("continue", "restart")
@@ -114,6 +117,8 @@ PARAMETERS = [
     ("publish_joint_wrenches", False, "publish ~/joint_wrenches/<joint> (WrenchStamped, the "
                                       "parent's wrench on the child, joint frame) with the "
                                       "joint states", {}),
+    ("frame_prefix", "", "prefix of the base frame's id in ~/odom, /tf and ~/base_twist (as "
+                         "robot_state_publisher's frame_prefix; 'world' has none)", {}),
     ("actuators.delay_ticks", 0, "actuator model: every command reaches the joints this many "
                                  "steps late", _int_range(0, 100000)),
     ("actuators.velocity_limits", False, "actuator model: no effort drives a joint further "
@@ -140,6 +145,7 @@ class Settings:
     print_status: bool
     closures_file: str
     publish_joint_wrenches: bool
+    frame_prefix: str
     actuators_delay_ticks: int
     actuators_velocity_limits: bool
 
@@ -225,6 +231,7 @@ class SimulationNode(Node):
         s = self.settings
         self.scene = None
         self.closures = []
+        self.urdf_source = None  # the URDF file or text loaded (not for a scene)
         try:
             if s.scene:
                 self.scene = load_scene(s.scene)
@@ -233,6 +240,7 @@ class SimulationNode(Node):
                 source = s.robot_description
             else:
                 source = resolve_urdf(s.urdf_path) if s.urdf_path else shipped_urdf(DEFAULT_ROBOT)
+            self.urdf_source = source
             model = load_urdf(source, floating_base=s.floating_base,
                               balance_inertia=s.balance_inertia)
             self.closures = load_closures(read_config(s.closures_file).get("closures", []),
@@ -387,7 +395,7 @@ class SimulationNode(Node):
         if len(free) == 1:
             i = free[0]
             self.base = BaseStateWriter(int(self.model.idx_q[i]), int(self.model.idx_v[i]),
-                                        self.model.body_names[i])
+                                        self.settings.frame_prefix + self.model.body_names[i])
             self.base_pose_pub = self.create_publisher(PoseStamped, "~/base_pose", reliable)
             self.base_twist_pub = self.create_publisher(TwistStamped, "~/base_twist", reliable)
         self.contact_pubs = {}
@@ -425,6 +433,7 @@ class SimulationNode(Node):
         self.create_service(Trigger, "~/step", self._on_step)
         self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
         self._window_start = (time.monotonic_ns(), 0)
+        self.state_interfaces = StateInterfaces(self, self._robot_description())
 
     # -- the tick ---------------------------------------------------------------------------
 
@@ -491,6 +500,7 @@ class SimulationNode(Node):
             self.base.fill(t_ns, q, v)
             self.base_pose_pub.publish(self.base.pose)
             self.base_twist_pub.publish(self.base.twist)
+            self.state_interfaces.publish_base()
         if self.contact_pubs:
             self._publish_wrenches(t_ns)
         if self.joint_wrench_pubs:
@@ -644,6 +654,35 @@ class SimulationNode(Node):
         response.message = (f"t = {self.t_ns * 1e-9:.6f} s" if ok else self.failure)
         return response
 
+    # -- the robot's description and setting its state (state_interfaces.py) ---------------
+
+    def _robot_description(self) -> str:
+        """What ``robot_description`` carries: the URDF text loaded, or a scene's models as
+        one URDF (contact/scene_urdf.py)."""
+        if self.scene is not None:
+            return scene_urdf(self.scene)
+        return read_urdf(self.urdf_source)[0]
+
+    def restart_from(self, write) -> str:
+        """While paused: ``write(q, v)`` into copies of the current state (it raises
+        CommandError to refuse), then continue from them at the current time. q is clamped
+        into the joint limits (a LimitWarning names the joints) and projected onto the
+        closures; the servos' integrals restart, the command in force stays, a divergence is
+        forgotten. The state is published at once; /clock is not (time did not move)."""
+        with self._lock:
+            if not self.paused:
+                raise CommandError("the simulation is running; pause it first (~/pause true)")
+            q, v = self.sim.q.copy(), self.sim.v.copy()
+            write(q, v)
+            if self.closures:
+                q = project(ConstraintKinematics(self.model), self.closures, q)[0]
+            t_ns = self.t_ns
+            self.sim.reset(q, v)
+            self.t0_ns = t_ns
+            self.failure = ""
+            self._publish_state()
+        return f"state set at t = {t_ns * 1e-9:.6f} s"
+
     # -- diagnostics --------------------------------------------------------------------------
 
     def status(self) -> tuple[int, str, dict]:
@@ -681,7 +720,7 @@ class SimulationNode(Node):
     def _publish_diagnostics(self) -> None:
         level, message, values = self.status()
         self.diagnostics_pub.publish(diagnostic_array(
-            self.t_ns, f"{self.get_name()}: simulation", self.model.name, level, message, values))
+            self.t_ns, f"{self.get_fully_qualified_name().lstrip('/')}: simulation", self.model.name, level, message, values))
         if self.settings.print_status:
             self.get_logger().info(
                 f"t {values['sim_time_s']} s | rate {values['rate_hz']} Hz | RTF "
