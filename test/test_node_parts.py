@@ -169,3 +169,59 @@ def test_joints_with_position_gains_start_holding_their_start():
     slot.put_array(np.ones(7), stamp_ns=1)
     slot.clear()
     assert np.array_equal(slot.latest[:28], slot.initial[:28])
+
+
+def test_set_state_writes_named_joints_and_refuses_whole():
+    from mbsim_ros.ros.set_state import set_base, set_joints
+
+    model = load_urdf(shipped_urdf("arm7"), floating_base=True)
+    joints = ActuatedJoints(model)
+    q, v = model.neutral(), np.zeros(model.nv)
+    set_joints(joints, q, v, ["joint2", "joint7"], [0.5, -0.25], [])
+    assert q[7 + 1] == 0.5 and q[7 + 6] == -0.25 and not v.any()
+    before = q.copy(), v.copy()
+    with pytest.raises(CommandError, match="velocity of 'joint1' is NaN"):
+        set_joints(joints, q, v, ["joint1"], [0.1], [np.nan])
+    assert np.array_equal(q, before[0]) and np.array_equal(v, before[1])
+    base = dict(frame_id="", child_frame_id="base_link", position=[1, 2, 3],
+                orientation=[0.0, 0.0, 0.0, 1.0005], linear=[1, 0, 0], angular=[0, 0, 2])
+    set_base(0, 0, "base_link", q, v, **base)
+    assert list(q[:7]) == [1, 2, 3, 0, 0, 0, 1.0], "normalised within the tolerance"
+    assert list(v[:6]) == [1, 0, 0, 0, 0, 2]
+    with pytest.raises(CommandError, match="not a unit quaternion"):
+        set_base(0, 0, "base_link", q, v, **{**base, "orientation": [0, 0, 0, 1.01]})
+
+
+def test_simulation_services_reference_only_what_simulation_interfaces_defines():
+    """simulation_interfaces is not on PyPI, so its services cannot run here: every constant
+    and field simulation_services.py reads from its types must be one that the package
+    (1.1 to 2.1, msg/Result.msg, msg/SimulationState.msg, srv/*.srv) defines."""
+    import ast
+    from pathlib import Path
+
+    from mbsim_ros.ros import simulation_services
+
+    defined = {
+        "Result": {"RESULT_FEATURE_UNSUPPORTED", "RESULT_OK", "RESULT_NOT_FOUND",
+                   "RESULT_INCORRECT_STATE", "RESULT_OPERATION_FAILED"},
+        "SimulationState": {"STATE_STOPPED", "STATE_PLAYING", "STATE_PAUSED",
+                            "STATE_QUITTING", "STATE_NO_WORLD", "STATE_LOADING_WORLD"},
+        "ResetSimulation.Request": {"SCOPE_DEFAULT", "SCOPE_TIME", "SCOPE_STATE",
+                                    "SCOPE_SPAWNED", "SCOPE_ALL"},
+        "SetSimulationState.Response": {"ALREADY_IN_TARGET_STATE", "STATE_TRANSITION_ERROR",
+                                        "INCORRECT_TRANSITION"},
+        # fields: request.scope / .steps / .state.state, response.result.result /
+        # .error_message, GetSimulationState's response.state.state
+        "request": {"scope", "steps", "state"}, "response": {"result", "state"},
+        "request.state": {"state"}, "response.state": {"state"},
+        "response.result": {"result", "error_message"},
+    }
+    tree = ast.parse(Path(simulation_services.__file__).read_text())
+    used = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            owner = ast.unparse(node.value)
+            if owner in defined:
+                assert node.attr in defined[owner], f"{owner}.{node.attr}"
+                used += 1
+    assert used >= 20

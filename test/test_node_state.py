@@ -199,6 +199,24 @@ def test_odom_and_set_base_state_use_the_base_frame_for_the_twist(floating):
     assert moved.y == pytest.approx(2.0 + 0.5e-3, abs=1e-12), "body x is world y"
 
 
+def test_tf_carries_the_base_transform(floating):
+    """Where tf2_msgs imports (a ROS installation): world -> the base frame, as ~/odom."""
+    pytest.importorskip("tf2_msgs", reason="tf2_msgs is not installable from PyPI")
+    from rclpy.qos import QoSProfile
+    from tf2_msgs.msg import TFMessage
+
+    client = floating.client
+    transforms = []
+    client.node.create_subscription(TFMessage, "/tf", transforms.append, QoSProfile(depth=100))
+    assert client.call("pause", True).success
+    floating.set_base([0.5, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0] * 3, [0.0] * 3)
+    client.spin_until(lambda: transforms, 10.0, "/tf")
+    transform = transforms[-1].transforms[0]
+    assert transform.header.frame_id == "world"
+    assert transform.child_frame_id == "left/base_link"
+    assert transform.transform.translation.x == 0.5 and transform.transform.rotation.w == 1.0
+
+
 @pytest.mark.parametrize("kwargs, words", [
     ({"frame_id": "map"}, "header.frame_id 'map'"),
     ({"child_frame_id": "base_link"}, "is not the base frame 'left/base_link'"),
