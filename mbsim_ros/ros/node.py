@@ -677,7 +677,10 @@ class SimulationNode(Node):
             if self.closures:
                 q = project(ConstraintKinematics(self.model), self.closures, q)[0]
             t_ns = self.t_ns
-            self.sim.reset(q, v)
+            try:
+                self.sim.reset(q, v)  # checks before it changes anything
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
             self.t0_ns = t_ns
             self.failure = ""
             self._publish_state()
@@ -719,8 +722,9 @@ class SimulationNode(Node):
 
     def _publish_diagnostics(self) -> None:
         level, message, values = self.status()
+        name = self.get_fully_qualified_name().lstrip("/")  # with the namespace: left/mbsim
         self.diagnostics_pub.publish(diagnostic_array(
-            self.t_ns, f"{self.get_fully_qualified_name().lstrip('/')}: simulation", self.model.name, level, message, values))
+            self.t_ns, f"{name}: simulation", self.model.name, level, message, values))
         if self.settings.print_status:
             self.get_logger().info(
                 f"t {values['sim_time_s']} s | rate {values['rate_hz']} Hz | RTF "
