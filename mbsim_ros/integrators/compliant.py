@@ -528,10 +528,11 @@ class CompliantIntegrator(Integrator):
         alone is the convex, maximal-dissipation form; the penalty holds the pushing rows'
         spring-damper law against the friction cone's pull (no "gliding"). Which rows push:
         those of the convex form's solution (or the last step's set when the rows repeat), then
-        an active set (a pushing row whose impulse comes out zero is held at zero; a held row
-        that would close, r < 0, pushes). Rounds that do not settle, or whose solution adds
-        energy (cone_solver.adds_energy), start again from the convex form's set
-        (``restart``); if they still do, the convex form's solution (as solve_rows)."""
+        an active set (a pushing row whose impulse moves its own row by less than the joining
+        threshold is held at zero; a held row that would close, r < 0, pushes). Rounds that do
+        not settle, or whose solution adds energy (cone_solver.adds_energy), start again from
+        the convex form's set (``restart``); if they still do, the convex form's solution (as
+        solve_rows)."""
         rows_key = kind.tobytes()
         self._info.iterations = 0
         remembered = self._pushing is not None and self._pushing[0] == rows_key
@@ -543,10 +544,11 @@ class CompliantIntegrator(Integrator):
                 gamma, pushing = self._convex_pushing(H, c, kind, mu)
                 if gamma is None:
                     return None
-            trial, settled = self._active_set_rounds(H, c, kind, mu, pushing, max_rounds)
+            trial, settled = self._active_set_rounds(H, c, W, u, kind, mu, pushing,
+                                                     max_rounds)
             if trial is None:
                 return None
-            if settled is not None and not adds_energy(W, u, c, trial, len(c)):
+            if settled is not None:
                 self._pushing = (rows_key, settled)
                 return trial
         if gamma is None:
@@ -566,9 +568,10 @@ class CompliantIntegrator(Integrator):
         tolerance = 1e-7 * max(np.abs(gamma).max(), impulse_scale(H, c, len(c)))
         return gamma, (kind == BILATERAL) | (one_sided & (gamma > tolerance))
 
-    def _active_set_rounds(self, H, c, kind, mu, pushing, max_rounds: int):
+    def _active_set_rounds(self, H, c, W, u, kind, mu, pushing, max_rounds: int):
         """(gamma, the pushing set once no row changes, else None) after at most max_rounds
-        rounds of the weighted problem from `pushing`; (None, None) when a solve fails."""
+        rounds of the weighted problem from `pushing`, ended by a round whose solution adds
+        energy (cone_solver.adds_energy); (None, None) when a solve fails."""
         one_sided = (kind == UNILATERAL) | (kind == NORMAL)
         closing = 1e-7 * max(np.abs(c).max(), 1e-9)  # as solve_rows
         owner = np.arange(len(kind))
@@ -582,6 +585,8 @@ class CompliantIntegrator(Integrator):
             self._info.iterations += iterations
             if gamma is None:
                 return None, None
+            if adds_energy(W, u, c, gamma, len(c)):
+                return gamma, None
             r = H @ gamma + c
             leave = one_sided & pushing & (gamma * np.diag(H) <= closing)
             join = one_sided & ~pushing & (r < -closing)

@@ -35,9 +35,9 @@ ACTIVE_SET_ROUNDS = 8     # rounds of the pushing rows' active set per start
 
 
 def solver_workspace(rows: int) -> tuple:
-    """Buffers for `rows` rows: (six (rows, rows) matrices, 23 vectors, six integer
+    """Buffers for `rows` rows: (six (rows, rows) matrices, 24 vectors, six integer
     vectors, the active-set memory (3, rows))."""
-    return (np.zeros((6, rows, rows)), np.zeros((23, 4 * rows)),
+    return (np.zeros((6, rows, rows)), np.zeros((24, 4 * rows)),
             np.zeros((6, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
 
 
@@ -620,63 +620,59 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
     for i in range(m):
         same = same and memory[0, i] == kind[i]
     steps = 0
-    status, settled = SOLVED, False
+    settled = False
+    convex = vecs[23]  # the convex form's solution, the answer when the rounds do not settle
     for attempt in range(2 if same else 1):  # a remembered set that does not settle: again
         if same and attempt == 0:             # from the convex form's
             for i in range(m):
                 pushing[i] = memory[1, i]
         else:
-            status, n_steps = convex_pushing(H, c, kind, mu, m, pyramid, limit, impulses,
-                                             weight, pushing, gamma, mats, vecs, ints)
+            for i in range(m):
+                weight[i] = 0.0
+            status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, convex,
+                                             mats, vecs, ints)
             steps += n_steps
             if status != SOLVED:
                 return status, steps
-        status, n_steps, settled = active_set_rounds(H, c, kind, mu, m, pyramid, limit,
+            pushing_rows(convex, kind, m, impulses, pushing)
+        status, n_steps, settled = active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit,
                                                      normal_weight, pushing, trial_kind,
                                                      trial_mu, weight, gamma, mats, vecs, ints)
         steps += n_steps
         if status != SOLVED:
             return status, steps
-        # settled, and without energy from nowhere (the penalty can hold a row's law with
-        # the friction rows)
-        settled = settled and not adds_energy(W, u, c, gamma, m)
         if settled:
             break
     if not settled:  # the rounds cycle between sets, or add energy: the convex form's solution
-        status, n_steps = convex_pushing(H, c, kind, mu, m, pyramid, limit, impulses, weight,
-                                         pushing, gamma, mats, vecs, ints)
-        steps += n_steps
+        for i in range(m):
+            gamma[i] = convex[i]
+        pushing_rows(convex, kind, m, impulses, pushing)
     memory[2, 0] = m
     for i in range(m):
         memory[0, i] = kind[i]
         memory[1, i] = pushing[i]
-    return status, steps
+    return SOLVED, steps
 
 
-@routine
-def convex_pushing(H, c, kind, mu, m, pyramid, limit, impulses, weight, pushing, gamma, mats,
-                   vecs, ints) -> tuple:
-    """gamma of the convex form (no penalty: the maximal-dissipation solution) and the rows
-    that push in it (bilateral rows, and one-sided rows above the rounding scale); (status,
-    Newton steps)."""
-    for i in range(m):
-        weight[i] = 0.0
-    status, steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, gamma, mats, vecs,
-                                   ints)
+@step
+def pushing_rows(gamma, kind, m, impulses, pushing):
+    """The rows that push in the convex form's solution gamma: the bilateral rows, and the
+    one-sided rows above the rounding scale (interior-point solutions leave the others
+    slightly positive)."""
     tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
     for i in range(m):
         pushing[i] = kind[i] == BILATERAL or (one_sided(kind[i]) and gamma[i] > tolerance)
-    return status, steps
 
 
 @routine
-def active_set_rounds(H, c, kind, mu, m, pyramid, limit, normal_weight, pushing, trial_kind,
-                      trial_mu, weight, gamma, mats, vecs, ints) -> tuple:
+def active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit, normal_weight, pushing,
+                      trial_kind, trial_mu, weight, gamma, mats, vecs, ints) -> tuple:
     """Up to ACTIVE_SET_ROUNDS rounds of the weighted problem from the pushing set: rows not
     pushing are held at zero, the pushing rows' law is penalised; a pushing row whose impulse
     moves its own row by less than the joining threshold leaves, a held row that would close
-    (r < 0 beyond it) joins. (status, Newton steps, settled: no row changed in the last
-    round)."""
+    (r < 0 beyond it) joins. (status, Newton steps, settled: no row changed in the last round).
+    A round whose solution adds energy (adds_energy: the penalty held a row's law with the
+    friction rows) ends them unsettled."""
     c_scale = max(max_abs(c, m), 1e-9)
     steps = 0
     for _ in range(ACTIVE_SET_ROUNDS):
@@ -691,6 +687,8 @@ def active_set_rounds(H, c, kind, mu, m, pyramid, limit, normal_weight, pushing,
         steps += n_steps
         if status != SOLVED:
             return status, steps, False
+        if adds_energy(W, u, c, gamma, m):
+            return SOLVED, steps, False
         changed = False
         for i in range(m):
             if not one_sided(kind[i]):
