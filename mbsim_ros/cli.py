@@ -324,8 +324,9 @@ def ros_arguments(config_path: str | None, ros_args: list[str]) -> list[str]:
                 raise SystemExit(f"mbsim-ros: {exc}") from None
         if config.get("scene") and not Path(config["scene"]).is_absolute():
             config["scene"] = str(Path(config_dir) / config["scene"])
-        if config.pop("closures", None):  # a list of mappings is no ROS parameter: the file
-            config["closures_file"] = str(Path(config_path).resolve())
+        for block in ("closures", "sensors"):  # lists of mappings are no ROS parameters: the file
+            if config.pop(block, None):
+                config[f"{block}_file"] = str(Path(config_path).resolve())
         params = tempfile.NamedTemporaryFile("w", prefix="mbsim-params-", suffix=".yaml",
                                              delete=False)
         with params:

@@ -33,7 +33,7 @@ class Simulator:
 
     ``Simulator(model, dt=1e-3, integrator="variational", **options)`` (integrators by name:
     ``mbsim_ros.integrators.INTEGRATORS``; options go to the integrator); ``reset(q, v)``;
-    ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``; ``energy()``. A step whose result
+    ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``, ``acceleration``; ``energy()``. A step whose result
     is not finite (divergence) or that the integrator cannot complete leaves the state as it was,
     returns ``converged=False`` with a message, and sets ``failed``: later steps raise until
     ``reset``. A model whose joint-space inertia is singular (a joint that moves no mass and
@@ -56,6 +56,7 @@ class Simulator:
         self._v = np.zeros(model.nv)
         self._q_next = np.empty(model.nq)
         self._v_next = np.empty(model.nv)
+        self._a = np.zeros(model.nv)  # the last step's mean acceleration
         self._zero_tau = np.zeros(model.nv)
         self._tau = np.zeros(model.nv)  # the last command (reaction forces)
         self._reactions = None
@@ -79,6 +80,15 @@ class Simulator:
         return view
 
     @property
+    def acceleration(self) -> np.ndarray:
+        """The last step's mean joint acceleration (v_new - v_old) / dt (nv; zero after a
+        reset): what the step did, contact and limit impulses included (the simulated sensors
+        read it, mbsim_ros.sensors). Free-flyer entries in the body frame, like v."""
+        view = self._a.view()
+        view.setflags(write=False)
+        return view
+
+    @property
     def t(self) -> float:
         """Simulated time: the reset time plus steps * dt (no accumulated rounding)."""
         return self._t0 + self.steps * self.dt
@@ -93,6 +103,7 @@ class Simulator:
         q = start_within_limits(self.model, q, "the start configuration")
         self._q[:] = q
         self._v[:] = v
+        self._a[:] = 0.0
         self._t0 = float(t)
         self.steps = 0
         self.failed = None
@@ -113,6 +124,8 @@ class Simulator:
             self.failed = StepInfo(**info.__dict__)
             return info
         self._q[:] = self._q_next
+        np.subtract(self._v_next, self._v, out=self._a)
+        self._a *= 1.0 / self.dt
         self._v[:] = self._v_next
         self.integrator.commit()
         self.steps += 1

@@ -45,6 +45,7 @@ from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, Clock
                        JointStateWriter, WrenchWriter, contact_markers, diagnostic_array,
                        stamp_ns, topic_segment)
 from .pacing import Pacer, TickLog, timing_summary
+from .sensors import SensorPublishers, declare_sensor_parameters, sensor_suite
 
 PACINGS = ("realtime", "fast", "lockstep")
 CLOCK_ON_RESET = ("continue", "restart")
@@ -156,6 +157,7 @@ class SimulationNode(Node):
         self._set_armature()
         self.q0 = self._initial_configuration()
         self.sim = self._make_simulator()
+        self._make_sensors()
         self._check_overrides()
         s = self.settings
         self.dt_ns = int(round(s.dt * 1e9))
@@ -211,6 +213,7 @@ class SimulationNode(Node):
         s = self.settings
         self.scene = None
         self.closures = []
+        self.urdf_source = None
         try:
             if s.scene:
                 self.scene = load_scene(s.scene)
@@ -219,6 +222,7 @@ class SimulationNode(Node):
                 source = s.robot_description
             else:
                 source = resolve_urdf(s.urdf_path) if s.urdf_path else shipped_urdf(DEFAULT_ROBOT)
+            self.urdf_source = source
             model = load_urdf(source, floating_base=s.floating_base,
                               balance_inertia=s.balance_inertia)
             self.closures = load_closures(read_config(s.closures_file).get("closures", []),
@@ -303,12 +307,46 @@ class SimulationNode(Node):
             self.q0 = project(ConstraintKinematics(self.model), self.closures, self.q0)[0]
         return Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
 
+    def _make_sensors(self) -> None:
+        """The ``sensors_file``'s IMUs, force-torque sensors and contact switches, and the
+        ``encoders.*`` parameters (docs/SENSORS.md): self.sensors (None: none) and their
+        publishers."""
+        try:
+            sensors_file, encoders = declare_sensor_parameters(self)
+        except ParameterException as exc:
+            raise StartupError(f"parameter {exc}") from None
+        frames = urdf_frames(self.urdf_source, floating_base=self.settings.floating_base) \
+            if self.urdf_source is not None and sensors_file else None
+        try:
+            self.sensors = sensor_suite(self.sim, sensors_file, encoders, frames)
+        except ConfigError as exc:
+            where = "parameter" if str(exc).startswith("encoders") else f"{sensors_file}:"
+            raise StartupError(f"{where} {exc}") from None
+        self.sensor_pubs = None if self.sensors is None else SensorPublishers(
+            self, self.sensors, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+
+    def _sample_sensors(self) -> None:
+        """After a step: read the sensors and publish those due at this step."""
+        if self.sensors is not None:
+            self.sensors.update()
+            self.sensor_pubs.publish(self.t_ns)
+
+    def _reset_sensors(self) -> None:
+        if self.sensors is not None:
+            self.sensors.reset()
+
+    def _encoder_readings(self, q: np.ndarray, v: np.ndarray) -> tuple:
+        """(q, v) as joint_states shows them: the encoders' readings when configured."""
+        if self.sensors is None or self.sensors.encoders is None:
+            return q, v
+        return self.sensors.encoder_q, self.sensors.encoder_v
+
     def _check_overrides(self) -> None:
         """Unknown joint names or integrator options are errors; other unknown parameters
         (a shared params file may carry other nodes' settings) are warnings."""
         declared = set(self._parameters)
         unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
-        strict = ("initial_positions.", "armature.", f"{self.settings.integrator}.")
+        strict = ("initial_positions.", "armature.", "encoders.", f"{self.settings.integrator}.")
         errors = [name for name in unknown if name.startswith(strict)]
         if errors:
             raise StartupError(f"unknown parameter(s) {', '.join(errors)} (joints: "
@@ -410,6 +448,7 @@ class SimulationNode(Node):
             return False
         self.counters["fallbacks"] += info.fallback
         self.ticks.record(wake_ns, info.iterations)
+        self._sample_sensors()
         if self.sim.steps % self.settings.publish_decimation == 0:
             self._publish_state()
         self.clock_pub.publish(self.clock.fill(self.t_ns))
@@ -428,7 +467,8 @@ class SimulationNode(Node):
 
     def _publish_state(self) -> None:
         t_ns, q, v = self.t_ns, self.sim.q, self.sim.v
-        self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, self._tau))
+        self.joint_state_pub.publish(self.joint_state.fill(t_ns, *self._encoder_readings(q, v),
+                                                           self._tau))
         if self.base is not None:
             self.base.fill(t_ns, q, v)
             self.base_pose_pub.publish(self.base.pose)
@@ -543,6 +583,7 @@ class SimulationNode(Node):
         with self._lock:
             t_ns = 0 if self.settings.clock_on_reset == "restart" else self.t_ns
             self.sim.reset(self.q0)
+            self._reset_sensors()
             self.t0_ns = t_ns
             self.slot.clear()
             self._tau[:] = 0.0
