@@ -179,7 +179,7 @@ class SensorSuite:
         self.in_contact[:] = False
         self.due[:] = False
         sim = self.sim
-        if self._count:
+        if self._frame_sensors:
             self._truth(sim)
             self.imu_readings[:] = self.imu_truth
             self.wrench_readings[:] = self.wrench_truth
