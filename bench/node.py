@@ -6,9 +6,11 @@ the same run (docs/NODE.md, README):
 2. controller round trip over DDS (a second process answers each joint_states with a command):
    fraction of commands applied at the next tick, state-to-command latency p50/p99; beside a
    bare rclpy ping-pong between the same two processes;
-3. fast pacing: real-time factor.
+3. fast pacing: real-time factor;
+4. (1) and (3) again with two simulated sensors on, both sampled every step (an IMU on the
+   tool flange and a force-torque sensor at the wrist, with noise: docs/SENSORS.md).
 
-    python bench/node.py [--quick] [--seconds S]
+    python bench/node.py [--quick] [--seconds S] [--sensors-only]
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import argparse
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -148,7 +151,23 @@ def ping_pong(seconds: float) -> np.ndarray:
     return np.array(rtts[5:]) * 1e-9
 
 
-def realtime(seconds: float, rounds: int) -> None:
+SENSORS = [  # both every step: the worst case at 1 kHz
+    {"type": "imu", "name": "tool_imu", "link": "tool0", "seed": 1,
+     "gyroscope_noise_density": 1.7e-4, "gyroscope_random_walk": 1.9e-5,
+     "accelerometer_noise_density": 2.0e-3, "accelerometer_random_walk": 3.0e-3},
+    {"type": "force_torque", "name": "wrist_ft", "joint": "joint7", "seed": 2,
+     "force_noise": 0.05, "torque_noise": 0.002}]
+
+
+def sensors_arguments(folder: str) -> list[str]:
+    import yaml
+
+    path = Path(folder) / "sensors.yaml"
+    path.write_text(yaml.safe_dump({"sensors": SENSORS}))
+    return ["-p", f"sensors_file:={path}"]
+
+
+def realtime(seconds: float, rounds: int, extra=(), label: str = "") -> None:
     """Interleaved rounds of (floor, node), so that both see the same background load; the
     period errors of all rounds are pooled per kind."""
     floor_errors, node_errors, floor_p99, node_p99 = [], [], [], []
@@ -158,7 +177,7 @@ def realtime(seconds: float, rounds: int) -> None:
         floor = deadline_floor(1000.0, seconds / rounds)
         floor_errors.append(floor.pop("errors"))
         missed[0] += floor["missed"]
-        node = run_node(seconds / rounds, "realtime")
+        node = run_node(seconds / rounds, "realtime", extra=extra)
         times = node.ticks.recorded()
         node_errors.append(period_errors(times, node.pacer.period_ns))
         missed[1] += node.pacer.missed
@@ -167,8 +186,8 @@ def realtime(seconds: float, rounds: int) -> None:
         ticks += times.shape[0] - 1
         span += (times[-1] - times[0]) * 1e-9
     ours, base = np.concatenate(node_errors), np.concatenate(floor_errors)
-    print(f"realtime, arm7, variational: {rounds} interleaved rounds of {seconds / rounds:.0f} s "
-          f"(floor, node)")
+    print(f"realtime, arm7, variational{label}: {rounds} interleaved rounds of "
+          f"{seconds / rounds:.0f} s (floor, node)")
     for label, errors, lost in (("node       ", ours, missed[1]), ("sleep floor", base, missed[0])):
         print(f"  {label}  period error p50 {np.percentile(errors, 50) * 1e3:6.3f} p99 "
               f"{np.percentile(errors, 99) * 1e3:6.3f} max {errors.max() * 1e3:7.3f} ms  "
@@ -206,11 +225,11 @@ def round_trip(seconds: float) -> None:
           f"{np.percentile(latency, 99) / np.percentile(pings, 99):.2f} (target <= 1.25)")
 
 
-def fast(seconds: float) -> None:
-    node = run_node(seconds, "fast")
+def fast(seconds: float, extra=(), label: str = "") -> None:
+    node = run_node(seconds, "fast", extra=extra)
     rtf = node.sim.steps * node.settings.dt / node.wall_s
-    print(f"fast pacing, arm7, variational, joint_states + /clock every 1 ms of sim time: "
-          f"real-time factor {rtf:.2f} ({node.sim.steps / node.wall_s:.0f} steps/s)")
+    print(f"fast pacing, arm7, variational{label}, joint_states + /clock every 1 ms of sim "
+          f"time: real-time factor {rtf:.2f} ({node.sim.steps / node.wall_s:.0f} steps/s)")
 
 
 def quadruped(seconds: float) -> None:
@@ -231,13 +250,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="5 s per measurement")
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--sensors-only", action="store_true",
+                        help="only the rows with and without the two sensors (1 and 3)")
     args = parser.parse_args()
     seconds = 5.0 if args.quick else args.seconds
+    rounds = 2 if args.quick else 6
     print(f"bench/node.py  (ROS_DOMAIN_ID {DOMAIN}, {os.cpu_count()} cores)")
-    realtime(seconds, 2 if args.quick else 6)
-    round_trip(seconds)
-    fast(min(seconds, 20.0))
-    quadruped(min(seconds, 20.0))
+    with tempfile.TemporaryDirectory() as folder:
+        sensors = sensors_arguments(folder)
+        label = ", IMU + force-torque at 1 kHz"
+        realtime(seconds, rounds)
+        realtime(seconds, rounds, sensors, label)
+        if not args.sensors_only:
+            round_trip(seconds)
+        fast(min(seconds, 20.0))
+        fast(min(seconds, 20.0), sensors, label)
+    if not args.sensors_only:
+        quadruped(min(seconds, 20.0))
     return 0
 
 
