@@ -8,7 +8,9 @@ the same run (docs/NODE.md, README):
    bare rclpy ping-pong between the same two processes;
 3. fast pacing: real-time factor;
 4. (1) and (3) again with two simulated sensors on, both sampled every step (an IMU on the
-   tool flange and a force-torque sensor at the wrist, with noise: docs/SENSORS.md).
+   tool flange and a force-torque sensor at the wrist, with noise: docs/SENSORS.md), and the
+   work per tick with and without them (lockstep ticks in this process, interleaved blocks:
+   less sensitive to other load on the machine than the wall-clock rows).
 
     python bench/node.py [--quick] [--seconds S] [--sensors-only]
 """
@@ -225,6 +227,37 @@ def round_trip(seconds: float) -> None:
           f"{np.percentile(latency, 99) / np.percentile(pings, 99):.2f} (target <= 1.25)")
 
 
+def tick_work(sensors: list[str], blocks: int = 10, ticks: int = 1000) -> None:
+    """Median and p99 wall time of one tick (step, sensors, publishing; no subscriber) in
+    lockstep, without and with the sensors, in alternating blocks."""
+    nodes = []
+    for extra in ([], sensors):
+        context = rclpy.Context()
+        rclpy.init(args=ros_arguments(str(ROOT / "config" / "arm7.yaml"),
+                                      ["-p", "pacing:=lockstep", *extra]),
+                   context=context, domain_id=DOMAIN)
+        nodes.append((SimulationNode(context=context), context))
+    work = [[], []]
+    for _ in range(blocks):
+        for kind, (node, _) in enumerate(nodes):
+            times = np.empty(ticks)
+            for k in range(ticks):
+                start = time.perf_counter_ns()
+                with node._lock:
+                    node._advance()
+                times[k] = time.perf_counter_ns() - start
+            work[kind].append(times)
+    for node, context in nodes:
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+    print(f"work per tick, arm7, variational, lockstep in-process ({blocks} x {ticks} ticks "
+          f"each, alternating):")
+    for label, times in (("without sensors", work[0]), ("IMU + force-torque", work[1])):
+        times = np.concatenate(times) * 1e-3
+        print(f"  {label:18s}  median {np.median(times):6.1f} us, p99 "
+              f"{np.percentile(times, 99):6.1f} us")
+
+
 def fast(seconds: float, extra=(), label: str = "") -> None:
     node = run_node(seconds, "fast", extra=extra)
     rtf = node.sim.steps * node.settings.dt / node.wall_s
@@ -265,6 +298,7 @@ def main() -> int:
             round_trip(seconds)
         fast(min(seconds, 20.0))
         fast(min(seconds, 20.0), sensors, label)
+        tick_work(sensors, blocks=4 if args.quick else 10)
     if not args.sensors_only:
         quadruped(min(seconds, 20.0))
     return 0

@@ -175,6 +175,16 @@ def wrench_noise(truth, due, z, std, out):
 
 
 @kernel
+def contact_switches(wrenches, bodies, threshold2, due, out):
+    """out[c] = |force on body c over the last step|^2 > threshold2[c], for the switches sampled
+    now (due[c]); wrenches: (joints, 6), force first."""
+    for c in range(bodies.shape[0]):
+        if due[c]:
+            f = wrenches[bodies[c]]
+            out[c] = f[0] * f[0] + f[1] * f[1] + f[2] * f[2] > threshold2[c]
+
+
+@kernel
 def encoder_readings(q, v, idx_q, idx_v, resolution, std, z, ring_q, ring_v, head, q_out,
                      v_out):
     """Joint encoders: push (q, v) of the one-DOF joints into the delay ring at ``head[0]``

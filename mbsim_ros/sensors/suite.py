@@ -14,8 +14,8 @@ from ..dynamics.workspace import workspace_size
 from ..model.constraints import Attachment
 from ..model.model import PRISMATIC
 from .config import ContactSwitch, Encoders, ForceTorque, Imu, parse_encoders, parse_sensors
-from .kernels import (IMU_NOISE, IMU_ROW, encoder_readings, imu_noise, sensor_truth,
-                      wrench_noise)
+from .kernels import (IMU_NOISE, IMU_ROW, contact_switches, encoder_readings, imu_noise,
+                      sensor_truth, wrench_noise)
 
 
 FRAMES_DUE, SWITCHES_DUE = 1, 2
@@ -49,8 +49,8 @@ class SensorSuite:
     ``encoder_v``: q and v as the encoders read them (free-flyer entries true), every step.
     """
 
-    def __init__(self, sim, sensors=(), encoders=None, frames: dict[str, Attachment] | None
-                 = None) -> None:
+    def __init__(self, sim, sensors=(), encoders=None,
+                 frames: dict[str, Attachment] | None = None) -> None:
         model = sim.model
         self.sim = sim
         parsed = [d for d in sensors if isinstance(d, (Imu, ForceTorque, ContactSwitch))]
@@ -180,7 +180,7 @@ class SensorSuite:
         self.due[:] = False
         sim = self.sim
         if self._frame_sensors:
-            self._truth(sim)
+            self._truth(sim, self._no_contact)  # the integrator's contacts are the old state's
             self.imu_readings[:] = self.imu_truth
             self.wrench_readings[:] = self.wrench_truth
         self._ring_q[:] = sim.q[self._enc_q]
@@ -207,7 +207,8 @@ class SensorSuite:
             self._sample_encoders(sim)
 
     def _sample_frames(self, sim) -> None:
-        self._truth(sim)
+        self._truth(sim, self._body_wrenches() if self._body_wrenches is not None
+                    else self._no_contact)
         for k in self._imu_noisy:
             if self._imu_due[k]:
                 self._generators[k].standard_normal(out=self._imu_z[k])
@@ -220,11 +221,10 @@ class SensorSuite:
         wrench_noise(self.wrench_truth, self._ft_due, self._ft_z, self._ft_std,
                      self.wrench_readings)
 
-    def _truth(self, sim) -> None:
-        """The true IMU and force-torque readings of the current state."""
+    def _truth(self, sim, contact: np.ndarray) -> None:
+        """The true IMU and force-torque readings of the current state; contact: the contact
+        wrench on each body (joints, 6)."""
         model = sim.model
-        contact = self._body_wrenches() if self._body_wrenches is not None \
-            else self._no_contact
         q, v, a = self._state
         sensor_truth(model.joint_int, model.joint_real, model.gravity, q, v, a, self._ws,
                      self._count, contact, self._imu_joint,
@@ -235,12 +235,8 @@ class SensorSuite:
                 self.wrench_truth[m] = wrenches[d.joint_name]
 
     def _sample_switches(self) -> None:
-        wrenches = self._body_wrenches()
-        for c, body in enumerate(self._switch_body):
-            if self._switch_due[c]:
-                f = wrenches[body]
-                self.in_contact[c] = f[0] * f[0] + f[1] * f[1] + f[2] * f[2] > \
-                    self._threshold2[c]
+        contact_switches(self._body_wrenches(), self._switch_body, self._threshold2,
+                         self._switch_due, self.in_contact)
 
     def _sample_encoders(self, sim) -> None:
         if self._enc_noisy:
