@@ -16,23 +16,31 @@ from ..model.constraints import Attachment
 COMMON_KEYS = ("type", "name", "topic", "rate", "decimation", "seed")
 
 
-@dataclass
-class Imu:
+@dataclass(kw_only=True)
+class Sensor:
+    """What every sensor entry has: its name, the node's topic ("": ``~/<type>/<name>``), one
+    sample every ``decimation`` steps, the seed of its own noise generator (None: unseeded)."""
+
+    kind: ClassVar[str] = ""
+    name: str
+    topic: str = ""
+    decimation: int = 1
+    seed: int | None = None
+
+
+@dataclass(kw_only=True)
+class Imu(Sensor):
     """An inertial measurement unit fixed to the body of ``joint`` (-1: the world) at
     (rotation, position) in that joint's frame. Noise parameters as Kalibr names them:
     white-noise densities (gyro rad/s/sqrt(Hz), accel m/s^2/sqrt(Hz)) and bias random-walk
     densities (rad/s^2/sqrt(Hz), m/s^3/sqrt(Hz)); ``orientation_noise``: rad per axis (std)."""
 
     kind: ClassVar[str] = "imu"
-    name: str
     link: str
     joint: int
     rotation: np.ndarray
     position: np.ndarray
     frame_id: str
-    topic: str  # "": the node's default, ~/<type>/<name>
-    decimation: int = 1
-    seed: int | None = None
     gyroscope_noise_density: float = 0.0
     gyroscope_random_walk: float = 0.0
     accelerometer_noise_density: float = 0.0
@@ -41,35 +49,27 @@ class Imu:
     orientation: bool = True
 
 
-@dataclass
-class ForceTorque:
+@dataclass(kw_only=True)
+class ForceTorque(Sensor):
     """A six-axis force-torque sensor at a joint: the wrench the parent applies to the child,
     in the joint frame (``frame_id``: the child link); white noise std per axis (N, N m)."""
 
     kind: ClassVar[str] = "force_torque"
-    name: str
     joint_name: str
     joint: int
     frame_id: str
-    topic: str  # "": the node's default, ~/<type>/<name>
-    decimation: int = 1
-    seed: int | None = None
     force_noise: np.ndarray = field(default_factory=lambda: np.zeros(3))
     torque_noise: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
 
-@dataclass
-class ContactSwitch:
+@dataclass(kw_only=True)
+class ContactSwitch(Sensor):
     """A link's contact switch: true while the contact force on the link over the last step
     is larger than ``threshold`` (N; 0: any contact force at all)."""
 
     kind: ClassVar[str] = "contact"
-    name: str
     link: str
     body: int
-    topic: str  # "": the node's default, ~/<type>/<name>
-    decimation: int = 1
-    seed: int | None = None
     threshold: float = 0.0
 
 

@@ -13,7 +13,8 @@ from ..config import ConfigError
 from ..dynamics.workspace import workspace_size
 from ..model.constraints import Attachment
 from ..model.model import PRISMATIC
-from .config import ContactSwitch, Encoders, ForceTorque, Imu, parse_encoders, parse_sensors
+from .config import (ContactSwitch, Encoders, ForceTorque, Imu, Sensor, parse_encoders,
+                     parse_sensors)
 from .kernels import (IMU_NOISE, IMU_ROW, contact_switches, encoder_readings, imu_noise,
                       sensor_truth, wrench_noise)
 
@@ -53,7 +54,7 @@ class SensorSuite:
                  frames: dict[str, Attachment] | None = None) -> None:
         model = sim.model
         self.sim = sim
-        parsed = [d for d in sensors if isinstance(d, (Imu, ForceTorque, ContactSwitch))]
+        parsed = [d for d in sensors if isinstance(d, Sensor)]
         if len(parsed) != len(sensors):
             parsed = parse_sensors(list(sensors), model, sim.dt, frames)
         self.imus = [d for d in parsed if isinstance(d, Imu)]
