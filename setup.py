@@ -28,10 +28,17 @@ ROS = {
     "ros-kilted-std-srvs": "std_srvs",
     "ros-kilted-diagnostic-msgs": "diagnostic_msgs",
     "ros-kilted-visualization-msgs": "visualization_msgs",
+    "ros-kilted-nav-msgs": "nav_msgs",
 }
 TEST = {
     "pytest>=7": "python3-pytest",
     "example-robot-data>=4.0": "example-robot-data",
+    # test/test_colcon.py builds the package in a workspace; in a ROS installation rosdep's
+    # one key for colcon brings them all
+    "colcon-core>=0.15": "python3-colcon-common-extensions",
+    "colcon-ros>=0.4": "python3-colcon-common-extensions",
+    "colcon-python-setup-py>=0.2.8": "python3-colcon-common-extensions",
+    "colcon-package-selection>=0.2.10": "python3-colcon-common-extensions",
 }
 # The peers that bench/peers.py compares against (`pip install .[bench]`, `make bench`): wheels
 # from PyPI, not dependencies of the ROS package, so they have no rosdep key and package.xml

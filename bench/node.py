@@ -89,10 +89,10 @@ QUADRUPED = ["-p", f"scene:={ROOT / 'config' / 'scenes' / 'solo12_standing.yaml'
 def run_node(seconds: float, pacing: str, node_class=SimulationNode, extra=(),
              config: str | None = str(ROOT / "config" / "arm7.yaml"), **kwargs):
     """Run the node in this process for `seconds` of wall time; returns it, stopped."""
-    args = ros_arguments(config, ["-p", f"pacing:={pacing}", *extra])
-    context = rclpy.Context()
-    rclpy.init(args=args, context=context, domain_id=DOMAIN)
-    node = node_class(keep_ticks=int(seconds * 1000 * 20) + 10, context=context, **kwargs)
+    with ros_arguments(config, ["-p", f"pacing:={pacing}", *extra]) as args:
+        context = rclpy.Context()
+        rclpy.init(args=args, context=context, domain_id=DOMAIN)
+        node = node_class(keep_ticks=int(seconds * 1000 * 20) + 10, context=context, **kwargs)
     executor = rclpy.executors.SingleThreadedExecutor(context=context)
     executor.add_node(node)
     node.start()
@@ -232,11 +232,11 @@ def tick_work(sensors: list[str], blocks: int = 10, ticks: int = 1000) -> None:
     lockstep, without and with the sensors, in alternating blocks."""
     nodes = []
     for extra in ([], sensors):
-        context = rclpy.Context()
-        rclpy.init(args=ros_arguments(str(ROOT / "config" / "arm7.yaml"),
-                                      ["-p", "pacing:=lockstep", *extra]),
-                   context=context, domain_id=DOMAIN)
-        nodes.append((SimulationNode(context=context), context))
+        with ros_arguments(str(ROOT / "config" / "arm7.yaml"),
+                           ["-p", "pacing:=lockstep", *extra]) as args:
+            context = rclpy.Context()
+            rclpy.init(args=args, context=context, domain_id=DOMAIN)
+            nodes.append((SimulationNode(context=context), context))
     work = [[], []]
     for _ in range(blocks):
         for kind, (node, _) in enumerate(nodes):

@@ -302,7 +302,7 @@ class Dart(Engine):
 CONFIGS: dict[str, tuple[str | None, Callable[[Description, float], Engine]]] = {
     "ours variational o2": (None, lambda d, dt: Ours(d, dt)),
     "ours variational o4": (None, lambda d, dt: Ours(d, dt, order=4)),
-    "ours Euler": (None, lambda d, dt: Ours(d, dt, "euler")),
+    "ours Euler": (None, lambda d, dt: Ours(d, dt, "euler", velocity_terms="explicit")),
     "pinocchio ABA+Euler": ("pinocchio", Pinocchio),
     "MuJoCo Euler": ("mujoco", lambda d, dt: MuJoCo(d, dt, "Euler")),
     "MuJoCo RK4": ("mujoco", lambda d, dt: MuJoCo(d, dt, "RK4")),

@@ -89,7 +89,9 @@ class InertiaScaledPD:
             self.tau[self.iv] = self.kp[self.iv] * (self.q_target[self.iq] - sim.q[self.iq]) \
                 - self.kd[self.iv] * sim.v[self.iv]
             return sim.step(self.tau)
-        sim.integrator.servo(self.kp, self.kd, self.q_target)
+        sim.servos.set_gains(p=self.kp, d=self.kd)
+        if not sim.servos.active:
+            sim.servos.command(position=self.q_target)
         return sim.step()
 
 

@@ -39,9 +39,10 @@ from mbsim_ros.dynamics import crba  # noqa: E402
 from mbsim_ros.model.model import R_COM, R_MASS, R_POS  # noqa: E402
 from mbsim_ros.model.resources import example_robot_data_dir  # noqa: E402
 
-INTEGRATORS = ("euler", "euler-implicit", "variational", "compliant", "rigid")
-# run label -> (integrator name, options); labels not listed are integrator names
-RUN_OPTIONS = {"euler-implicit": ("euler", {"velocity_terms": "implicit"})}
+INTEGRATORS = ("euler-explicit", "euler", "variational", "compliant", "rigid")
+# run label -> (integrator name, options); labels not listed are integrator names with their
+# defaults (euler: velocity_terms="implicit")
+RUN_OPTIONS = {"euler-explicit": ("euler", {"velocity_terms": "explicit"})}
 
 
 def make_simulator(model: Model, label: str, dt: float = 1e-3) -> Simulator:

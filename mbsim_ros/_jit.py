@@ -13,6 +13,9 @@ The compiled-code cache lives in ``$XDG_CACHE_HOME/mbsim_ros/numba/<digest of ou
 changes, not when a function it calls or inlines from another file does; keying the directory
 on the sources that hold compiled code (those that import numba or this module) makes any edit to them
 start a fresh, correct cache, while edits to pure-Python layers (node, CLI) keep it.
+Inside that directory our functions are filed by their path within the package (numba's
+default files them by the absolute path of their folder), so every copy of the same sources
+shares one cache: a colcon install tree, a worktree, the source checkout.
 """
 import hashlib
 import os
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import numba
 from numba import njit
+from numba.core.caching import UserProvidedCacheLocator
 
 
 def _source_digest() -> str:
@@ -34,9 +38,35 @@ def _source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# numba's own locators, in numba's order, after ours (which takes only our files)
+_NUMBA_LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator",
+                   "IPythonCacheLocator", "ZipCacheLocator")
+
+
+class PackageCacheLocator(UserProvidedCacheLocator):
+    """Files a function of ours under ``CACHE_DIR/<its folder within mbsim_ros>``. Safe only
+    because CACHE_DIR is keyed on the digest of all our compiled sources (above), and numba
+    still checks each function's own source by its content hash."""
+
+    def __init__(self, py_func, py_file) -> None:
+        super().__init__(py_func, py_file)
+        folder = os.path.relpath(os.path.dirname(os.path.abspath(py_file)), _PACKAGE_DIR)
+        self._cache_path = os.path.join(numba.config.CACHE_DIR, "package", folder)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        inside = os.path.abspath(py_file).startswith(_PACKAGE_DIR + os.sep)
+        return super().from_function(py_func, py_file) if inside else None
+
+
 if not os.environ.get("NUMBA_CACHE_DIR"):
     _base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     numba.config.CACHE_DIR = str(_base / "mbsim_ros" / "numba" / _source_digest())
+    if hasattr(numba.config, "CACHE_LOCATOR_CLASSES") \
+            and not numba.config.CACHE_LOCATOR_CLASSES:  # older numba: by absolute path
+        numba.config.CACHE_LOCATOR_CLASSES = ",".join(
+            [f"{__name__}.{PackageCacheLocator.__name__}", *_NUMBA_LOCATORS])
 
 kernel = njit(cache=True, error_model="numpy")
 step = njit(cache=True, error_model="numpy", inline="always")

@@ -7,6 +7,8 @@ import json
 import math
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -352,15 +354,19 @@ def main(argv: list[str] | None = None) -> int:
     return args.func(args)
 
 
-def ros_arguments(config_path: str | None, ros_args: list[str]) -> list[str]:
-    """The node's command line: the config as a ``--params-file`` (plain configs converted to a
-    ROS 2 parameters file, urdf_path resolved against the config's folder), then the user's
-    ``--ros-args`` (whose ``-p`` overrides win over the file's values)."""
+@contextmanager
+def ros_arguments(config_path: str | None, ros_args: list[str]) -> Iterator[list[str]]:
+    """The node's command line, for the ``with`` block: the config as a ``--params-file``
+    (plain configs converted to a ROS 2 parameters file in the temporary directory, urdf_path
+    resolved against the config's folder), then the user's ``--ros-args`` (whose ``-p``
+    overrides win over the file's values). The parameters file is removed when the block
+    ends, however it ends."""
     import tempfile
 
     import yaml
 
     args = ["mbsim-ros"]
+    params_file = None
     if config_path:
         config = _load_config(config_path)
         config_dir = config.pop("config_dir")
@@ -374,20 +380,25 @@ def ros_arguments(config_path: str | None, ros_args: list[str]) -> list[str]:
         for block in ("closures", "sensors"):  # lists of mappings are no ROS parameters: the file
             if config.pop(block, None):
                 config[f"{block}_file"] = str(Path(config_path).resolve())
-        params = tempfile.NamedTemporaryFile("w", prefix="mbsim-params-", suffix=".yaml",
-                                             delete=False)
-        with params:
+        with tempfile.NamedTemporaryFile("w", prefix="mbsim-params-", suffix=".yaml",
+                                         delete=False) as params:
             yaml.safe_dump({"/**": {"ros__parameters": config}}, params)
+        params_file = Path(params.name)
         args += ["--ros-args", "--params-file", params.name]
     if ros_args:
         args += ros_args if ros_args[0] == "--ros-args" else ["--ros-args", *ros_args]
-    return args
+    try:
+        yield args
+    finally:
+        if params_file is not None:
+            params_file.unlink(missing_ok=True)
 
 
 def cmd_run(args, ros_args: list[str]) -> int:
     from .ros.node import main as node
 
-    return node(ros_arguments(args.config, ros_args))
+    with ros_arguments(args.config, ros_args) as argv:
+        return node(argv)
 
 
 def node_main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,9 @@ class Simulator:
     has no armature) is refused at construction, naming the joints; a model without degrees of
     freedom (nv = 0) gets a Simulator that only advances time, whatever the integrator named.
     Start configurations (``reset``) are clamped into the joint limits with one LimitWarning.
+    ``servos``: joint servos (position / velocity targets, docs/CONTROL.md) that the
+    integrator evaluates inside its step, tau their feed-forward; ``actuators``: optional
+    actuator models (actuators.Actuators); ``effort``: the efforts the last step applied.
     """
 
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",
@@ -64,6 +67,8 @@ class Simulator:
         self._t0 = 0.0
         self.steps = 0
         self.failed: StepInfo | None = None
+        self.actuators = None  # actuators.Actuators: delay, lag, velocity and torque-speed limits
+        self._actuated = np.zeros(model.nv)
         self.scene = options.get("scene")
         self.reset()
 
@@ -89,6 +94,14 @@ class Simulator:
         return view
 
     @property
+    def effort(self) -> np.ndarray:
+        """Each DOF's effort in the last step (nv): the command tau, and for servoed joints
+        the servo's total (the law's plus tau, within the effort limits)."""
+        view = self._tau.view()
+        view.setflags(write=False)
+        return view
+
+    @property
     def t(self) -> float:
         """Simulated time: the reset time plus steps * dt (no accumulated rounding)."""
         return self._t0 + self.steps * self.dt
@@ -108,7 +121,16 @@ class Simulator:
         self.steps = 0
         self.failed = None
         self._reactions = None
+        if self.actuators is not None:
+            self.actuators.reset()
         self.integrator.reset(self._q, self._v)
+        self.integrator.servos.reset()
+
+    @property
+    def servos(self):
+        """The joint servos (integrators/servo.py): ``sim.servos.set_gains(p={...}, d={...})``,
+        ``sim.servos.command(position={...})``; the step's tau is their feed-forward."""
+        return self.integrator.servos
 
     def step(self, tau=None) -> StepInfo:
         """Advance one step of dt under joint efforts tau (nv; default zero)."""
@@ -118,6 +140,9 @@ class Simulator:
         tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
         if not all_finite_kernel(tau):
             raise ValueError("tau contains NaN or infinity")
+        if self.actuators is not None:
+            tau = self.actuators.apply(tau, self._v, self.integrator.servos.table,
+                                       self._actuated)
         self._tau[:] = tau
         info = self.integrator.step(self._q, self._v, tau, self._q_next, self._v_next)
         if not info.converged:
@@ -128,6 +153,10 @@ class Simulator:
         self._a *= 1.0 / self.dt
         self._v[:] = self._v_next
         self.integrator.commit()
+        servos = self.integrator.servos
+        if servos.active:
+            servos.after_step(self.dt, self._q, self._v)
+            servos.applied(tau, self._tau)
         self.steps += 1
         return info
 

@@ -25,14 +25,17 @@ def unique_domain_id() -> int:
 
 
 class NodeProcess:
-    """``mbsim-ros run`` in a child process; ``stop()`` sends SIGINT and returns the exit code."""
+    """``mbsim-ros run`` (or ``command``) in a child process, in ``env`` (default: this
+    process's) on the given domain; ``stop()`` sends SIGINT and returns the exit code."""
 
-    def __init__(self, domain_id: int, *args: str, log_dir: Path) -> None:
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED="1")
+    def __init__(self, domain_id: int, *args: str, log_dir: Path,
+                 command: tuple[str, ...] = (MBSIM, "run"), env: dict | None = None) -> None:
+        env = dict(os.environ if env is None else env, ROS_DOMAIN_ID=str(domain_id),
+                   PYTHONUNBUFFERED="1")
         log_dir.mkdir(parents=True, exist_ok=True)
         self.stderr_path = log_dir / f"node-{time.monotonic_ns()}.log"
         self._stderr = open(self.stderr_path, "w")
-        self.process = subprocess.Popen([MBSIM, "run", *args], env=env, cwd=ROOT,
+        self.process = subprocess.Popen([*command, *args], env=env, cwd=ROOT,
                                         stdout=self._stderr, stderr=subprocess.STDOUT)
 
     def log(self) -> str:
@@ -57,7 +60,7 @@ class Client:
     """A real rclpy node that talks to mbsim over DDS: collects joint_states, /clock and
     /diagnostics, publishes commands, calls the services."""
 
-    def __init__(self, context, node_name: str = "mbsim") -> None:
+    def __init__(self, context, node_name: str = "mbsim", namespace: str = "") -> None:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -67,27 +70,31 @@ class Client:
         from std_msgs.msg import Float64MultiArray
         from std_srvs.srv import SetBool, Trigger
 
-        self.node = rclpy.create_node(f"test_client_{os.getpid()}", context=context)
+        label = namespace.strip("/").replace("/", "_")
+        self.node = rclpy.create_node(f"test_client_{os.getpid()}{'_' + label if label else ''}",
+                                      context=context)
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self.states: list = []
         self.clocks: list[int] = []
         self.diagnostics: list = []
-        self.node.create_subscription(JointState, "/joint_states", self.states.append, qos)
+        self.node.create_subscription(JointState, f"{namespace}/joint_states",
+                                      self.states.append, qos)
         self.node.create_subscription(
             Clock, "/clock", lambda m: self.clocks.append(m.clock.sec * 10**9 + m.clock.nanosec),
             qos)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append,
                                       qos)
+        private = f"{namespace}/{node_name}"
         self.efforts = self.node.create_publisher(Float64MultiArray,
-                                                  f"/{node_name}/effort_commands", qos)
-        self.joint_commands = self.node.create_publisher(JointState,
-                                                         f"/{node_name}/joint_commands", qos)
+                                                  f"{private}/effort_commands", qos)
+        self.joint_commands = self.node.create_publisher(JointState, f"{private}/joint_commands",
+                                                         qos)
         self.services = {
-            "reset": self.node.create_client(Trigger, f"/{node_name}/reset"),
-            "step": self.node.create_client(Trigger, f"/{node_name}/step"),
-            "pause": self.node.create_client(SetBool, f"/{node_name}/pause"),
+            "reset": self.node.create_client(Trigger, f"{private}/reset"),
+            "step": self.node.create_client(Trigger, f"{private}/step"),
+            "pause": self.node.create_client(SetBool, f"{private}/pause"),
         }
         self._Float64MultiArray, self._JointState = Float64MultiArray, JointState
         self._Trigger, self._SetBool = Trigger, SetBool
@@ -122,8 +129,10 @@ class Client:
     def send_efforts(self, efforts) -> None:
         self.efforts.publish(self._Float64MultiArray(data=[float(x) for x in efforts]))
 
-    def send_named(self, names, efforts, stamp_ns: int = 0) -> None:
-        msg = self._JointState(name=list(names), effort=[float(x) for x in efforts])
+    def send_named(self, names, efforts, stamp_ns: int = 0, position=(), velocity=()) -> None:
+        msg = self._JointState(name=list(names), effort=[float(x) for x in efforts],
+                               position=[float(x) for x in position],
+                               velocity=[float(x) for x in velocity])
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10**9)
         self.joint_commands.publish(msg)
 
@@ -176,10 +185,12 @@ def warm_kernels() -> None:
         Simulator(load_urdf(shipped_urdf("arm7")), integrator=integrator).step()
 
 
-def start_node(domain: int, context, log_dir: Path, *args: str, startup_timeout: float = 180.0):
-    """A node process and a connected client that has received the first joint_states."""
-    node = NodeProcess(domain, *args, log_dir=log_dir)
-    client = Client(context)
+def start_node(domain: int, context, log_dir: Path, *args: str, startup_timeout: float = 180.0,
+               namespace: str = "", **process):
+    """A node process (``process``: NodeProcess's command / env) and a connected client (in
+    ``namespace``) that has received the first joint_states."""
+    node = NodeProcess(domain, *args, log_dir=log_dir, **process)
+    client = Client(context, namespace=namespace)
     try:
         client.wait_for_states(1, timeout=startup_timeout)
     except TimeoutError:

@@ -134,7 +134,9 @@ def test_run_config_passes_its_closures_as_a_file(tmp_path):
     from mbsim_ros.cli import ros_arguments
 
     example = Path(__file__).resolve().parents[1] / "examples" / "four_bar" / "four_bar.yaml"
-    args = ros_arguments(str(example), [])
-    params = yaml.safe_load(Path(args[args.index("--params-file") + 1]).read_text())
+    with ros_arguments(str(example), []) as args:
+        params_file = Path(args[args.index("--params-file") + 1])
+        params = yaml.safe_load(params_file.read_text())
+    assert not params_file.exists(), "the parameters file goes with the block"
     values = params["/**"]["ros__parameters"]
     assert "closures" not in values and values["closures_file"] == str(example)

@@ -67,7 +67,11 @@ def test_each_config_loads_its_model_and_sets_only_node_parameters(config):
     joints = set(ActuatedJoints(model).names)
     assert set(values.get("initial_positions", {})) <= joints
     assert set(values.get("armature", {})) <= joints
-    unknown = set(values) - node_parameters() - {"initial_positions", "armature", "config_dir"}
+    assert set(values.get("gains", {})) <= joints
+    for joint, gains in values.get("gains", {}).items():
+        assert set(gains) <= {"p", "d", "i", "i_clamp"}, joint
+    unknown = set(values) - node_parameters() - {"initial_positions", "armature", "gains",
+                                                 "config_dir"}
     assert not unknown, f"{config.name}: not node parameters: {unknown}"
 
 

@@ -108,3 +108,30 @@ def test_divergence_pauses_reports_and_publishes_no_nan(tmp_path):
         code = node.stop()
         rclpy.shutdown(context=context)
     assert code == 0, node.log()
+
+
+def test_run_config_leaves_no_parameters_file(tmp_path):
+    """`mbsim-ros run --config` writes the config as a parameters file in the temporary
+    directory and removes it when the node ends: after SIGINT and after a start-up error."""
+    import rclpy
+
+    warm_kernels()
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = dict(os.environ, TMPDIR=str(temp))
+    domain, context = ros_session(__name__)
+    node, client = start_node(domain, context, tmp_path, "--config", "config/arm7.yaml",
+                              "--ros-args", "-p", "pacing:=lockstep", env=env)
+    try:
+        assert len(list(temp.glob("mbsim-params-*.yaml"))) == 1, "while the node runs"
+    finally:
+        client.destroy()
+        code = node.stop()
+        rclpy.shutdown(context=context)
+    assert code == 0, node.log()
+    assert list(temp.iterdir()) == []
+    failed = subprocess.run([MBSIM, "run", "--config", "config/arm7.yaml", "--ros-args", "-p",
+                             "integrator:=rk45"], env=dict(env, ROS_DOMAIN_ID="231"), cwd=ROOT,
+                            capture_output=True, text=True, timeout=180)
+    assert failed.returncode == 1 and "rk45" in failed.stderr
+    assert list(temp.iterdir()) == []

@@ -64,6 +64,8 @@ class Scene:
     box_names: list
     material: Material
     models: list = field(default_factory=list)   # (name, first joint, number of joints)
+    # per model: (name, URDF text, floating, position, rotation matrix), in models' order
+    sources: list = field(default_factory=list)
 
 
 def _number(item: dict, key: str, where: str, default=None, *, positive=False,
@@ -151,8 +153,8 @@ def _object_urdf(item: dict, where: str) -> str:
             f'</inertial><collision><geometry>{geometry}</geometry></collision></link></robot>')
 
 
-def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, str]:
-    """(model, shapes, floating, name) of one models entry."""
+def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, str, str]:
+    """(model, shapes, floating, name, URDF text) of one models entry."""
     import pinocchio as pin
 
     urdf_dir = None
@@ -184,7 +186,7 @@ def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, 
     except ModelError as exc:
         raise SceneError(f"{where}: {exc}") from None
     _add_contact_spheres(item, where, pin_model, shapes)
-    return model, shapes, floating, str(item.get("name", model.name))
+    return model, shapes, floating, str(item.get("name", model.name)), xml
 
 
 def _flag(item: dict, key: str, where: str, default: bool = False) -> bool:
@@ -333,10 +335,10 @@ def load_scene(scene: str | Path | dict) -> Scene:
     items = scene.get("models") or []
     if not items:
         raise SceneError("scene: 'models' lists no model")
-    models, shapes, q_parts, summary = [], [], [], []
+    models, shapes, q_parts, summary, sources = [], [], [], [], []
     for k, item in enumerate(items):
         where = f"models[{k}]"
-        model, model_shapes, floating, name = _load_model(item, where, base_dir)
+        model, model_shapes, floating, name, xml = _load_model(item, where, base_dir)
         if "foundation" in item:
             model_shapes = _foundation(item, where, model_shapes, material)
         try:
@@ -355,6 +357,7 @@ def load_scene(scene: str | Path | dict) -> Scene:
         shapes.append(model_shapes)
         q_parts.append(q)
         summary.append((name, sum(m.njoints for m in models[:-1]), model.njoints))
+        sources.append((name, xml, floating, position, rotation))
     names = [s[0] for s in summary]
     if len(set(names)) != len(names):
         raise SceneError(f"models: names must be unique, got {names} (set 'name')")
@@ -364,4 +367,5 @@ def load_scene(scene: str | Path | dict) -> Scene:
         merged.gravity = _vector(scene, "gravity", "scene", 3, None)
     all_shapes = Shapes.concatenate(shapes, [s[1] for s in summary])
     return Scene(model=merged, shapes=all_shapes, q0=np.concatenate(q_parts), ground=ground,
-                 boxes=boxes, box_names=box_names, material=material, models=summary)
+                 boxes=boxes, box_names=box_names, material=material, models=summary,
+                 sources=sources)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import math
 
 import numba
+import numpy as np
 from numba import prange
 
 from .._jit import kernel, parallel_kernel, routine, step
 from ..dynamics.checks import BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite
 from ..integrators.euler import EULER_ROWS, euler_step_kernel
+from ..integrators.servo import SERVO_ROWS
 from ..integrators.variational import variational_step_kernel
 from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE
 
@@ -56,6 +58,16 @@ def store_row(code, q, second, n, out):
 
 
 @routine
+def unservoed(nv):
+    """A servo table, iq and saturation flags for steps without joint servos (the process
+    model steps under efforts alone: docs/ESTIMATION.md)."""
+    iq = np.empty(nv, dtype=np.int64)
+    for j in range(nv):
+        iq[j] = -1
+    return np.zeros((SERVO_ROWS, nv)), iq, np.zeros(nv, dtype=np.int64)
+
+
+@routine
 def variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
                       substeps, settings, tol, X, U, start, end, ws, vws, buf, stats, codes, out):
     """Particles start..end-1: x = (q, p) -> (q', p') by variational_step_kernel.
@@ -65,11 +77,12 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, armatur
     q, p = buf[0:nq], buf[nq:nq + nv]
     q_out, p_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
     v_out, residual = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:]
+    servo, iq, saturated = unservoed(nv)
     for n in range(start, end):
         load_row(X, n, q, p)
         code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction,
                                        armature, Yb, dt, substeps, q, p,
-                                       U[0 if U.shape[0] == 1 else n],
+                                       U[0 if U.shape[0] == 1 else n], servo, iq, saturated,
                                        settings, tol, ws, vws, q_out, p_out, v_out, stats,
                                        residual)
         codes[n] = code
@@ -87,10 +100,12 @@ def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt,
     q, v = buf[0:nq], buf[nq:nq + nv]
     q_out, v_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
     work = buf[2 * nq + 2 * nv:2 * nq + (2 + EULER_ROWS) * nv].reshape((EULER_ROWS, nv))
+    servo, iq, saturated = unservoed(nv)
     for n in range(start, end):
         load_row(X, n, q, v)
         code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
-                                 implicit, q, v, U[0 if U.shape[0] == 1 else n], ws, work,
+                                 implicit, q, v, U[0 if U.shape[0] == 1 else n], servo, iq,
+                                 saturated, ws, work,
                                  matrices, ints, q_out, v_out)
         codes[n] = code
         store_row(code, q_out, v_out, n, out)

@@ -16,6 +16,7 @@ from ..dynamics.workspace import workspace_size
 from ..integrators import make_integrator
 from ..integrators.euler import EULER_ROWS, euler_buffers
 from ..integrators.euler import failure_message as euler_failure_message
+from ..integrators.servo import no_servo
 from ..integrators.variational import _FAILURES as VARIATIONAL_FAILURES
 from ..integrators.variational import (momentum_kernel, variational_step_kernel,
                                        variational_workspace_size)
@@ -94,6 +95,7 @@ class ProcessModel:
         m, nq, nv = self.model, self.nq, self.nv
         chunks = max(1, chunks)
         self._ws = np.zeros((chunks, workspace_size(m.njoints, nv)))
+        self._unservoed = no_servo(nv)
         if self.integrator_name == "variational":
             self._vws = np.zeros((chunks, variational_workspace_size(m.njoints, nv, nq)))
             self._buf = np.zeros((chunks, 2 * nq + 3 * nv + 1))
@@ -259,7 +261,7 @@ class ProcessModel:
         q_next, p_next, v_next = np.empty(self.nq), np.empty(self.nv), np.empty(self.nv)
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
                                        friction, m.armature, it.Yb, h, _ONE_SUBSTEP, q, p, u,
-                                       it.settings,
+                                       *self._unservoed, it.settings,
                                        it.tolerance, self._ws[0], self._vws[0], q_next, p_next,
                                        v_next, self._stats[0], self._buf[0, -1:])
         if code != OK:

@@ -7,6 +7,8 @@ from typing import Callable
 
 import numpy as np
 
+from .servo import Servos
+
 
 @dataclass
 class StepInfo:
@@ -28,7 +30,8 @@ class Integrator:
     """Advances (q, v) by one step of length dt under generalized forces tau.
 
     Implementations own preallocated buffers and write the new state into ``q_out`` / ``v_out``
-    (never into their inputs); they must not allocate per step.
+    (never into their inputs); they must not allocate per step. ``servos`` (servo.Servos):
+    the joint servos every integrator evaluates inside its step (none active by default).
     """
 
     name = "base"
@@ -38,6 +41,7 @@ class Integrator:
             raise ValueError(f"integrator '{self.name}': unknown options {sorted(options)}")
         self.model = model
         self.dt = dt
+        self.servos = Servos(model)
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """Forget any history (multistep integrators keep the previous configuration)."""

@@ -36,7 +36,7 @@ from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstra
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
                                 delassus, dof_parents, free_velocity, friction_rows, limit_rows,
-                                ltl_factor, mesh_patches, servo_system)
+                                ltl_factor, mesh_patches, servo_saturated, servo_system)
 from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, impulse_scale,
                           solve_rows, solver_workspace)
 
@@ -215,7 +215,7 @@ class CompliantIntegrator(Integrator):
         rubbing = np.flatnonzero(model.friction > 0.0) if joint_friction else np.zeros(0, int)
         self._friction_iv = rubbing.astype(np.int64)
         self._friction_bound = model.friction[rubbing] * dt  # impulse bound per step
-        self._servo = None  # (kp, kd, iq per DOF, q_target, v_target): see servo()
+        self._scratch_v = np.zeros(model.nv)
 
     @staticmethod
     def _detection_arrays(scene: Scene | None) -> tuple | None:
@@ -242,6 +242,19 @@ class CompliantIntegrator(Integrator):
     # -- one step ---------------------------------------------------------------------------
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
+        """One step; with joint servos (self.servos), solved again while a servo's effort at
+        the step's end newly saturates (servo.py)."""
+        servos = self.servos
+        if servos.active:
+            servos.saturated[:] = 0
+        while True:
+            info = self._step(q, v, tau, q_out, v_out)
+            if not (info.converged and servos.active
+                    and servo_saturated(self.dt, servos.table, servos.iq, servos.saturated, q,
+                                        tau, self._v_step)):
+                return info
+
+    def _step(self, q, v, tau, q_out, v_out) -> StepInfo:
         h, m = self.dt, self.model
         info = self._info
         info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
@@ -252,8 +265,10 @@ class CompliantIntegrator(Integrator):
         crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
         force = self._force
         damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
-        if self._servo is not None:
-            servo_system(h, *self._servo[:3], q, *self._servo[3:], v, L, force)
+        servos = self.servos
+        if servos.active:
+            servo_system(h, servos.table, servos.iq, servos.saturated, q, tau, v, L, force,
+                         self._scratch_v)
         if not ltl_factor(L, self._parent):
             return self._fail("the joint-space inertia is not positive definite")
         if self.springs or self.forces:
@@ -328,35 +343,6 @@ class CompliantIntegrator(Integrator):
         """How fast the solve removes a rigid limit row's phi (1/s): 1/h; 0 for soft limits,
         whose spring-damper law is their recovery (no capped recovery)."""
         return 1.0 / self.dt if math.isinf(self.limit_stiffness) else 0.0
-
-    def servo(self, kp, kd, q_target, v_target=None) -> None:
-        """Joint servos for the next steps, integrated implicitly: tau_j = kp_j (q_target_j -
-        q_j) + kd_j (v_target_j - v_j) at the step's end, added to the step's efforts (kp, kd:
-        nv, zero on the DOFs left free and on the free-flyers'; q_target: nq; v_target: nv,
-        default zero). Stiff gains on light links, which diverge when applied explicitly as
-        tau from the step start, stay stable (docs/COMPLIANT.md, "Joint limits, joint
-        friction and joint servos"). servo(None,
-        ...) removes them."""
-        m = self.model
-        if kp is None:
-            self._servo = None
-            return
-        kp, kd = (np.asarray(x, dtype=float).reshape(m.nv) for x in (kp, kd))
-        if np.any(kp < 0) or np.any(kd < 0) or not np.all(np.isfinite(kp + kd)):
-            raise ValueError("servo gains must be finite and non-negative")
-        q_target = np.asarray(q_target, dtype=float).reshape(m.nq)
-        v_target = np.zeros(m.nv) if v_target is None else \
-            np.asarray(v_target, dtype=float).reshape(m.nv)
-        if self._servo is None:
-            iq = np.full(m.nv, -1, dtype=np.int64)
-            for i, kind in enumerate(m.joint_kinds):
-                if kind != "free_flyer":
-                    iq[m.idx_v[i]] = m.idx_q[i]
-            self._servo = (np.zeros(m.nv), np.zeros(m.nv), iq, np.zeros(m.nq), np.zeros(m.nv))
-        gains_p, gains_d, iq, target_q, target_v = self._servo
-        if np.any((kp + kd > 0) & (iq < 0)):
-            raise ValueError("servo gains on a free-flyer's DOFs (only one-DOF joints)")
-        gains_p[:], gains_d[:], target_q[:], target_v[:] = kp, kd, q_target, v_target
 
     def _detect(self, v) -> int:
         """Contacts within reach of this step into _contact_int / _contact_real."""

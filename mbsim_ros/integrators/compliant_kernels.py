@@ -16,6 +16,7 @@ import numpy as np
 from .._jit import kernel, step
 from ..contact.jacobian import add_point_row, contact_directions, point_velocity
 from ..model.model import I_IDX_V, I_NV, I_PARENT
+from .servo import servo_saturation, servo_terms
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FRICTION = 0, 1, 2, 3, 5
 
@@ -272,16 +273,20 @@ def friction_rows(iv, bound, start, G, phi, kind, k, b, mu) -> int:
 
 
 @kernel
-def servo_system(h, kp, kd, iq, q, q_target, v_target, v, M, force):
-    """Joint servos tau = kp (q_target - q1) + kd (v_target - v1) at the step's end (q1 = q +
-    h v1): M <- M + h kd + h^2 kp, force += kp (q_target - q) + kd v_target - (kd + h kp) v
-    (the implicit Euler of a spring-damper; iq[j] < 0: no servo on DOF j)."""
+def servo_system(h, servo, iq, saturated, q, tau, v, M, force, added):
+    """The joint servos' implicit-Euler terms (servo.servo_terms) into M~'s diagonal and the
+    force (added: scratch, nv)."""
     for j in range(v.shape[0]):
-        if iq[j] < 0:
-            continue
-        M[j, j] += h * kd[j] + h * h * kp[j]
-        force[j] += kp[j] * (q_target[iq[j]] - q[iq[j]]) + kd[j] * v_target[j] \
-            - (kd[j] + h * kp[j]) * v[j]
+        added[j] = 0.0
+    servo_terms(h, servo, iq, saturated, q, tau, v, added, force)
+    for j in range(v.shape[0]):
+        M[j, j] += added[j]
+
+
+@kernel
+def servo_saturated(h, servo, iq, saturated, q, tau, v_new) -> bool:
+    """servo.servo_saturation at the step's end, from Python."""
+    return servo_saturation(h, servo, iq, saturated, q, tau, v_new)
 
 
 @kernel

@@ -28,6 +28,7 @@ from ..dynamics.workspace import carve, workspace
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, register
 from .euler import explicit_velocity
+from .servo import any_servo, clear_saturation, servo_forces, servo_saturation
 
 NOT_CONVERGED = 7
 ROOT_FINDERS = {"riqn": 0, "newton": 1, "broyden": 2}
@@ -44,7 +45,9 @@ STAGNATION_FACTOR = 1e3
 V_B, V_R, V_X, V_DX, V_VK, V_WORK, V_Y, V_GNEW, V_PCUR, V_UEFF, V_DIAG, V_RES = range(12)
 # (IG3: explicit_velocity takes rows V_WORK, V_Y, V_GNEW as its first three work rows)
 V_PRECOND, V_LINEAR, V_XBEST, V_PPIECE = range(12, 16)
-N_VECTORS = 16
+# the substep's force with the servos' (servo.servo_forces) and the servos' linear terms
+V_UTOTAL, V_SERVO_LINEAR = range(16, 18)
+N_VECTORS = 18
 # rows of the (n_configurations, nq) block
 Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE = range(4)
 N_CONFIGURATIONS = 4
@@ -206,10 +209,11 @@ def anderson_mix(x, f, k, depth, F, G, AtA, rhs, g_new):
 
 
 @routine
-def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, guess, ws,
-               vws) -> int:
+def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, servo, iq,
+               saturated, guess, ws, vws) -> int:
     """Kinematics, gravity half-impulses and the factorisation of the preconditioner
-    M(q_k) + a + h c/2 (-dr/dx times h, but for the configuration dependence); b = p_k + h/2 u;
+    M(q_k) + a + h c/2 + h s (-dr/dx times h, but for the configuration dependence; s: the
+    servos' linear terms, row V_SERVO_LINEAR); b = p_k + h/2 u (u: row V_UTOTAL);
     v_k from that factorisation; the initial guess x (Lee et al. 2016 sec. 3.3: IG1 x = 0,
     IG2 x = h v_k, IG3 a semi-implicit Euler step with implicit damping)."""
     nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
@@ -217,9 +221,9 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, gu
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
     b, x, dx, v_k, work = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK], vec[V_WORK]
-    precond, linear = vec[V_PRECOND], vec[V_LINEAR]
+    precond, linear, servo_linear = vec[V_PRECOND], vec[V_LINEAR], vec[V_SERVO_LINEAR]
     for k in range(nv):
-        precond[k] = armature[k] + 0.5 * h * damping[k]
+        precond[k] = armature[k] + 0.5 * h * damping[k] + h * servo_linear[k]
         linear[k] = precond[k] / h
     for i in range(nj):
         kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
@@ -237,7 +241,7 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, gu
             x[k] = h * v_k[k]
     else:  # the Euler step's velocity; rows V_WORK, V_Y, V_GNEW are free until solving
         code = explicit_velocity(joint_int, joint_real, gravity, damping, armature, h, q, v_k,
-                                 u, ws, vec[V_WORK:V_WORK + 3], dx)
+                                 u, servo, iq, saturated, ws, vec[V_WORK:V_WORK + 3], dx)
         if code != OK:
             return code
         for k in range(nv):
@@ -398,9 +402,10 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
 
 
 @routine
-def finish_step(joint_int, joint_real, gravity, damping, armature, h, u, ws, vws, q_out, p_out):
+def finish_step(joint_int, joint_real, gravity, armature, h, u, ws, vws, q_out, p_out):
     """The discrete momentum at the new time (discrete Legendre transform):
-    p_k+1 = sum_i J_i(q_k+1)^T (m_i + wg_i(q_k+1)) + h/2 u - (c/2 - a/h) x."""
+    p_k+1 = sum_i J_i(q_k+1)^T (m_i + wg_i(q_k+1)) + h/2 u - (c/2 + s - a/h) x
+    (c/2 + s + a/h: the linear row that begin_step left)."""
     nj, nv, nq = joint_int.shape[0], p_out.shape[0], q_out.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
@@ -415,7 +420,7 @@ def finish_step(joint_int, joint_real, gravity, damping, armature, h, u, ws, vws
             acc[i, c] += mom[i, c]
     project_subtree_sums(joint_int, oS, acc, p_out)
     for k in range(nv):
-        p_out[k] += 0.5 * h * u[k] - (0.5 * damping[k] - armature[k] / h) * x[k]
+        p_out[k] += 0.5 * h * u[k] - (vec[V_LINEAR, k] - 2.0 * armature[k] / h) * x[k]
 
 
 @routine
@@ -493,16 +498,47 @@ def friction_after(friction, h, p_out):
 
 @routine
 def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, q, p, u,
-            settings, tol, ws, vws, q_out, p_out, stats) -> int:
-    """One DEL step of length h from (q, p) under u to (q_out, p_out): solve without friction,
-    then (if any joint has friction) again with the first half of the friction impulse that
-    solution implies, warm-started; the second half goes into the new momentum.
-    stats[0] += iterations, stats[1] += fallbacks; the final max |r| is left in its row."""
+            servo, iq, saturated, settings, tol, ws, vws, q_out, p_out, stats) -> int:
+    """One DEL step of length h from (q, p) under u and the joint servos to (q_out, p_out):
+    solved again while a servo's effort (at the midpoint) newly saturates; the final max |r|
+    is left in its row; stats as solve_friction."""
     nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
-    code = begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u,
-                      settings[S_GUESS], ws, vws)
-    if code != OK:
-        return code
+    vec = carve_variational(vws, nj, nv, nq)[12]
+    u_total, v_mid = vec[V_UTOTAL], vec[V_DX]
+    servoed = any_servo(iq)
+    if servoed:
+        clear_saturation(saturated)
+    while True:
+        servo_forces(h, servo, iq, saturated, q, u, u_total, vec[V_SERVO_LINEAR])
+        code = begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u_total,
+                          servo, iq, saturated, settings[S_GUESS], ws, vws)
+        if code != OK:
+            return code
+        has_friction, solved = solve_friction(joint_int, joint_real, damping, friction,
+                                              armature, Yb, h, q, p, u_total, settings, tol, ws,
+                                              vws, stats)
+        if not solved:
+            return NOT_CONVERGED
+        if not servoed:
+            break
+        for k in range(nv):
+            v_mid[k] = vec[V_X, k] / h
+        if not servo_saturation(0.5 * h, servo, iq, saturated, q, u, v_mid):
+            break
+    finish_step(joint_int, joint_real, gravity, armature, h, u_total, ws, vws, q_out, p_out)
+    if has_friction:
+        friction_after(friction, h, p_out)
+    return OK
+
+
+@routine
+def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q, p, u, settings,
+                   tol, ws, vws, stats):
+    """Solve the DEL that begin_step set up without friction, then (if any joint has friction)
+    again with the first half of the friction impulse that solution implies, warm-started (the
+    second half goes into the new momentum: friction_after). stats[0] += iterations, stats[1]
+    += fallbacks; the final max |r| is left in its row. Returns (has friction, solved)."""
+    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
     vec = carve_variational(vws, nj, nv, nq)[12]
     u_eff = vec[V_UEFF]
     threshold = tol * (1.0 + max_abs(vec[V_B]))
@@ -517,17 +553,12 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
         rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold,
                                   ws, vws, stats)
     vec[V_RES, 0] = rnorm
-    if not solved:
-        return NOT_CONVERGED
-    finish_step(joint_int, joint_real, gravity, damping, armature, h, u, ws, vws, q_out, p_out)
-    if has_friction:
-        friction_after(friction, h, p_out)
-    return OK
+    return has_friction, solved
 
 
 @routine
 def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, u,
-                  settings, tol, ws, vws, q_out, p_out, stats) -> int:
+                  servo, iq, saturated, settings, tol, ws, vws, q_out, p_out, stats) -> int:
     """A DEL step of length h from the stage start (its rows) to (q_out, p_out); when it cannot
     be solved, again from the same start as 2, 4, ... pieces of h / pieces (up to
     settings[S_SPLIT_LEVELS] halvings). stats[2] = the most pieces a stage needed; the worst
@@ -545,8 +576,8 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
         worst = 0.0
         for piece in range(pieces):
             code = substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
-                           h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, settings, tol, ws, vws,
-                           q_out, p_out, stats)
+                           h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, servo, iq, saturated,
+                           settings, tol, ws, vws, q_out, p_out, stats)
             worst = max(worst, vec[V_RES, 0])
             if code != OK:
                 break
@@ -565,10 +596,11 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
 
 @kernel
 def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, Yb,
-                            dt, substeps, q, p, u, settings, tol, ws, vws, q_out, p_out, v_out,
-                            stats, residual_out):
+                            dt, substeps, q, p, u, servo, iq, saturated, settings, tol, ws, vws,
+                            q_out, p_out, v_out, stats, residual_out):
     """One step of dt as len(substeps) DEL substeps of dt * substeps[s] (1 or Yoshida's 3),
-    each split in pieces if it must be, then v_out = (M(q_out) + a)^-1 p_out.
+    each split in pieces if it must be, then v_out = (M(q_out) + a)^-1 p_out; joint servos
+    from the servo table (servo.py; iq all -1: none).
     stats: (iterations, fallbacks, most pieces a substep was split into)."""
     nj = joint_int.shape[0]
     nv = p.shape[0]
@@ -585,7 +617,8 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     worst = 0.0
     for s in range(substeps.shape[0]):
         code = split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
-                             dt * substeps[s], u, settings, tol, ws, vws, q_out, p_out, stats)
+                             dt * substeps[s], u, servo, iq, saturated, settings, tol, ws, vws,
+                             q_out, p_out, stats)
         worst = max(worst, vec[V_RES, 0])
         if code != OK:
             residual_out[0] = worst
@@ -682,7 +715,8 @@ class VariationalIntegrator(Integrator):
         m = self.model
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
                                        m.friction, m.armature, self.Yb, self.dt,
-                                       self.substeps, q, self.p, tau, self.settings,
+                                       self.substeps, q, self.p, tau, self.servos.table,
+                                       self.servos.iq, self.servos.saturated, self.settings,
                                        self.tolerance, self._ws, self._vws, q_out, self._p_next,
                                        v_out, self._stats, self._residual)
         info = self._info
@@ -691,8 +725,17 @@ class VariationalIntegrator(Integrator):
         info.residual = float(self._residual[0])
         info.substeps = int(self._stats[2])
         info.converged = code == OK
-        info.message = "" if code == OK else _FAILURES.get(code, f"kernel code {code}")
+        info.message = "" if code == OK else self._failure(code)
         return info
+
+    def _failure(self, code: int) -> str:
+        message = _FAILURES.get(code, f"kernel code {code}")
+        if code == SINGULAR and self.substeps.shape[0] == 3 and (
+                self.servos.active or np.any(self.model.damping > 0.0)):
+            message += (" in a substep of negative length: order 4 (Yoshida) runs damping and "
+                        "servo dampers backwards, and M + a - 1.7 h (c + kd) / 2 lost its "
+                        "positive definiteness on a light joint; use order 2 (docs/CONTROL.md)")
+        return message
 
     def commit(self) -> None:
         """The Simulator accepted the step: the new momentum becomes the state."""

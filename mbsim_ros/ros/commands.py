@@ -1,15 +1,18 @@
-"""Effort commands: which joints take them, validation at the door, and the hand-over slot
+"""Joint commands: which joints take them, validation at the door, and the hand-over slot
 between the executor thread (subscriptions) and the simulation loop thread.
 
-Commands are efforts for the one-DOF joints (revolute, continuous, prismatic) in model order;
-a free-flyer has no actuator. A command is validated whole (length, names, finiteness) and
-either accepted whole or rejected whole: a rejected command leaves the last good one in force.
-Accepted efforts are clamped to the URDF effort limits.
+Commands are for the one-DOF joints (revolute, continuous, prismatic); a free-flyer has no
+actuator. Each joint takes an effort, a position target or a velocity target (the joint
+servos of integrators/servo.py, with the effort as feed-forward). A command is validated whole
+(lengths, names, finiteness, the gains a target needs) and either accepted whole or rejected
+whole: a rejected command leaves the last good one in force. Efforts are clamped to the URDF
+effort limits (a servo's total effort is clamped again after its law, in the step).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..integrators.servo import EFFORT, POSITION, VELOCITY
 from ..model import Model
 
 
@@ -31,10 +34,44 @@ class ActuatedJoints:
     def __len__(self) -> int:
         return len(self.names)
 
+    def indices(self, names) -> list[int]:
+        """Each name's index among the joints; CommandError for an unknown or repeated one."""
+        unknown = [name for name in names if name not in self.index]
+        if unknown:
+            raise CommandError(f"unknown joint(s) {', '.join(map(repr, unknown))} (joints: "
+                               f"{', '.join(self.names)})")
+        if len(set(names)) != len(names):
+            raise CommandError("a joint is named twice")
+        return [self.index[name] for name in names]
+
+
+def named_values(joints: ActuatedJoints, names, fields: dict) -> tuple[list[int], dict]:
+    """A JointState's fields (e.g. position, velocity, effort: each empty or one entry per
+    name) checked whole: (the names' joint indices, {field: float array} of the non-empty
+    fields). Raises CommandError naming the reason: a length that is neither 0 nor one per
+    name, no field given, an unknown or repeated joint, NaN or infinity."""
+    n = len(names)
+    listed = ", ".join(fields)
+    for field, values in fields.items():
+        if len(values) not in (0, n):
+            raise CommandError(f"{field} has {len(values)} entries for {n} names (each of "
+                               f"{listed}: empty or one per name)")
+    if not any(len(values) for values in fields.values()):
+        *first, last = fields
+        raise CommandError(f"the message carries no {', '.join(first)} or {last}")
+    indices = joints.indices(names)
+    values = {field: np.asarray(v, dtype=float) for field, v in fields.items() if len(v)}
+    for field, array in values.items():
+        if not np.all(np.isfinite(array)):
+            bad = names[int(np.flatnonzero(~np.isfinite(array))[0])]
+            raise CommandError(f"{field} of '{bad}' is NaN or infinite")
+    return indices, values
+
 
 class CommandSlot:
-    """The latest accepted command: efforts (nv, clamped, zero on the free-flyer) and the
-    simulated time (ns) it counts from, in one float64 array of nv + 1 entries.
+    """The latest accepted command, in one float64 array: per DOF (nv each) the effort
+    (clamped; zero on the free-flyer), the position and velocity targets and the interface
+    (servo.EFFORT / POSITION / VELOCITY), then the simulated time (ns) it counts from.
 
     Lock-free hand-over: the writer fills its own scratch array and publishes it with one
     ``np.copyto`` into ``latest``; the reader takes it with one ``np.copyto`` into its own array.
@@ -42,23 +79,42 @@ class CommandSlot:
     command, and neither side allocates.
     """
 
-    def __init__(self, model: Model, joints: ActuatedJoints) -> None:
-        self.nv = model.nv
+    def __init__(self, model: Model, joints: ActuatedJoints, gains: np.ndarray) -> None:
+        nv = self.nv = model.nv
         self.joints = joints
-        self.latest = np.zeros(model.nv + 1)
-        self.latest[-1] = np.nan  # no command yet: zero effort, never stale
-        self._scratch = np.zeros(model.nv + 1)
+        self.initial = np.zeros(4 * nv + 1)  # the command before any arrives (hold_start)
+        self.initial[-1] = np.nan  # never stale
+        self.latest = self.initial.copy()
+        self._scratch = np.zeros(4 * nv + 1)
         self._efforts = np.zeros(len(joints))
         self._finite = np.zeros(len(joints), dtype=bool)
         self._lower_limit = -joints.effort_limit
+        # per actuated joint: can it take a position / a velocity target (servo gains)?
+        self._takes_position = gains[0, joints.idx_v] > 0.0
+        self._takes_velocity = (gains[1, joints.idx_v] > 0.0) | (gains[2, joints.idx_v] > 0.0)
 
     def clear(self) -> None:
-        np.copyto(self.latest, 0.0)
-        self.latest[-1] = np.nan
+        """Back to the initial command (zero effort, or holding the start: hold_start)."""
+        np.copyto(self.latest, self.initial)
+
+    def hold_start(self, q: np.ndarray) -> list[str]:
+        """Make the initial command hold configuration q: every joint with a position gain
+        starts as a position servo on its start position (drives holding at power-on, until
+        a controller commands them); returns those joints."""
+        nv, held = self.nv, []
+        for a, name in enumerate(self.joints.names):
+            if self._takes_position[a]:
+                j = self.joints.idx_v[a]
+                self.initial[nv + j] = q[self.joints.idx_q[a]]
+                self.initial[3 * nv + j] = POSITION
+                held.append(name)
+        self.clear()
+        return held
 
     def put_array(self, efforts, stamp_ns: int) -> None:
-        """A full command in model joint order (Float64MultiArray); raises CommandError.
-        Allocation-free for a float64 buffer (a message's array.array): it is read in place."""
+        """A full effort command in model joint order (Float64MultiArray): every joint in
+        effort mode; raises CommandError. Allocation-free for a float64 buffer (a message's
+        array.array): it is read in place."""
         efforts = _as_floats(efforts)
         n = len(self.joints)
         if efforts.shape != (n,):
@@ -67,32 +123,39 @@ class CommandSlot:
         if not np.isfinite(efforts, out=self._finite).all():
             raise CommandError("command contains NaN or infinity")
         scratch = self._scratch
-        scratch[:self.nv] = 0.0
+        scratch[:] = 0.0
         np.put(scratch, self.joints.idx_v, efforts)
         self._publish(stamp_ns)
 
-    def put_named(self, names, efforts, stamp_ns: int) -> None:
-        """Efforts by joint name, any subset (JointState); the joints it does not name keep
-        their current command. Raises CommandError."""
-        if len(names) != len(efforts):
-            raise CommandError(f"{len(names)} names but {len(efforts)} efforts")
-        unknown = [name for name in names if name not in self.joints.index]
-        if unknown:
-            raise CommandError(f"unknown joint(s) {', '.join(map(repr, unknown))} (joints: "
-                               f"{', '.join(self.joints.names)})")
-        if len(set(names)) != len(names):
-            raise CommandError("a joint is named twice")
-        values = np.asarray(efforts, dtype=float)
-        if not np.all(np.isfinite(values)):
-            raise CommandError("command contains NaN or infinity")
-        scratch = self._scratch
+    def put_joint_state(self, names, position, velocity, effort, stamp_ns: int) -> None:
+        """A JointState command: each of position / velocity / effort is empty or one entry
+        per name. Per joint, a position makes it a position servo (with the velocity as its
+        velocity target and the effort as feed-forward, when given), a velocity alone a
+        velocity servo, an effort alone a plain effort; the joints it does not name keep their
+        current command. Raises CommandError (nothing changes) naming the reason."""
+        indices, values = named_values(self.joints, names, {
+            "position": position, "velocity": velocity, "effort": effort})
+        mode = POSITION if "position" in values else VELOCITY if "velocity" in values \
+            else EFFORT
+        needs = {POSITION: (self._takes_position, "a position target needs gains.{}.p > 0"),
+                 VELOCITY: (self._takes_velocity, "a velocity target needs gains.{}.d or "
+                                                  ".i > 0")}.get(mode)
+        if needs is not None:
+            missing = [names[k] for k, a in enumerate(indices) if not needs[0][a]]
+            if missing:
+                raise CommandError(f"joint '{missing[0]}': " + needs[1].format(missing[0]))
+        scratch, nv = self._scratch, self.nv
         np.copyto(scratch, self.latest)
-        for name, value in zip(names, values):
-            scratch[self.joints.idx_v[self.joints.index[name]]] = value
+        for k, a in enumerate(indices):
+            j = self.joints.idx_v[a]
+            scratch[j] = values["effort"][k] if "effort" in values else 0.0
+            scratch[nv + j] = values["position"][k] if "position" in values else 0.0
+            scratch[2 * nv + j] = values["velocity"][k] if "velocity" in values else 0.0
+            scratch[3 * nv + j] = mode
         self._publish(stamp_ns)
 
     def _publish(self, stamp_ns: int) -> None:
-        """Clamp to the effort limits and hand the command over (no allocation)."""
+        """Clamp the efforts to the effort limits and hand the command over (no allocation)."""
         scratch, efforts = self._scratch, self._efforts
         np.take(scratch, self.joints.idx_v, out=efforts)
         np.minimum(efforts, self.joints.effort_limit, out=efforts)
@@ -111,11 +174,14 @@ def _as_floats(values) -> np.ndarray:
     return view if memoryview(values).format == "d" else np.asarray(values, dtype=float)
 
 
-def take_command(slot: CommandSlot, tau_out: np.ndarray, now_ns: int, timeout_ns: int) -> bool:
-    """Copy the latest command into tau_out (nv + 1 entries: efforts, stamp); zero the efforts
-    and return True when it is older than timeout_ns of simulated time (timeout 0: never)."""
-    np.copyto(tau_out, slot.latest)
-    if timeout_ns > 0 and now_ns - tau_out[-1] > timeout_ns:
-        tau_out[:-1] = 0.0
+def take_command(slot: CommandSlot, command: np.ndarray, now_ns: int, timeout_ns: int) -> bool:
+    """Copy the latest command into command (the slot's layout); when it is older than
+    timeout_ns of simulated time (timeout 0: never), zero its efforts and velocity targets
+    (position servos hold their targets, velocity servos brake to rest) and return True."""
+    np.copyto(command, slot.latest)
+    if timeout_ns > 0 and now_ns - command[-1] > timeout_ns:
+        nv = slot.nv
+        command[:nv] = 0.0
+        command[2 * nv:3 * nv] = 0.0
         return True
     return False

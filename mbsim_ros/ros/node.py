@@ -39,6 +39,9 @@ from ..integrators import INTEGRATORS
 from ..dynamics.closures import ConstraintKinematics, project
 from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, load_urdf, shipped_urdf
 from ..model.closures import load_closures, urdf_frames
+from ..model.urdf import read_urdf
+from ..contact.scene_urdf import scene_urdf
+from ..actuators import Actuators, CommandDelay
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
 from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
@@ -46,6 +49,7 @@ from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, Clock
                        stamp_ns, topic_segment)
 from .pacing import Pacer, TickLog, timing_summary
 from .sensors import SensorPublishers, declare_sensor_parameters, sensor_suite
+from .state_interfaces import StateInterfaces
 
 PACINGS = ("realtime", "fast", "lockstep")
 CLOCK_ON_RESET = ("continue", "restart")
@@ -114,6 +118,12 @@ PARAMETERS = [
     ("publish_joint_wrenches", False, "publish ~/joint_wrenches/<joint> (WrenchStamped, the "
                                       "parent's wrench on the child, joint frame) with the "
                                       "joint states", {}),
+    ("frame_prefix", "", "prefix of the base frame's id in ~/odom, /tf and ~/base_twist (as "
+                         "robot_state_publisher's frame_prefix; 'world' has none)", {}),
+    ("actuators.delay_ticks", 0, "actuator model: every command reaches the joints this many "
+                                 "steps late", _int_range(0, 100000)),
+    ("actuators.velocity_limits", False, "actuator model: no effort drives a joint further "
+                                         "beyond its URDF velocity limit", {}),
 ]
 
 
@@ -136,6 +146,9 @@ class Settings:
     print_status: bool
     closures_file: str
     publish_joint_wrenches: bool
+    frame_prefix: str
+    actuators_delay_ticks: int
+    actuators_velocity_limits: bool
 
 
 def integrator_options(name: str) -> dict:
@@ -157,19 +170,25 @@ class SimulationNode(Node):
         self._set_armature()
         self.q0 = self._initial_configuration()
         self.sim = self._make_simulator()
+        self._set_gains()
+        self._set_actuators()
         self._make_sensors()
         self._check_overrides()
         s = self.settings
         self.dt_ns = int(round(s.dt * 1e9))
         self.timeout_ns = int(s.command_timeout * 1e9)
         self.joints = ActuatedJoints(self.model)
-        self.slot = CommandSlot(self.model, self.joints)
+        self.slot = CommandSlot(self.model, self.joints, self.sim.servos.gains)
+        self.slot.hold_start(self.q0)
+        self.command_delay = CommandDelay(self.slot.latest.size, s.actuators_delay_ticks,
+                                          fill=self.slot.initial)
         unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
                       if limit == 0.0]
         if unactuated:
             self.get_logger().warning(f"the URDF gives {', '.join(unactuated)} an effort limit "
                                       f"of 0: commands to them are clamped to zero")
-        self._tau = np.zeros(self.model.nv + 1)  # the applied efforts and their command stamp
+        # the command in force (CommandSlot's layout: efforts, targets, interfaces, stamp)
+        self._command = np.zeros(4 * self.model.nv + 1)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._running = threading.Event()  # set: the loop steps; clear: paused
@@ -192,7 +211,8 @@ class SimulationNode(Node):
             descriptor = ParameterDescriptor(description=description, read_only=True,
                                              **constraints)
             try:
-                values[name] = self.declare_parameter(name, default, descriptor).value
+                values[name.replace(".", "_")] = self.declare_parameter(name, default,
+                                                                        descriptor).value
             except ParameterException as exc:
                 raise StartupError(f"parameter '{name}': {exc}") from None
         s = Settings(**values)
@@ -213,7 +233,7 @@ class SimulationNode(Node):
         s = self.settings
         self.scene = None
         self.closures = []
-        self.urdf_source = None
+        self.urdf_source = None  # the URDF file or text loaded (not for a scene)
         try:
             if s.scene:
                 self.scene = load_scene(s.scene)
@@ -235,12 +255,13 @@ class SimulationNode(Node):
             raise StartupError(" ".join(str(exc).split())) from None
 
     def _joint_parameters(self, prefix: str, values: np.ndarray, what: str) -> dict:
-        """Declare ``<prefix>.<joint>`` (read-only double) for each one-DOF joint, defaults
+        """Declare ``<prefix>.<joint>`` (or the prefix with ``<joint>`` replaced: a key like
+        ``gains.<joint>.p``; read-only double) for each one-DOF joint, defaults
         ``values`` (indexed like q or v by the caller); their values by joint name."""
         joints = ActuatedJoints(self.model)
         found = {}
         for name, value in zip(joints.names, values):
-            key = f"{prefix}.{name}"
+            key = prefix.replace("<joint>", name) if "<joint>" in prefix else f"{prefix}.{name}"
             descriptor = ParameterDescriptor(description=f"{what} of {name}", read_only=True)
             try:
                 found[name] = self.declare_parameter(key, float(value), descriptor).value
@@ -258,6 +279,44 @@ class SimulationNode(Node):
             set_armature(self.model, values)
         except ConfigError as exc:
             raise StartupError(f"parameter {exc}") from None
+
+    def _set_gains(self) -> None:
+        """gains.<joint>.p / .d / .i / .i_clamp (default 0, 0, 0 and the joint's effort limit)
+        into the joint servos."""
+        joints = ActuatedJoints(self.model)
+        units = {"p": "N m/rad or N/m", "d": "N m s/rad or N s/m", "i": "N m/(rad s) or N/(m s)",
+                 "i_clamp": "the most effort the integral gives, N m or N"}
+        values = {}
+        for gain, unit in units.items():
+            defaults = joints.effort_limit if gain == "i_clamp" else np.zeros(len(joints))
+            found = self._joint_parameters(f"gains.<joint>.{gain}", defaults,
+                                           f"servo gain {gain} ({unit})")
+            values[gain] = found
+        try:
+            self.sim.servos.set_gains(**values)
+        except ValueError as exc:
+            raise StartupError(f"parameter gains: {exc}") from None
+
+    def _set_actuators(self) -> None:
+        """actuators.bandwidth.<joint> and actuators.no_load_speed.<joint> (0: none) with the
+        delay and velocity-limit switches into the Simulator's actuator models; the node
+        delays its whole command itself (targets too), so the models' own delay is 0."""
+        joints = ActuatedJoints(self.model)
+        per_joint = {}
+        for key, what in (("bandwidth", "torque lag bandwidth (Hz; 0: none)"),
+                          ("no_load_speed", "no-load speed of the torque-speed curve (rad/s "
+                                            "or m/s; 0: none)")):
+            found = self._joint_parameters(f"actuators.{key}", np.zeros(len(joints)), what)
+            per_joint[key] = {name: value for name, value in found.items() if value != 0.0}
+        s = self.settings
+        if not (s.actuators_velocity_limits or any(per_joint.values())):
+            return
+        try:
+            self.sim.actuators = Actuators(self.model, s.dt,
+                                           velocity_limits=s.actuators_velocity_limits,
+                                           **per_joint)
+        except ValueError as exc:
+            raise StartupError(f"parameter actuators.{exc}") from None
 
     def _initial_configuration(self) -> np.ndarray:
         """The scene's poses (or the neutral configuration) with initial_positions.<joint>,
@@ -331,9 +390,10 @@ class SimulationNode(Node):
             self.sensors.update()
             self.sensor_pubs.publish(self.t_ns)
 
-    def _reset_sensors(self) -> None:
+    def _reset_sensors(self, noise: bool = True) -> None:
+        """After sim.reset: the sensors start from its state (noise: re-seeded, biases zero)."""
         if self.sensors is not None:
-            self.sensors.reset()
+            self.sensors.reset(noise)
 
     def _encoder_readings(self, q: np.ndarray, v: np.ndarray) -> tuple:
         """(q, v) as joint_states shows them: the encoders' readings when configured."""
@@ -346,7 +406,8 @@ class SimulationNode(Node):
         (a shared params file may carry other nodes' settings) are warnings."""
         declared = set(self._parameters)
         unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
-        strict = ("initial_positions.", "armature.", "encoders.", f"{self.settings.integrator}.")
+        strict = ("initial_positions.", "armature.", "gains.", "actuators.", "encoders.",
+                  f"{self.settings.integrator}.")
         errors = [name for name in unknown if name.startswith(strict)]
         if errors:
             raise StartupError(f"unknown parameter(s) {', '.join(errors)} (joints: "
@@ -371,7 +432,7 @@ class SimulationNode(Node):
         if len(free) == 1:
             i = free[0]
             self.base = BaseStateWriter(int(self.model.idx_q[i]), int(self.model.idx_v[i]),
-                                        self.model.body_names[i])
+                                        self.settings.frame_prefix + self.model.body_names[i])
             self.base_pose_pub = self.create_publisher(PoseStamped, "~/base_pose", reliable)
             self.base_twist_pub = self.create_publisher(TwistStamped, "~/base_twist", reliable)
         self.contact_pubs = {}
@@ -409,6 +470,7 @@ class SimulationNode(Node):
         self.create_service(Trigger, "~/step", self._on_step)
         self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
         self._window_start = (time.monotonic_ns(), 0)
+        self.state_interfaces = StateInterfaces(self, self._robot_description())
 
     # -- the tick ---------------------------------------------------------------------------
 
@@ -432,7 +494,7 @@ class SimulationNode(Node):
             self._poll_commands()
         if self.failure:
             return False
-        stale = take_command(self.slot, self._tau, self.t_ns, self.timeout_ns)
+        stale = take_command(self.slot, self._command, self.t_ns, self.timeout_ns)
         if stale != self.stale:
             self.stale = stale
             if stale:
@@ -440,7 +502,11 @@ class SimulationNode(Node):
                     f"command older than command_timeout ({self.settings.command_timeout} s): "
                     f"applying zero effort")
         self.counters["stale_ticks"] += stale
-        info = self.sim.step(self._tau[:-1])
+        nv = self.model.nv
+        command = self.command_delay.push(self._command) if self.command_delay.ticks \
+            else self._command
+        self.sim.servos.load(command[3 * nv:4 * nv], command[nv:2 * nv], command[2 * nv:3 * nv])
+        info = self.sim.step(command[:nv])
         if not info.converged:
             self.failure = f"stopped at t = {self.t_ns * 1e-9:.6f} s: {info.message}"
             self._running.clear()
@@ -468,11 +534,12 @@ class SimulationNode(Node):
     def _publish_state(self) -> None:
         t_ns, q, v = self.t_ns, self.sim.q, self.sim.v
         self.joint_state_pub.publish(self.joint_state.fill(t_ns, *self._encoder_readings(q, v),
-                                                           self._tau))
+                                                           self.sim.effort))
         if self.base is not None:
             self.base.fill(t_ns, q, v)
             self.base_pose_pub.publish(self.base.pose)
             self.base_twist_pub.publish(self.base.twist)
+            self.state_interfaces.publish_base()
         if self.contact_pubs:
             self._publish_wrenches(t_ns)
         if self.joint_wrench_pubs:
@@ -564,7 +631,8 @@ class SimulationNode(Node):
     def _on_joint_commands(self, msg: JointState) -> None:
         stamp = stamp_ns(msg.header.stamp)
         try:
-            self.slot.put_named(msg.name, msg.effort, stamp if stamp > 0 else self.t_ns)
+            self.slot.put_joint_state(msg.name, msg.position, msg.velocity, msg.effort,
+                                      stamp if stamp > 0 else self.t_ns)
             self.counters["accepted"] += 1
         except CommandError as exc:
             self._reject(f"~/joint_commands: {exc}")
@@ -586,7 +654,9 @@ class SimulationNode(Node):
             self._reset_sensors()
             self.t0_ns = t_ns
             self.slot.clear()
-            self._tau[:] = 0.0
+            self.command_delay.reset(fill=self.slot.initial)
+            self._command[:] = 0.0
+            self.sim.servos.release()
             self.failure = ""
             self.stale = False
             if self.settings.clock_on_reset == "restart":
@@ -624,6 +694,39 @@ class SimulationNode(Node):
         response.message = (f"t = {self.t_ns * 1e-9:.6f} s" if ok else self.failure)
         return response
 
+    # -- the robot's description and setting its state (state_interfaces.py) ---------------
+
+    def _robot_description(self) -> str:
+        """What ``robot_description`` carries: the URDF text loaded, or a scene's models as
+        one URDF (contact/scene_urdf.py)."""
+        if self.scene is not None:
+            return scene_urdf(self.scene)
+        return read_urdf(self.urdf_source)[0]
+
+    def restart_from(self, write) -> str:
+        """While paused: ``write(q, v)`` into copies of the current state (it raises
+        CommandError to refuse), then continue from them at the current time. q is clamped
+        into the joint limits (a LimitWarning names the joints) and projected onto the
+        closures; the servos' integrals restart, the command in force stays, a divergence is
+        forgotten. The state is published at once; /clock is not (time did not move)."""
+        with self._lock:
+            if not self.paused:
+                raise CommandError("the simulation is running; pause it first (~/pause true)")
+            q, v = self.sim.q.copy(), self.sim.v.copy()
+            write(q, v)
+            if self.closures:
+                q = project(ConstraintKinematics(self.model), self.closures, q)[0]
+            t_ns = self.t_ns
+            try:
+                self.sim.reset(q, v)  # checks before it changes anything
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+            self._reset_sensors(noise=False)
+            self.t0_ns = t_ns
+            self.failure = ""
+            self._publish_state()
+        return f"state set at t = {t_ns * 1e-9:.6f} s"
+
     # -- diagnostics --------------------------------------------------------------------------
 
     def status(self) -> tuple[int, str, dict]:
@@ -660,8 +763,9 @@ class SimulationNode(Node):
 
     def _publish_diagnostics(self) -> None:
         level, message, values = self.status()
+        name = self.get_fully_qualified_name().lstrip("/")  # with the namespace: left/mbsim
         self.diagnostics_pub.publish(diagnostic_array(
-            self.t_ns, f"{self.get_name()}: simulation", self.model.name, level, message, values))
+            self.t_ns, f"{name}: simulation", self.model.name, level, message, values))
         if self.settings.print_status:
             self.get_logger().info(
                 f"t {values['sim_time_s']} s | rate {values['rate_hz']} Hz | RTF "

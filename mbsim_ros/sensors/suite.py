@@ -167,16 +167,18 @@ class SensorSuite:
             return self.wrench_readings[k - imus]
         return self.in_contact[k - imus - wrenches:k - imus - wrenches + 1]
 
-    def reset(self) -> None:
-        """Back to the start: biases zero, seeded generators re-seeded (a run after a reset
-        repeats the first), the encoders' delay line full of the current state and read; the
-        IMU and force-torque readings the true ones of the current state (the reset's zero
-        acceleration), contact switches off. The first samples come ``decimation`` steps
-        later."""
-        self._generators = [np.random.default_rng(d.seed) for d in self.devices]
-        self._encoder_generator = np.random.default_rng(
-            self.encoders.seed if self.encoders else None)
-        self.imu_bias[:] = 0.0
+    def reset(self, noise: bool = True) -> None:
+        """Start again from the Simulator's current state (after ``sim.reset``): the encoders'
+        delay line full of it and read; the IMU and force-torque readings the true ones of the
+        state (the reset's zero acceleration), contact switches off; the first samples come
+        ``decimation`` steps later. ``noise``: also restart the noise, biases zero and seeded
+        generators re-seeded (a run after a reset repeats the first); False keeps both (a
+        state set from outside does not reset an IMU's bias)."""
+        if noise:
+            self._generators = [np.random.default_rng(d.seed) for d in self.devices]
+            self._encoder_generator = np.random.default_rng(
+                self.encoders.seed if self.encoders else None)
+            self.imu_bias[:] = 0.0
         self.in_contact[:] = False
         self.due[:] = False
         sim = self.sim

@@ -1,0 +1,1 @@
+"""Contact: scenes, collision shapes and their detection, contact rows (docs/COMPLIANT.md)."""
