@@ -299,6 +299,25 @@ def test_a_seed_repeats_a_run_bit_for_bit():
     assert np.all(first[:, 3:] != other[:, 3:]), "every reading but the IMU's position is noisy"
 
 
+def test_a_state_set_from_outside_keeps_the_noise_going():
+    """reset(noise=False) (the node's ~/set_state): the IMU's bias and the generators go on,
+    the encoders' delay line restarts full of the new state."""
+    sim = pendulum(0.5)
+    suite = SensorSuite(sim, [imu("imu", "link1", gyroscope_random_walk=0.1, seed=5)],
+                        {"delay_ticks": 2})
+    run(sim, suite, 50)
+    bias = suite.imu_bias.copy()
+    assert np.abs(bias).max() > 0
+    sim.reset([-0.2], [1.0])
+    suite.reset(noise=False)
+    assert np.array_equal(suite.imu_bias, bias) and suite.encoder_q[0] == -0.2
+    run(sim, suite, 1)
+    assert suite.encoder_q[0] == -0.2 and suite.encoder_v[0] == 1.0, "two steps of delay"
+    assert not np.array_equal(suite.imu_bias, bias)
+    suite.reset()
+    assert not suite.imu_bias.any()
+
+
 # -- encoders ----------------------------------------------------------------------------------
 
 def test_encoders_quantise_and_delay_exactly():
