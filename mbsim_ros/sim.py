@@ -33,16 +33,17 @@ class Simulator:
 
     ``Simulator(model, dt=1e-3, integrator="variational", **options)`` (integrators by name:
     ``mbsim_ros.integrators.INTEGRATORS``; options go to the integrator); ``reset(q, v)``;
-    ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``, ``acceleration``; ``energy()``. A
-    step whose result is not finite (divergence) or that the integrator cannot complete leaves
-    the state as it was, returns ``converged=False`` with a message, and sets ``failed``: later
-    steps raise until ``reset``. A model whose joint-space inertia is singular (a joint that moves no mass and
+    ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``; ``energy()``. A step whose result
+    is not finite (divergence) or that the integrator cannot complete leaves the state as it was,
+    returns ``converged=False`` with a message, and sets ``failed``: later steps raise until
+    ``reset``. A model whose joint-space inertia is singular (a joint that moves no mass and
     has no armature) is refused at construction, naming the joints; a model without degrees of
     freedom (nv = 0) gets a Simulator that only advances time, whatever the integrator named.
     Start configurations (``reset``) are clamped into the joint limits with one LimitWarning.
     ``servos``: joint servos (position / velocity targets, docs/CONTROL.md) that the
     integrator evaluates inside its step, tau their feed-forward; ``actuators``: optional
-    actuator models (actuators.Actuators); ``effort``: the efforts the last step applied.
+    actuator models (actuators.Actuators); ``effort``: the efforts the last step applied;
+    ``acceleration``: its mean joint acceleration (the simulated sensors read it).
     """
 
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",

@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 import yaml
-from ros_harness import MBSIM, ROOT, ros_session, start_node, state_time_ns, warm_kernels
+from ros_harness import MBSIM, ROOT, node_session, state_time_ns
 
 G = 9.81
 GYRO, ACCEL = 1e-3, 2e-3        # white-noise densities
@@ -31,29 +31,26 @@ def config(tmp_path, **extra) -> str:
     return str(path)
 
 
-def test_imu_and_force_torque_publish_their_configured_readings(tmp_path):
-    import rclpy
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sensors")
+    path = config(folder, sensors=SENSORS,
+                  encoders={"noise": 1e-3, "counts_per_revolution": 1024, "seed": 3})
+    yield from node_session(__name__, folder, "--config", path)
+
+
+def test_imu_and_force_torque_publish_their_configured_readings(session):
     from geometry_msgs.msg import WrenchStamped
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import Imu
 
-    warm_kernels()
-    domain, context = ros_session(__name__)
-    path = config(tmp_path, sensors=SENSORS,
-                  encoders={"noise": 1e-3, "counts_per_revolution": 1024, "seed": 3})
-    node, client = start_node(domain, context, tmp_path, "--config", path)
+    _, client = session
     imus, wrenches = [], []
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
     client.node.create_subscription(Imu, "/mbsim/imu/bob_imu", imus.append, qos)
     client.node.create_subscription(WrenchStamped, "/wrist/ft", wrenches.append, qos)
-    try:
-        client.spin_until(lambda: len(imus) >= 200 and len(wrenches) >= 400, 60.0,
-                          "IMU and force-torque messages")
-    finally:
-        client.destroy()
-        code = node.stop()
-        rclpy.shutdown(context=context)
-    assert code == 0, node.log()
+    client.spin_until(lambda: len(imus) >= 200 and len(wrenches) >= 400, 60.0,
+                      "IMU and force-torque messages")
 
     for messages, period, frame in ((imus, IMU_PERIOD, "link1"), (wrenches, FT_PERIOD, "link1")):
         stamps = np.array([state_time_ns(m) for m in messages])
