@@ -7,10 +7,10 @@ the same run (docs/NODE.md, README):
    fraction of commands applied at the next tick, state-to-command latency p50/p99; beside a
    bare rclpy ping-pong between the same two processes;
 3. fast pacing: real-time factor;
-4. (1) and (3) again with two simulated sensors on, both sampled every step (an IMU on the
-   tool flange and a force-torque sensor at the wrist, with noise: docs/SENSORS.md), and the
-   work per tick with and without them (lockstep ticks in this process, interleaved blocks:
-   less sensitive to other load on the machine than the wall-clock rows).
+4. two simulated sensors on, both sampled every step (an IMU on the tool flange and a
+   force-torque sensor at the wrist, with noise: docs/SENSORS.md): realtime rounds alternating
+   with and without them (paired, so both see the same load), fast pacing with them, and the
+   work per tick with and without them (lockstep ticks in this process, alternating blocks).
 
     python bench/node.py [--quick] [--seconds S] [--sensors-only]
 """
@@ -169,7 +169,7 @@ def sensors_arguments(folder: str) -> list[str]:
     return ["-p", f"sensors_file:={path}"]
 
 
-def realtime(seconds: float, rounds: int, extra=(), label: str = "") -> None:
+def realtime(seconds: float, rounds: int) -> None:
     """Interleaved rounds of (floor, node), so that both see the same background load; the
     period errors of all rounds are pooled per kind."""
     floor_errors, node_errors, floor_p99, node_p99 = [], [], [], []
@@ -179,7 +179,7 @@ def realtime(seconds: float, rounds: int, extra=(), label: str = "") -> None:
         floor = deadline_floor(1000.0, seconds / rounds)
         floor_errors.append(floor.pop("errors"))
         missed[0] += floor["missed"]
-        node = run_node(seconds / rounds, "realtime", extra=extra)
+        node = run_node(seconds / rounds, "realtime")
         times = node.ticks.recorded()
         node_errors.append(period_errors(times, node.pacer.period_ns))
         missed[1] += node.pacer.missed
@@ -188,8 +188,8 @@ def realtime(seconds: float, rounds: int, extra=(), label: str = "") -> None:
         ticks += times.shape[0] - 1
         span += (times[-1] - times[0]) * 1e-9
     ours, base = np.concatenate(node_errors), np.concatenate(floor_errors)
-    print(f"realtime, arm7, variational{label}: {rounds} interleaved rounds of "
-          f"{seconds / rounds:.0f} s (floor, node)")
+    print(f"realtime, arm7, variational: {rounds} interleaved rounds of {seconds / rounds:.0f} s "
+          f"(floor, node)")
     for label, errors, lost in (("node       ", ours, missed[1]), ("sleep floor", base, missed[0])):
         print(f"  {label}  period error p50 {np.percentile(errors, 50) * 1e3:6.3f} p99 "
               f"{np.percentile(errors, 99) * 1e3:6.3f} max {errors.max() * 1e3:7.3f} ms  "
@@ -225,6 +225,27 @@ def round_trip(seconds: float) -> None:
           f"p99 {np.percentile(pings, 99) * 1e3:.3f} ms ({pings.size} pings)")
     print(f"  ratio p50 {np.percentile(latency, 50) / np.percentile(pings, 50):.2f}, p99 "
           f"{np.percentile(latency, 99) / np.percentile(pings, 99):.2f} (target <= 1.25)")
+
+
+def realtime_with_sensors(seconds: float, rounds: int, sensors: list[str]) -> None:
+    """Realtime rounds of the node without and with the sensors, alternating (and alternating
+    which goes first), pooled per kind: a paired comparison under the same background load."""
+    errors, missed, rates = ([], []), [0, 0], ([], [])
+    for r in range(rounds):
+        for kind in ((0, 1) if r % 2 == 0 else (1, 0)):
+            node = run_node(seconds / rounds, "realtime", extra=sensors if kind else ())
+            times = node.ticks.recorded()
+            errors[kind].append(period_errors(times, node.pacer.period_ns))
+            missed[kind] += node.pacer.missed
+            rates[kind].append((times.shape[0] - 1) / ((times[-1] - times[0]) * 1e-9))
+    print(f"realtime, arm7, variational, with and without an IMU + force-torque sensor at "
+          f"1 kHz: {rounds} alternating rounds of {seconds / rounds:.0f} s each")
+    for kind, label in enumerate(("without sensors   ", "IMU + force-torque")):
+        pooled = np.concatenate(errors[kind]) * 1e3
+        print(f"  {label}  period error p50 {np.percentile(pooled, 50):6.3f} p99 "
+              f"{np.percentile(pooled, 99):6.3f} p99.9 {np.percentile(pooled, 99.9):6.3f} max "
+              f"{pooled.max():7.3f} ms  missed {missed[kind]}  mean rate "
+              f"{np.mean(rates[kind]):.2f} Hz")
 
 
 def tick_work(sensors: list[str], blocks: int = 10, ticks: int = 1000) -> None:
@@ -284,7 +305,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 s per measurement")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--sensors-only", action="store_true",
-                        help="only the rows with and without the two sensors (1 and 3)")
+                        help="only the realtime and fast rows and the sensors' rows (4)")
     args = parser.parse_args()
     seconds = 5.0 if args.quick else args.seconds
     rounds = 2 if args.quick else 6
@@ -293,7 +314,7 @@ def main() -> int:
         sensors = sensors_arguments(folder)
         label = ", IMU + force-torque at 1 kHz"
         realtime(seconds, rounds)
-        realtime(seconds, rounds, sensors, label)
+        realtime_with_sensors(seconds, 2 * rounds, sensors)
         if not args.sensors_only:
             round_trip(seconds)
         fast(min(seconds, 20.0))
