@@ -140,6 +140,22 @@ def sensor_truth(joint_int, joint_real, gravity, q, v, a, ws, count, contact, im
         joint_frame_wrench(ft_joint[m], oR, op, of, ft_out[m])
 
 
+FRAMES_DUE, SWITCHES_DUE = 1, 2
+
+
+@kernel
+def due_flags(steps, decimation, frame_sensors, due):
+    """due[k] = the sensor k samples at this step (steps a multiple of its decimation); returns
+    FRAMES_DUE | SWITCHES_DUE as one of the first ``frame_sensors`` (IMU, force-torque) or of
+    the others (contact switches) does."""
+    found = 0
+    for k in range(due.shape[0]):
+        due[k] = steps % decimation[k] == 0
+        if due[k]:
+            found |= FRAMES_DUE if k < frame_sensors else SWITCHES_DUE
+    return found
+
+
 @kernel
 def imu_noise(truth, due, z, white, walk, bias, out):
     """out[k] = truth[k] with noise, for the IMUs sampled now (due[k]): the biases walk first

@@ -8,31 +8,14 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
 from ..config import ConfigError
 from ..dynamics.workspace import workspace_size
 from ..model.constraints import Attachment
 from ..model.model import PRISMATIC
 from .config import (ContactSwitch, Encoders, ForceTorque, Imu, Sensor, parse_encoders,
                      parse_sensors)
-from .kernels import (IMU_NOISE, IMU_ROW, contact_switches, encoder_readings, imu_noise,
-                      sensor_truth, wrench_noise)
-
-
-FRAMES_DUE, SWITCHES_DUE = 1, 2
-
-
-@kernel
-def due_flags(steps, decimation, frame_sensors, due):
-    """due[k] = the sensor k samples at this step (steps a multiple of its decimation); returns
-    FRAMES_DUE | SWITCHES_DUE as one of the first ``frame_sensors`` (IMU, force-torque) or of
-    the others (contact switches) does."""
-    found = 0
-    for k in range(due.shape[0]):
-        due[k] = steps % decimation[k] == 0
-        if due[k]:
-            found |= FRAMES_DUE if k < frame_sensors else SWITCHES_DUE
-    return found
+from .kernels import (FRAMES_DUE, IMU_NOISE, IMU_ROW, SWITCHES_DUE, contact_switches,
+                      due_flags, encoder_readings, imu_noise, sensor_truth, wrench_noise)
 
 
 class SensorSuite:
