@@ -7,10 +7,12 @@ the same run (docs/NODE.md, README):
    fraction of commands applied at the next tick, state-to-command latency p50/p99; beside a
    bare rclpy ping-pong between the same two processes;
 3. fast pacing: real-time factor;
-4. two simulated sensors on, both sampled every step (an IMU on the tool flange and a
-   force-torque sensor at the wrist, with noise: docs/SENSORS.md): realtime rounds alternating
-   with and without them (paired, so both see the same load), fast pacing with them, and the
-   work per tick with and without them (lockstep ticks in this process, alternating blocks).
+4. the PD law on every joint (the servos of config/arm7_ros2_control.yaml holding the start:
+   docs/CONTROL.md) and two simulated sensors, both sampled every step (an IMU on the tool
+   flange and a force-torque sensor at the wrist, with noise: docs/SENSORS.md): realtime rounds
+   alternating with and without them (paired, so both see the same load), fast pacing with
+   them, and the work per tick with and without them (lockstep ticks in this process,
+   alternating blocks).
 
     python bench/node.py [--quick] [--seconds S] [--sensors-only]
 """
@@ -162,11 +164,18 @@ SENSORS = [  # both every step: the worst case at 1 kHz
 
 
 def sensors_arguments(folder: str) -> list[str]:
+    """The sensors (a sensors_file) and the servos' gains of config/arm7_ros2_control.yaml
+    (joints with a position gain hold their start: the PD law runs every step)."""
     import yaml
+
+    from mbsim_ros.config import read_config
 
     path = Path(folder) / "sensors.yaml"
     path.write_text(yaml.safe_dump({"sensors": SENSORS}))
-    return ["-p", f"sensors_file:={path}"]
+    gains = read_config(ROOT / "config" / "arm7_ros2_control.yaml")["gains"]
+    servo = [f"gains.{joint}.{k}:={value}" for joint, values in gains.items()
+             for k, value in values.items()]
+    return ["-p", f"sensors_file:={path}", *[x for p in servo for x in ("-p", p)]]
 
 
 def realtime(seconds: float, rounds: int) -> None:
@@ -238,9 +247,10 @@ def realtime_with_sensors(seconds: float, rounds: int, sensors: list[str]) -> No
             errors[kind].append(period_errors(times, node.pacer.period_ns))
             missed[kind] += node.pacer.missed
             rates[kind].append((times.shape[0] - 1) / ((times[-1] - times[0]) * 1e-9))
-    print(f"realtime, arm7, variational, with and without an IMU + force-torque sensor at "
-          f"1 kHz: {rounds} alternating rounds of {seconds / rounds:.0f} s each")
-    for kind, label in enumerate(("without sensors   ", "IMU + force-torque")):
+    print(f"realtime, arm7, variational, with and without the PD law on every joint and an IMU "
+          f"+ force-torque sensor at 1 kHz: {rounds} alternating rounds of "
+          f"{seconds / rounds:.0f} s each")
+    for kind, label in enumerate(("efforts, no sensors", "PD + IMU + F/T     ")):
         pooled = np.concatenate(errors[kind]) * 1e3
         print(f"  {label}  period error p50 {np.percentile(pooled, 50):6.3f} p99 "
               f"{np.percentile(pooled, 99):6.3f} p99.9 {np.percentile(pooled, 99.9):6.3f} max "
@@ -273,7 +283,7 @@ def tick_work(sensors: list[str], blocks: int = 10, ticks: int = 1000) -> None:
         rclpy.shutdown(context=context)
     print(f"work per tick, arm7, variational, lockstep in-process ({blocks} x {ticks} ticks "
           f"each, alternating):")
-    for label, times in (("without sensors", work[0]), ("IMU + force-torque", work[1])):
+    for label, times in (("efforts, no sensors", work[0]), ("PD + IMU + F/T", work[1])):
         times = np.concatenate(times) * 1e-3
         print(f"  {label:18s}  median {np.median(times):6.1f} us, p99 "
               f"{np.percentile(times, 99):6.1f} us")
@@ -312,7 +322,7 @@ def main() -> int:
     print(f"bench/node.py  (ROS_DOMAIN_ID {DOMAIN}, {os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as folder:
         sensors = sensors_arguments(folder)
-        label = ", IMU + force-torque at 1 kHz"
+        label = ", PD law + IMU + force-torque at 1 kHz"
         realtime(seconds, rounds)
         realtime_with_sensors(seconds, 2 * rounds, sensors)
         if not args.sensors_only:
