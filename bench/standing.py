@@ -11,9 +11,12 @@ Per robot and integrator: finished or the failure message, the lowest contact ov
 the feet (the links touching the ground at the start) and of any link (mm, negative: into the
 floor; a robot that falls hits the floor with other links), the slowest step after the first
 10 (ms; the first ones load the compiled kernels), the median time per step (us), the steps
-whose solver fell back (compliant: to clarabel), the base height at the start and the end.
+whose solver fell back (compliant: to clarabel), the most energy gained over the start (J: the
+servo does work, so a little is expected; a blow-up shows here first), the fastest joint
+(rad/s), the base height at the start and the end.
 
     python bench/standing.py [--seconds 3] [--explicit] [--robots g1 go2 ...]
+                             [--velocity-terms explicit|implicit]
 """
 from __future__ import annotations
 
@@ -96,17 +99,19 @@ class InertiaScaledPD:
 
 
 def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
-          scene=None) -> dict:
+          scene=None, velocity_terms: str = "implicit") -> dict:
     """One robot standing: finished, message, the lowest contact of any link and of the feet
-    (the links touching the ground at the start) (m), step times (s)."""
+    (the links touching the ground at the start) (m), step times (s), the most energy gained
+    over the start (J) and the fastest one-DOF joint (rad/s)."""
     scene = scene if scene is not None else standing_scene(example_robot_urdf(LEGGED[label]))
     sim = Simulator.from_scene(scene, dt=1e-3, integrator=integrator,
-                               **INTEGRATORS[integrator])
+                               velocity_terms=velocity_terms, **INTEGRATORS[integrator])
     pd = InertiaScaledPD(sim, scene.q0, explicit)
     steps = int(round(seconds / sim.dt))
     times = np.zeros(steps)
     lowest, feet_lowest, message, done, fallbacks = np.inf, np.inf, "", 0, 0
     feet = None  # the links touching the ground in the start posture
+    start_energy, gained, speed = sim.energy(), 0.0, 0.0
     for k in range(steps):
         start = time.perf_counter()
         info = pd.step()
@@ -116,6 +121,8 @@ def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
             break
         done += 1
         fallbacks += info.fallback
+        gained = max(gained, sim.energy() - start_energy)
+        speed = max(speed, float(np.abs(sim.v[pd.iv]).max()))
         contacts = sim.contacts()
         if feet is None:
             feet = {c.link for c in contacts if c.depth > -1e-3}
@@ -125,7 +132,7 @@ def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
                 feet_lowest = min(feet_lowest, -contact.depth)
     return {"finished": done == steps, "message": message, "lowest": lowest,
             "feet": feet_lowest,
-            "fallbacks": fallbacks,
+            "fallbacks": fallbacks, "gained": gained, "speed": speed,
             "times": times[:done + 1], "base": float(sim.q[2]), "start": float(scene.q0[2])}
 
 
@@ -135,22 +142,27 @@ def main() -> None:
     parser.add_argument("--explicit", action="store_true", help="PD as tau (explicit)")
     parser.add_argument("--robots", nargs="*", default=list(LEGGED))
     parser.add_argument("--integrators", nargs="*", default=list(INTEGRATORS))
+    parser.add_argument("--velocity-terms", default="implicit",
+                        help="the integrators' velocity_terms option")
     args = parser.parse_args()
     mode = "explicit tau" if args.explicit else "implicit servo"
-    print(f"standing {args.seconds:g} s at 1 ms, PD w {OMEGA:g} rad/s z {ZETA:g} ({mode})")
+    print(f"standing {args.seconds:g} s at 1 ms, PD w {OMEGA:g} rad/s z {ZETA:g} ({mode}), "
+          f"velocity_terms {args.velocity_terms}")
     print(f"{'robot':16s} {'integrator':10s} {'nv':>3s} {'finished':8s} {'feet mm':>8s} "
           f"{'any mm':>7s} "
-          f"{'max ms':>7s} {'med us':>7s} {'fallbacks':>9s} {'base m':>13s}  message")
+          f"{'max ms':>7s} {'med us':>7s} {'fallbacks':>9s} {'gained J':>8s} {'rad/s':>6s} "
+          f"{'base m':>13s}  message")
     for label in args.robots:
         scene = standing_scene(example_robot_urdf(LEGGED[label]))
         for integrator in args.integrators:
-            r = stand(label, integrator, args.seconds, args.explicit, scene)
+            r = stand(label, integrator, args.seconds, args.explicit, scene,
+                      args.velocity_terms)
             later = r["times"][WARM_UP:] if r["times"].size > WARM_UP else r["times"]
             print(f"{label:16s} {integrator:10s} {scene.model.nv:3d} "
                   f"{'yes' if r['finished'] else 'NO':8s} {1e3 * r['feet']:8.2f} "
                   f"{1e3 * r['lowest']:7.2f} "
                   f"{1e3 * later.max():7.1f} {1e6 * np.median(r['times']):7.0f} "
-                  f"{r['fallbacks']:9d} "
+                  f"{r['fallbacks']:9d} {r['gained']:8.2f} {r['speed']:6.0f} "
                   f"{r['start']:.3f}->{r['base']:.3f}  {r['message']}", flush=True)
 
 

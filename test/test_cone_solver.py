@@ -101,6 +101,56 @@ def test_indefinite_problem_is_reported_not_solved():
     assert status == cs.NOT_POSITIVE
 
 
+def step_solve(W, u, phi, kind, k, mu, pushing=None) -> tuple[int, np.ndarray]:
+    """solve_rows at h = 1 ms with the compliant step's defaults (no damping); pushing: the
+    remembered set of the last step (its kinds as now), else none. (Newton steps, gamma)."""
+    m = len(u)
+    mats, vecs, ints, memory = cs.solver_workspace(m)
+    if pushing is not None:
+        memory[0, :m], memory[1, :m], memory[2, 0] = kind, pushing, m
+    gamma = np.zeros(m)
+    status, steps = cs.solve_rows(W.copy(), u, phi, kind, k, np.zeros(m), mu, m, 1e-3, 1e-7,
+                                  1e-12, 1e3, False, cs.ITERATIONS, memory, gamma, mats, vecs,
+                                  ints)
+    assert status == cs.SOLVED
+    return steps, gamma
+
+
+def test_a_light_joints_limit_row_keeps_pushing():
+    """A rigid limit row on a light joint (W_ii = 1e8) coupled to a heavier closing row: both
+    push, gamma = W^-1 (-u), the limit's impulse 1e-8. The pushing test on the impulse (below
+    1e-7 of the largest) dropped it, the held row then closed at 1 rad/s and joined again: the
+    active set cycled and ended with the limit violated at that rate (a G1 finger). In the
+    units of the joining test (its own row's velocity change) it stays: one round."""
+    W, u = np.array([[1e8, 1.0], [1.0, 1.0]]), np.array([-2.0, -1.0])
+    kind = np.array([UNILATERAL, UNILATERAL])
+    steps, gamma = step_solve(W, u, np.zeros(2), kind, np.full(2, np.inf), np.zeros(2))
+    np.testing.assert_allclose(gamma, np.linalg.solve(W, -u), rtol=1e-7)
+    assert np.abs(u + W @ gamma).max() < 1e-9  # neither row closes
+    assert steps < 2 * 40  # the convex form and one round (measured 27 Newton steps)
+
+
+def test_a_separating_sliding_contact_adds_no_energy():
+    """A G1 thumb at t = 1.255 s of its fall (the contact's rows taken alone): 4.2 mm from the
+    floor, separating at 3.1 m/s and sliding at 12.7 m/s, its normal and tangent rows strongly
+    coupled through the light finger. The convex form's solution dissipates; the weighted one
+    with the normal row pushing holds that row's law (land on the floor in this step) by
+    pulling with friction: it reversed the slide to -113 m/s and added 82 J (the G1 fall's
+    1e4 rad/s fingers). From either start the solve returns impulses that add no kinetic
+    energy, gamma.u + 1/2 gamma.W gamma <= 0 (no compressed spring to release: the gap is
+    open), and the contact keeps separating."""
+    W = np.array([[29.7617432, 42.60306512, 2.95701778],
+                  [42.60306512, 126.88766905, 5.56263603],
+                  [2.95701778, 5.56263603, 62.89487267]])
+    u, phi = np.array([3.1124, 12.7415, -0.1330]), np.array([4.243e-3, 0.0, 0.0])
+    kind, k, mu = np.array([NORMAL, TANGENT, TANGENT]), np.array([1.04e6, 0, 0]), \
+        np.array([0.8, 0.0, 0.0])
+    for pushing in (None, np.array([1, 0, 0])):
+        _, gamma = step_solve(W, u, phi, kind, k, mu, pushing)
+        assert gamma @ u + 0.5 * gamma @ W @ gamma <= 0.0
+        assert (u + W @ gamma)[0] > 0.0
+
+
 @pytest.mark.parametrize("robot", ["solo12", "talos", "panda"])
 def test_tree_sparse_factorization_matches_dense_solve(robot):
     """M = L^T L with the tree's sparsity (RBDA Table 6.3) and v* = v + h M^-1 f, against

@@ -74,25 +74,36 @@ def test_friction_stops_a_spinning_joint_without_reversing(integrator, options):
 
 def test_friction_row_solvers_agree():
     """Our interior-point solver and clarabel give the same trajectory with joint friction
-    rows (a double pendulum with 0.5 N m on each joint, 0.5 s), which differs from the one
-    without friction."""
+    rows (a double pendulum with 0.5 N m on each joint, 0.5 s) while clarabel solves each step
+    (where joint 2 sticks, step 453, clarabel stops at 200 iterations with AlmostSolved, flagged
+    in StepInfo.fallback; ours holds the joint); the run differs from the one without
+    friction."""
     text = shipped_urdf("double_pendulum").read_text()
     text = text.replace('friction="0"', 'friction="0.5"')
     model = load_urdf(text)
     assert np.all(model.friction == 0.5)
-    finals = []
-    for solver in ("interior", "clarabel"):
-        sim = Simulator(model, 1e-3, "compliant", qp_solver=solver)
+    ours, reference = (Simulator(model, 1e-3, "compliant", qp_solver=solver)
+                       for solver in ("interior", "clarabel"))
+    compared = 0
+    for sim in (ours, reference):
         sim.reset([1.0, -0.5])
-        for _ in range(500):
-            assert sim.step().converged
-        finals.append(np.concatenate([sim.q, sim.v]))
-    assert np.max(np.abs(finals[0] - finals[1])) < 1e-5  # clarabel's tolerance, 500 steps
+    for _ in range(500):
+        assert ours.step().converged
+        info = reference.step()
+        assert info.converged
+        if info.fallback:
+            break
+        compared += 1
+        # clarabel's tolerance, carried over the run
+        assert np.max(np.abs(np.concatenate([ours.q - reference.q, ours.v - reference.v]))) < 1e-5
+    assert compared >= 450
+    for _ in range(500 - ours.steps):
+        assert ours.step().converged
     sim = Simulator(model, 1e-3, "compliant", joint_friction=False)
     sim.reset([1.0, -0.5])
     for _ in range(500):
         sim.step()
-    assert np.max(np.abs(np.concatenate([sim.q, sim.v]) - finals[0])) > 0.1  # friction acted
+    assert np.max(np.abs(np.concatenate([sim.q - ours.q, sim.v - ours.v]))) > 0.1  # friction
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ wrench of_i = Y_i oa_i + ov_i x* Y_i ov_i; tau_a = S_a^T F_j (F_j: the subtree s
 a) takes the change of F, plus (zeta x S_a) . F_j when joint j itself is in the subtree of l.
 O(n) per dof: O(n * nv) in all. The velocity part (coriolis_composites, velocity_jacobian:
 subtree sums as in CRBA, O(n + the entries of M), over preallocated scratch) is also the
-implicit Euler step's dB/dv.
+implicit Euler and compliant steps' dB/dv (velocity_terms: b, M and dB/dv in one pass).
 """
 from __future__ import annotations
 
@@ -25,10 +25,12 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .checks import as_vector
+from .checks import OK, as_vector
+from .crba import crba_backward
 from .kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                          motion_cross_force, motion_cross_motion)
-from .rnea import rnea_backward_step, rnea_forward_step
+from .rnea import rnea_backward_step, rnea_forward_step, rnea_kernel
+from .workspace import carve
 
 
 @step
@@ -184,6 +186,25 @@ def velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, ou
                         acc += p_a[r] * crossed[b, r] + q_a[r] * oS[b, r]
                     out[a, b] = acc
                 l = joint_int[l, I_PARENT]
+
+
+@routine
+def velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, crossed, bias, M,
+                   dB) -> int:
+    """The velocity terms of a linearly implicit step at (q, v): bias = rnea(q, v, 0), M = the
+    joint-space inertia with the armature (zero on entry) and dB = dB/dv (velocity_jacobian),
+    from one kinematics pass. zero: nv zeros; crossed: (nv, 6) scratch. Returns the kernel code
+    (checks.OK when done)."""
+    nj = joint_int.shape[0]
+    code = rnea_kernel(joint_int, joint_real, gravity, armature, q, v, zero, ws, bias)
+    if code != OK:
+        return code
+    oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(
+        ws, nj, v.shape[0])
+    coriolis_composites(joint_int, oY, ov, pA, IA, tmp)
+    crba_backward(joint_int, armature, oS, oY, tmp[0], M)  # oY: composite from here on
+    velocity_jacobian(joint_int, oS, oY, ov, pA, IA, crossed, tmp, dB)
+    return OK
 
 
 @step

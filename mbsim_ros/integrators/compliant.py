@@ -2,7 +2,7 @@
 docs/COMPLIANT.md): joint limits, bilateral point constraints and frictional contacts as
 implicit spring-dampers in constraint space; the multibody state advanced semi-explicitly.
 
-One step of length h from (q0, v0):
+One step of length h from (q0, v0), ``velocity_terms="explicit"``:
 
     M~ = M(q0) + h D,  v* = v0 + h M~^-1 (tau - b(q0, v0) - D v0)         (D: joint damping)
          (free-flyers: v*_lin += h w0 x v0_lin, the velocity in the step-start axes)
@@ -11,12 +11,20 @@ One step of length h from (q0, v0):
     v1 = v* + M~^-1 G^T gamma,  q1 = q0 + h v1 (free-flyers: p += h R v_lin, R <- R exp(h w),
          v_lin re-expressed in the new axes: its length kept)
 
+``"implicit"`` (the default) linearises the velocity terms about v0, with the free-flyers'
+frame-rate term c = w0 x v0_lin among them (MuJoCo's ``implicit``; COMPLIANT.md, "Velocity
+terms"):
+
+    K = M~ + h dB/dv - h M~ dc/dv,  v* = v0 + h K^-1 (tau - b - D v0 + M~ c)  (dense LU)
+    W = G M~^-1 G^T as above (symmetric, for the cone solver),  v1 = v* + K^-1 G^T gamma
+
 Only bilateral rows: (W + E^-1) gamma = -c, one SPD solve.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -30,15 +38,19 @@ from ..dynamics.configuration import frame_rate_correction, integrate_world_alig
 from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
+from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, workspace
 from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstraint,
                                  SpringDamper, force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
-                                delassus, dof_parents, free_velocity, friction_rows, limit_rows,
-                                ltl_factor, mesh_patches, servo_saturated, servo_system)
-from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, impulse_scale,
-                          solve_rows, solver_workspace)
+                                delassus, dof_parents, free_velocity, friction_rows,
+                                implicit_free_velocity, implicit_impulses, implicit_system,
+                                limit_rows, ltl_factor, reachable_contacts, servo_saturated,
+                                servo_system)
+from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, adds_energy,
+                          impulse_scale, solve_rows, solver_workspace)
+from .euler import VELOCITY_TERMS
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5  # FIXED: held at 0
 CONES = ("true", "pyramid")
@@ -93,6 +105,21 @@ def _checked(item, kind: type, option: str):
     return item
 
 
+class _ImplicitBuffers(NamedTuple):
+    """The velocity-implicit step's arrays: K = M~ + h dB/dv (its LU in place) and pivots,
+    dB/dv and velocity_jacobian's (nv, 6) scratch."""
+
+    K: np.ndarray
+    pivots: np.ndarray
+    dB: np.ndarray
+    crossed: np.ndarray
+
+    @classmethod
+    def make(cls, nv: int) -> "_ImplicitBuffers":
+        return cls(np.zeros((nv, nv)), np.zeros(nv, dtype=np.int64), np.zeros((nv, nv)),
+                   np.zeros((nv, 6)))
+
+
 class _RowBuffers:
     """Everything one step's rows need, for up to `capacity` rows."""
 
@@ -133,7 +160,9 @@ class CompliantIntegrator(Integrator):
     bilateral rows like the point constraints; ``springs`` (SpringDamper list) and
     ``forces`` (AppliedForce list) are generalized forces J^T f taken at the step start (q0,
     v0); ``project`` moves q back onto the rigid elements' manifold after every step (Newton
-    in the least-squares sense, seed 003)."""
+    in the least-squares sense, seed 003); ``velocity_terms`` ("implicit": Coriolis and
+    centrifugal forces linearised about the step start's velocity, as Euler's option;
+    "explicit": taken at the step start; module docstring)."""
 
     compiled_solve = True  # subclasses that replace _solve set False
 
@@ -145,8 +174,12 @@ class CompliantIntegrator(Integrator):
                  friction_regularization: float = 1e-7, qp_solver: str = "interior",
                  springs: list | tuple = (), forces: list | tuple = (),
                  project: bool = True, interior_iterations: int = ITERATIONS,
-                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True) -> None:
+                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
+                 velocity_terms: str = "implicit") -> None:
         super().__init__(model, dt)
+        if velocity_terms not in VELOCITY_TERMS:
+            raise ValueError(f"velocity_terms must be one of {', '.join(VELOCITY_TERMS)}, got "
+                             f"{velocity_terms!r}")
         if cone not in CONES:
             raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
         if qp_solver not in QP_SOLVERS:
@@ -188,16 +221,18 @@ class CompliantIntegrator(Integrator):
         self._bias, self._force, self._v_star = np.zeros(nv), np.zeros(nv), np.zeros(nv)
         self._v_step = np.zeros(nv)
         self._zero = np.zeros(nv)
+        self.velocity_terms = velocity_terms
+        self._implicit = _ImplicitBuffers.make(nv) if velocity_terms == "implicit" else None
         self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
         self._contact_real = np.zeros((max_contacts, 8))
         self._origins = np.zeros((model.njoints, 3))
         self._body_wrenches = np.zeros((model.njoints, 6))
         self._touching = np.zeros(model.njoints, dtype=np.int64)
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
-        self._ahead = np.zeros(max_contacts)  # mesh_patches: distances at the step's end
+        self._ahead = np.zeros(max_contacts)  # reachable_contacts: distances at the step's end
         self._detection = self._detection_arrays(scene)
         self._has_meshes = self._detection is not None and bool(
-            np.any(self._detection[0][2] == MESH))  # mesh_patches has work only then
+            np.any(self._detection[0][2] == MESH))  # mesh patches to cut to their loaded part
         self._n_contacts = 0
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
@@ -258,24 +293,35 @@ class CompliantIntegrator(Integrator):
         h, m = self.dt, self.model
         info = self._info
         info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
-        rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._zero, self._ws,
-                    self._bias)
-        L = self._M
+        L, implicit = self._M, self._implicit
         L[:] = 0.0
-        crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
+        if implicit is None:
+            rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._zero,
+                        self._ws, self._bias)
+            crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
+        else:  # the same b and M (kinematics at q), and dB/dv
+            velocity_terms(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._ws,
+                           self._zero, implicit.crossed, self._bias, L, implicit.dB)
         force = self._force
         damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
         servos = self.servos
         if servos.active:
             servo_system(h, servos.table, servos.iq, servos.saturated, q, tau, v, L, force,
                          self._scratch_v)
+        if implicit is not None and not implicit_system(m.joint_int, h, v, implicit.dB, L,
+                                                        implicit.K, implicit.pivots, force):
+            return self._fail("singular step matrix M~ + h dB/dv (the LU met a zero pivot): "
+                              "joints that move no inertia need armature")
         if not ltl_factor(L, self._parent):
             return self._fail("the joint-space inertia is not positive definite")
         if self.springs or self.forces:
             force += self._element_forces(v)
         v_star = self._v_star
-        free_velocity(L, self._parent, v, force, h, v_star)
-        frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: axes of the step start
+        if implicit is None:
+            free_velocity(L, self._parent, v, force, h, v_star)
+            frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: step-start axes
+        else:
+            implicit_free_velocity(implicit.K, implicit.pivots, v, force, h, v_star)
         rows = self._fill_rows(q, v)
         self._row_count = rows
         if rows:
@@ -284,8 +330,12 @@ class CompliantIntegrator(Integrator):
                      buf.support_size, buf.W, buf.u)
             if not self._impulses(rows):
                 return self._fail(info.message)
-            apply_impulses(L, self._parent, buf.Z, buf.support, buf.support_size, buf.gamma,
-                           rows, v_star, self._v_step)
+            if implicit is None:
+                apply_impulses(L, self._parent, buf.Z, buf.support, buf.support_size,
+                               buf.gamma, rows, v_star, self._v_step)
+            else:  # W from M~ (symmetric, for the solver), the impulses through K
+                implicit_impulses(buf.G, buf.gamma, rows, implicit.K, implicit.pivots, v_star,
+                                  self._v_step)
         else:
             self._v_step[:] = v_star
         v_out[:] = self._v_step
@@ -362,12 +412,12 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
-        if self._has_meshes:
-            if self._ahead.size < n:
+        if self._has_meshes or margin > 2.0 * self.margin:  # meshes, or fast links: each
+            if self._ahead.size < n:                          # point's own reach
                 self._ahead = np.zeros(len(self._contact_int))
-            n = mesh_patches(self.model.joint_int, self._frames[2], v, self.dt,
-                             self._contact_int, self._contact_real, n, shapes[2], MESH,
-                             MESH_BAND, *self._scratch, self._ahead)
+            n = reachable_contacts(self.model.joint_int, self._frames[2], v, self.dt,
+                                   self._contact_int, self._contact_real, n, shapes[2], MESH,
+                                   MESH_BAND, self.margin, *self._scratch, self._ahead)
         self._n_contacts = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
@@ -467,49 +517,83 @@ class CompliantIntegrator(Integrator):
             except np.linalg.LinAlgError:
                 self._info.message = "the bilateral constraint matrix is singular"
                 return None
-        fallback = self.qp_solver == "interior"
-        return self._solve_active_set(H, c, kind, mu, FALLBACK_ROUNDS if fallback else 8)
+        if self.qp_solver == "interior":  # the fallback: fail fast, no second start
+            return self._solve_active_set(H, c, kind, mu, W, u, FALLBACK_ROUNDS, restart=False)
+        return self._solve_active_set(H, c, kind, mu, W, u)
 
-    def _solve_active_set(self, H, c, kind, mu, max_rounds: int = 8):
+    def _solve_active_set(self, H, c, kind, mu, W, u, max_rounds: int = 8,
+                          restart: bool = True):
         """min 1/2 g.H g + c.g + w/2 sum over pushing rows of r_i^2 (r = H g + c) over the
         rows' cones, the rows that do not push held at zero (docs/COMPLIANT.md). The first part
         alone is the convex, maximal-dissipation form; the penalty holds the pushing rows'
         spring-damper law against the friction cone's pull (no "gliding"). Which rows push:
-        those of the convex form's solution, then an active set (a pushing row whose impulse
-        comes out zero is held at zero; a held row that would close, r < 0, pushes)."""
-        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
+        those of the convex form's solution (or the last step's set when the rows repeat), then
+        an active set (a pushing row whose impulse moves its own row by less than the joining
+        threshold is held at zero; a held row that would close, r < 0, pushes). Rounds that do
+        not settle, or whose solution adds energy (cone_solver.adds_energy), start again from
+        the convex form's set (``restart``); if they still do, the convex form's solution (as
+        solve_rows)."""
         rows_key = kind.tobytes()
-        impulses = impulse_scale(H, c, len(c))
-        if self._pushing is not None and self._pushing[0] == rows_key:
-            pushing, iterations = self._pushing[1], 0   # the same rows as the last step's
-        else:
-            gamma = self._solve_weighted(H, c, np.zeros(len(kind)), kind, mu)
-            if gamma is None:
+        self._info.iterations = 0
+        remembered = self._pushing is not None and self._pushing[0] == rows_key
+        gamma = None
+        for attempt in range(2 if remembered and restart else 1):
+            if remembered and attempt == 0:
+                pushing = self._pushing[1]   # the same rows as the last step's
+            else:
+                gamma, pushing = self._convex_pushing(H, c, kind, mu)
+                if gamma is None:
+                    return None
+            trial, settled = self._active_set_rounds(H, c, W, u, kind, mu, pushing,
+                                                     max_rounds)
+            if trial is None:
                 return None
-            iterations = self._info.iterations
-            # interior-point solutions leave non-pushing rows slightly positive
-            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
-            pushing = (kind == BILATERAL) | (one_sided & (gamma > tolerance))
+            if settled is not None:
+                self._pushing = (rows_key, settled)
+                return trial
+        if gamma is None:
+            gamma, pushing = self._convex_pushing(H, c, kind, mu)
+        self._pushing = (rows_key, pushing)
+        return gamma
+
+    def _convex_pushing(self, H, c, kind, mu):
+        """(gamma of the convex form, the rows that push in it); (None, None) on failure."""
+        iterations = self._info.iterations
+        gamma = self._solve_weighted(H, c, np.zeros(len(kind)), kind, mu)
+        self._info.iterations += iterations
+        if gamma is None:
+            return None, None
+        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
+        # interior-point solutions leave non-pushing rows slightly positive
+        tolerance = 1e-7 * max(np.abs(gamma).max(), impulse_scale(H, c, len(c)))
+        return gamma, (kind == BILATERAL) | (one_sided & (gamma > tolerance))
+
+    def _active_set_rounds(self, H, c, W, u, kind, mu, pushing, max_rounds: int):
+        """(gamma, the pushing set once no row changes, else None) after at most max_rounds
+        rounds of the weighted problem from `pushing`, ended by a round whose solution adds
+        energy (cone_solver.adds_energy); (None, None) when a solve fails."""
+        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
+        closing = 1e-7 * max(np.abs(c).max(), 1e-9)  # as solve_rows
         owner = np.arange(len(kind))
         owner[kind == TANGENT] = np.flatnonzero(kind == TANGENT) // 3 * 3  # contacts come first
         for _ in range(max_rounds):
             held = (one_sided & ~pushing)[owner]
             trial_kind = np.where(held, FIXED, kind)
+            iterations = self._info.iterations
             gamma = self._solve_weighted(H, c, self.normal_weight * pushing, trial_kind,
                                          np.where(held, 0.0, mu))
+            self._info.iterations += iterations
             if gamma is None:
-                return None
-            iterations += self._info.iterations
-            tolerance = 1e-7 * max(np.abs(gamma).max(), impulses)
+                return None, None
+            if adds_energy(W, u, c, gamma, len(c)):
+                return gamma, None
             r = H @ gamma + c
-            leave = one_sided & pushing & (gamma <= tolerance)
-            join = one_sided & ~pushing & (r < -1e-7 * max(np.abs(c).max(), 1e-9))
+            leave = one_sided & pushing & (gamma * np.diag(H) <= closing)
+            join = one_sided & ~pushing & (r < -closing)
             if not (leave.any() or join.any()):
-                break
+                return gamma, pushing
             pushing = (pushing & ~leave) | join
-        self._info.iterations = iterations
-        self._pushing = (rows_key, pushing)
-        return gamma
+        return gamma, None
 
     def _solve_weighted(self, H, c, weight, kind, mu):
         if self.qp_solver == "osqp" and (self.cone == "pyramid" or not (kind == NORMAL).any()):
@@ -595,8 +679,8 @@ class CompliantIntegrator(Integrator):
         solution = solver.solve()
         self._info.iterations = int(solution.iterations)
         status = str(solution.status)
-        if "Solved" not in status:
-            if "AlmostSolved" in status:
+        if status != "Solved":
+            if status == "AlmostSolved":  # inaccurate: flagged
                 self._info.fallback = True
             else:
                 self._info.message = f"clarabel: {status}"

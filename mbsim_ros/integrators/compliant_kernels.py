@@ -15,7 +15,8 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..contact.jacobian import add_point_row, contact_directions, point_velocity
-from ..model.model import I_IDX_V, I_NV, I_PARENT
+from ..model.model import FREE_FLYER, I_IDX_V, I_NV, I_PARENT, I_TYPE
+from .lu import lu_factor, lu_solve
 from .servo import servo_saturation, servo_terms
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT, FRICTION = 0, 1, 2, 3, 5
@@ -96,6 +97,60 @@ def free_velocity(L, parent, v, force, h, v_star):
     solve_l(L, parent, force)
     for i in range(v.shape[0]):
         v_star[i] = v[i] + h * force[i]
+
+
+@kernel
+def implicit_system(joint_int, h, v, dB, M, K, pivots, force) -> bool:
+    """The linearly implicit step's matrix K = M~ + h dB/dv (M~: M with the step's damping and
+    servo terms), factored in place by LU (pivots), and force += M~ c with c each free-flyer's
+    frame-rate term w x v_lin, which the explicit step adds to v* (frame_rate_correction) and
+    which is linearised here with the rest: K gets -h M~ dc/dv, dc/dv = [[w]x, -[v_lin]x] on
+    the free-flyer's (linear; linear, angular) block. False when K is singular."""
+    nv = v.shape[0]
+    for i in range(nv):
+        for j in range(nv):
+            K[i, j] = M[i, j] + h * dB[i, j]
+    for joint in range(joint_int.shape[0]):
+        if joint_int[joint, I_TYPE] != FREE_FLYER:
+            continue
+        iv = joint_int[joint, I_IDX_V]
+        u0, u1, u2 = v[iv], v[iv + 1], v[iv + 2]
+        w0, w1, w2 = v[iv + 3], v[iv + 4], v[iv + 5]
+        c0, c1, c2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
+        for i in range(nv):
+            m0, m1, m2 = M[i, iv], M[i, iv + 1], M[i, iv + 2]
+            force[i] += m0 * c0 + m1 * c1 + m2 * c2
+            K[i, iv] -= h * (m1 * w2 - m2 * w1)      # row i of M~'s linear columns times [w]x
+            K[i, iv + 1] -= h * (m2 * w0 - m0 * w2)
+            K[i, iv + 2] -= h * (m0 * w1 - m1 * w0)
+            K[i, iv + 3] -= h * (m2 * u1 - m1 * u2)  # ... times -[v_lin]x
+            K[i, iv + 4] -= h * (m0 * u2 - m2 * u0)
+            K[i, iv + 5] -= h * (m1 * u0 - m0 * u1)
+    return lu_factor(K, pivots)
+
+
+@kernel
+def implicit_free_velocity(K, pivots, v, force, h, v_star):
+    """v* = v + h K^-1 force from implicit_system's factors (force is overwritten)."""
+    lu_solve(K, pivots, force)
+    for i in range(v.shape[0]):
+        v_star[i] = v[i] + h * force[i]
+
+
+@kernel
+def implicit_impulses(G, gamma, m, K, pivots, v_star, v_out):
+    """v_out = v* + K^-1 G^T gamma: the impulses through the implicit step's matrix (its LU
+    from implicit_system), so that they meet the same linearised velocity terms as the free
+    motion."""
+    nv = v_star.shape[0]
+    for i in range(nv):
+        s = 0.0
+        for r in range(m):
+            s += G[r, i] * gamma[r]
+        v_out[i] = s
+    lu_solve(K, pivots, v_out)
+    for i in range(nv):
+        v_out[i] += v_star[i]
 
 
 @kernel
@@ -290,13 +345,15 @@ def servo_saturated(h, servo, iq, saturated, q, tau, v_new) -> bool:
 
 
 @kernel
-def mesh_patches(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, mesh, band,
-                 va, vb, ahead) -> int:
-    """Keep, of each pair's run of mesh points (consecutive contacts of one shape with one
-    other body), those whose distance at the step's end if they kept closing (d + h min(v_n,
-    0)) is within band of the run's least, or of the ground: the patch that can carry load
-    this step (a rounded foot's hull gives 8 points within the margin where 1-2 touch).
-    Compacts the contacts in place; returns their new count. ahead: scratch (n,)."""
+def reachable_contacts(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, mesh,
+                       band, margin, va, vb, ahead) -> int:
+    """Keep the contacts within reach of this step: those whose distance at the step's end if
+    they kept closing (d + h min(v_n, 0)) is within margin (detection watches margin + h |v|
+    for every point, a bound that a fast link makes huge); and of each pair's run of mesh
+    points (consecutive contacts of one shape with one other body), those within band of the
+    run's least, or of the ground: the patch that can carry load this step (a rounded foot's
+    hull gives 8 points within the margin where 1-2 touch). Compacts the contacts in place;
+    returns their new count. ahead: scratch (n,)."""
     for c in range(n):
         a, b = contact_int[c, 0], contact_int[c, 1]
         x = contact_real[c, 0:3]
@@ -320,7 +377,7 @@ def mesh_patches(joint_int, oS, v, h, contact_int, contact_real, n, shape_kind, 
             least = min(least, ahead[k])
         limit = max(least, 0.0) + band if shape_kind[contact_int[c, 2]] == mesh else math.inf
         for k in range(c, e):
-            if ahead[k] <= limit:
+            if ahead[k] <= min(limit, margin):
                 if out != k:
                     for j in range(3):
                         contact_int[out, j] = contact_int[k, j]

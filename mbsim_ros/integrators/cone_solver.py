@@ -31,12 +31,13 @@ ITERATIONS = 100          # interior-point iterations per solve, default
 GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
 DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
 ACCEPTABLE = 1e-9         # both, accepted when rounding stops progress (the best iterate)
+ACTIVE_SET_ROUNDS = 8     # rounds of the pushing rows' active set per start
 
 
 def solver_workspace(rows: int) -> tuple:
-    """Buffers for `rows` rows: (six (rows, rows) matrices, 23 vectors, six integer
+    """Buffers for `rows` rows: (six (rows, rows) matrices, 24 vectors, six integer
     vectors, the active-set memory (3, rows))."""
-    return (np.zeros((6, rows, rows)), np.zeros((23, 4 * rows)),
+    return (np.zeros((6, rows, rows)), np.zeros((24, 4 * rows)),
             np.zeros((6, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
 
 
@@ -578,7 +579,9 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
     """The impulses gamma[:m] of the compliant step (docs/COMPLIANT.md: per row
     E^-1 = 1/(h(hk + b)), c = u + k/(hk + b) phi; H = W + E^-1; the active set of pushing rows
     around the weighted cone problem). memory (3, rows) int: the last step's kinds, pushing
-    flags and [row count] - reused while the kinds repeat. Returns (status, Newton steps)."""
+    flags and [row count] - reused while the kinds repeat; rounds that do not settle (or whose
+    solution adds energy: adds_energy) start again from the convex form's set, and if they
+    still do not, the convex form's solution is returned. Returns (status, Newton steps)."""
     H, L = mats[3], mats[4]
     first = ints[5]
     e_inv, c, weight, trial_mu = vecs[16], vecs[17], vecs[18], vecs[19]
@@ -617,23 +620,62 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
     for i in range(m):
         same = same and memory[0, i] == kind[i]
     steps = 0
-    if same:
-        for i in range(m):
-            pushing[i] = memory[1, i]
-    else:
-        for i in range(m):
-            weight[i] = 0.0
-        status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, gamma,
-                                         mats, vecs, ints)
+    settled = False
+    convex = vecs[23]  # the convex form's solution, the answer when the rounds do not settle
+    for attempt in range(2 if same else 1):  # a remembered set that does not settle: again
+        if same and attempt == 0:             # from the convex form's
+            for i in range(m):
+                pushing[i] = memory[1, i]
+        else:
+            for i in range(m):
+                weight[i] = 0.0
+            status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, convex,
+                                             mats, vecs, ints)
+            steps += n_steps
+            if status != SOLVED:
+                return status, steps
+            pushing_rows(convex, kind, m, impulses, pushing)
+        status, n_steps, settled = active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit,
+                                                     normal_weight, pushing, trial_kind,
+                                                     trial_mu, weight, gamma, mats, vecs, ints)
         steps += n_steps
         if status != SOLVED:
             return status, steps
-        tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
+        if settled:
+            break
+    if not settled:  # the rounds cycle between sets, or add energy: the convex form's solution
         for i in range(m):
-            pushing[i] = kind[i] == BILATERAL or (one_sided(kind[i]) and gamma[i] > tolerance)
+            gamma[i] = convex[i]
+        pushing_rows(convex, kind, m, impulses, pushing)
+    memory[2, 0] = m
+    for i in range(m):
+        memory[0, i] = kind[i]
+        memory[1, i] = pushing[i]
+    return SOLVED, steps
+
+
+@step
+def pushing_rows(gamma, kind, m, impulses, pushing):
+    """The rows that push in the convex form's solution gamma: the bilateral rows, and the
+    one-sided rows above the rounding scale (interior-point solutions leave the others
+    slightly positive)."""
+    tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
+    for i in range(m):
+        pushing[i] = kind[i] == BILATERAL or (one_sided(kind[i]) and gamma[i] > tolerance)
+
+
+@routine
+def active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit, normal_weight, pushing,
+                      trial_kind, trial_mu, weight, gamma, mats, vecs, ints) -> tuple:
+    """Up to ACTIVE_SET_ROUNDS rounds of the weighted problem from the pushing set: rows not
+    pushing are held at zero, the pushing rows' law is penalised; a pushing row whose impulse
+    moves its own row by less than the joining threshold leaves, a held row that would close
+    (r < 0 beyond it) joins. (status, Newton steps, settled: no row changed in the last round).
+    A round whose solution adds energy (adds_energy: the penalty held a row's law with the
+    friction rows) ends them unsettled."""
     c_scale = max(max_abs(c, m), 1e-9)
-    status = SOLVED
-    for _ in range(8):
+    steps = 0
+    for _ in range(ACTIVE_SET_ROUNDS):
         for i in range(m):
             o = owner(kind, i)
             held = one_sided(kind[o]) and not pushing[o]
@@ -644,8 +686,9 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
                                          limit, gamma, mats, vecs, ints)
         steps += n_steps
         if status != SOLVED:
-            return status, steps
-        tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
+            return status, steps, False
+        if adds_energy(W, u, c, gamma, m):
+            return SOLVED, steps, False
         changed = False
         for i in range(m):
             if not one_sided(kind[i]):
@@ -653,19 +696,40 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
             ri = c[i]
             for j in range(m):
                 ri += H[i, j] * gamma[j]
-            if pushing[i] and gamma[i] <= tolerance:
+            # leave: an impulse that moves its own row by less than a held row must close to
+            # join (the same units both ways: a test on the impulse, relative to the largest,
+            # made a light joint's limit row, H_ii ~ 1e5, leave and join in turn)
+            if pushing[i] and gamma[i] * H[i, i] <= 1e-7 * c_scale:
                 pushing[i] = False
                 changed = True
             elif not pushing[i] and ri < -1e-7 * c_scale:
                 pushing[i] = True
                 changed = True
         if not changed:
-            break
-    memory[2, 0] = m
+            return SOLVED, steps, True
+    return SOLVED, steps, False
+
+
+@step
+def adds_energy(W, u, c, gamma, m) -> bool:
+    """Do the impulses add more kinetic energy, gamma.u + 1/2 gamma.W gamma (in M~'s metric),
+    than the rows' position terms can release, sum max(0, -gamma_i (c_i - u_i)) (a compressed
+    spring pushing back, a violated limit recovering), beyond 1e-3 of their work scale
+    sum |gamma_i c_i|? The convex form's solution never does (complementarity,
+    gamma.(H gamma + c) = 0, leaves -1/2 gamma.W gamma - gamma.E^-1 gamma - gamma.(c - u));
+    the weighted one can, when the penalty holds a row's law with the friction rows."""
+    added, release, scale = 0.0, 0.0, 0.0
     for i in range(m):
-        memory[0, i] = kind[i]
-        memory[1, i] = pushing[i]
-    return status, steps
+        g = gamma[i]
+        if g == 0.0:
+            continue
+        acc = 0.0
+        for j in range(m):
+            acc += W[i, j] * gamma[j]
+        added += g * (u[i] + 0.5 * acc)
+        release += max(0.0, -g * (c[i] - u[i]))
+        scale += abs(g * c[i])
+    return added > release + 1e-3 * scale
 
 
 @step

@@ -34,10 +34,9 @@ from .._jit import kernel, routine, step
 from ..dynamics.aba import aba_kernel
 from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
 from ..dynamics.configuration import integrate_kernel
-from ..dynamics.crba import crba_backward, mass_matrix_diagonal
+from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
-from ..dynamics.rnea import rnea_kernel
-from ..dynamics.rnea_derivative import coriolis_composites, velocity_jacobian
+from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, workspace
 from .base import Integrator, StepInfo, register
 from .lu import lu_factor, lu_solve
@@ -140,16 +139,14 @@ def implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q, 
     K, dB = matrices[0], matrices[1]
     for k in range(nv):
         zero[k] = 0.0
-    code = rnea_kernel(joint_int, joint_real, gravity, armature, q, v, zero, ws, rhs)  # b
-    if code != OK:
-        return code
-    oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(ws, nj, nv)
-    coriolis_composites(joint_int, oY, ov, pA, IA, tmp)
     for i in range(nv):
         for j in range(nv):
             K[i, j] = 0.0
-    crba_backward(joint_int, armature, oS, oY, tmp[0], K)  # oY: composite from here on
-    velocity_jacobian(joint_int, oS, oY, ov, pA, IA, U, tmp, dB)
+    U = carve(ws, nj, nv)[10]
+    code = velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, U, rhs, K,
+                          dB)  # rhs = b
+    if code != OK:
+        return code
     for k in range(nv):  # the rnea's zero acceleration is free from here on
         added[k] = 0.0
         servo_force[k] = 0.0

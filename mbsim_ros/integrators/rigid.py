@@ -39,7 +39,8 @@ class RigidIntegrator(CompliantIntegrator):
     ``sor`` (over-relaxation, ODE's 1.3), ``joint_limits``, ``limit_recovery`` (a violated
     limit comes back at min(violation / time constant, cap): the row's ERP target capped),
     ``joint_friction``, ``constraints`` (PointConstraint list), ``margin`` (m: contacts watched
-    before touching), ``max_contacts``; ``servo()`` as the compliant integrator's."""
+    before touching), ``max_contacts``, ``velocity_terms`` (as the compliant integrator's:
+    "implicit" by default); ``servo()`` as the compliant integrator's."""
 
     compiled_solve = False  # _solve below replaces the compliant solve
 
@@ -47,11 +48,13 @@ class RigidIntegrator(CompliantIntegrator):
                  erp: float = 0.2, cfm: float = 1e-5, iterations: int = 50, sor: float = 1.3,
                  joint_limits: bool = True, constraints: list | tuple = (),
                  margin: float = 0.01, max_contacts: int = 512,
-                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True) -> None:
+                 limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
+                 velocity_terms: str = "implicit") -> None:
         _check_options(solver, erp, cfm, iterations, sor)
         super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
                          constraints=constraints, margin=margin, max_contacts=max_contacts,
-                         limit_recovery=limit_recovery, joint_friction=joint_friction)
+                         limit_recovery=limit_recovery, joint_friction=joint_friction,
+                         velocity_terms=velocity_terms)
         self.solver = solver
         self.erp, self.cfm = float(erp), float(cfm)
         self.iterations, self.sor = int(iterations), float(sor)
