@@ -63,6 +63,7 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/config/scenes", glob("config/scenes/*.yaml")),
+        (f"share/{PACKAGE}/config/sensors", glob("config/sensors/*.yaml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
     ],
     install_requires=list(RUNTIME),

@@ -6,9 +6,15 @@ the same run (docs/NODE.md, README):
 2. controller round trip over DDS (a second process answers each joint_states with a command):
    fraction of commands applied at the next tick, state-to-command latency p50/p99; beside a
    bare rclpy ping-pong between the same two processes;
-3. fast pacing: real-time factor.
+3. fast pacing: real-time factor;
+4. the PD law on every joint (the servos of config/arm7_ros2_control.yaml holding the start:
+   docs/CONTROL.md) and two simulated sensors, both sampled every step (an IMU on the tool
+   flange and a force-torque sensor at the wrist, with noise: docs/SENSORS.md): realtime rounds
+   alternating with and without them (paired, so both see the same load), fast pacing with
+   them, and the work per tick with and without them (lockstep ticks in this process,
+   alternating blocks).
 
-    python bench/node.py [--quick] [--seconds S]
+    python bench/node.py [--quick] [--seconds S] [--sensors-only]
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ import argparse
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -148,6 +155,29 @@ def ping_pong(seconds: float) -> np.ndarray:
     return np.array(rtts[5:]) * 1e-9
 
 
+SENSORS = [  # both every step: the worst case at 1 kHz
+    {"type": "imu", "name": "tool_imu", "link": "tool0", "seed": 1,
+     "gyroscope_noise_density": 1.7e-4, "gyroscope_random_walk": 1.9e-5,
+     "accelerometer_noise_density": 2.0e-3, "accelerometer_random_walk": 3.0e-3},
+    {"type": "force_torque", "name": "wrist_ft", "joint": "joint7", "seed": 2,
+     "force_noise": 0.05, "torque_noise": 0.002}]
+
+
+def sensors_arguments(folder: str) -> list[str]:
+    """The sensors (a sensors_file) and the servos' gains of config/arm7_ros2_control.yaml
+    (joints with a position gain hold their start: the PD law runs every step)."""
+    import yaml
+
+    from mbsim_ros.config import read_config
+
+    path = Path(folder) / "sensors.yaml"
+    path.write_text(yaml.safe_dump({"sensors": SENSORS}))
+    gains = read_config(ROOT / "config" / "arm7_ros2_control.yaml")["gains"]
+    servo = [f"gains.{joint}.{k}:={value}" for joint, values in gains.items()
+             for k, value in values.items()]
+    return ["-p", f"sensors_file:={path}", *[x for p in servo for x in ("-p", p)]]
+
+
 def realtime(seconds: float, rounds: int) -> None:
     """Interleaved rounds of (floor, node), so that both see the same background load; the
     period errors of all rounds are pooled per kind."""
@@ -206,11 +236,64 @@ def round_trip(seconds: float) -> None:
           f"{np.percentile(latency, 99) / np.percentile(pings, 99):.2f} (target <= 1.25)")
 
 
-def fast(seconds: float) -> None:
-    node = run_node(seconds, "fast")
+def realtime_with_sensors(seconds: float, rounds: int, sensors: list[str]) -> None:
+    """Realtime rounds of the node without and with the sensors, alternating (and alternating
+    which goes first), pooled per kind: a paired comparison under the same background load."""
+    errors, missed, rates = ([], []), [0, 0], ([], [])
+    for r in range(rounds):
+        for kind in ((0, 1) if r % 2 == 0 else (1, 0)):
+            node = run_node(seconds / rounds, "realtime", extra=sensors if kind else ())
+            times = node.ticks.recorded()
+            errors[kind].append(period_errors(times, node.pacer.period_ns))
+            missed[kind] += node.pacer.missed
+            rates[kind].append((times.shape[0] - 1) / ((times[-1] - times[0]) * 1e-9))
+    print(f"realtime, arm7, variational, with and without the PD law on every joint and an IMU "
+          f"+ force-torque sensor at 1 kHz: {rounds} alternating rounds of "
+          f"{seconds / rounds:.0f} s each")
+    for kind, label in enumerate(("efforts, no sensors", "PD + IMU + F/T     ")):
+        pooled = np.concatenate(errors[kind]) * 1e3
+        print(f"  {label}  period error p50 {np.percentile(pooled, 50):6.3f} p99 "
+              f"{np.percentile(pooled, 99):6.3f} p99.9 {np.percentile(pooled, 99.9):6.3f} max "
+              f"{pooled.max():7.3f} ms  missed {missed[kind]}  mean rate "
+              f"{np.mean(rates[kind]):.2f} Hz")
+
+
+def tick_work(sensors: list[str], blocks: int = 10, ticks: int = 1000) -> None:
+    """Median and p99 wall time of one tick (step, sensors, publishing; no subscriber) in
+    lockstep, without and with the sensors, in alternating blocks."""
+    nodes = []
+    for extra in ([], sensors):
+        with ros_arguments(str(ROOT / "config" / "arm7.yaml"),
+                           ["-p", "pacing:=lockstep", *extra]) as args:
+            context = rclpy.Context()
+            rclpy.init(args=args, context=context, domain_id=DOMAIN)
+            nodes.append((SimulationNode(context=context), context))
+    work = [[], []]
+    for _ in range(blocks):
+        for kind, (node, _) in enumerate(nodes):
+            times = np.empty(ticks)
+            for k in range(ticks):
+                start = time.perf_counter_ns()
+                with node._lock:
+                    node._advance()
+                times[k] = time.perf_counter_ns() - start
+            work[kind].append(times)
+    for node, context in nodes:
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+    print(f"work per tick, arm7, variational, lockstep in-process ({blocks} x {ticks} ticks "
+          f"each, alternating):")
+    for label, times in (("efforts, no sensors", work[0]), ("PD + IMU + F/T", work[1])):
+        times = np.concatenate(times) * 1e-3
+        print(f"  {label:18s}  median {np.median(times):6.1f} us, p99 "
+              f"{np.percentile(times, 99):6.1f} us")
+
+
+def fast(seconds: float, extra=(), label: str = "") -> None:
+    node = run_node(seconds, "fast", extra=extra)
     rtf = node.sim.steps * node.settings.dt / node.wall_s
-    print(f"fast pacing, arm7, variational, joint_states + /clock every 1 ms of sim time: "
-          f"real-time factor {rtf:.2f} ({node.sim.steps / node.wall_s:.0f} steps/s)")
+    print(f"fast pacing, arm7, variational{label}, joint_states + /clock every 1 ms of sim "
+          f"time: real-time factor {rtf:.2f} ({node.sim.steps / node.wall_s:.0f} steps/s)")
 
 
 def quadruped(seconds: float) -> None:
@@ -231,13 +314,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="5 s per measurement")
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--sensors-only", action="store_true",
+                        help="only the realtime and fast rows and the sensors' rows (4)")
     args = parser.parse_args()
     seconds = 5.0 if args.quick else args.seconds
+    rounds = 2 if args.quick else 6
     print(f"bench/node.py  (ROS_DOMAIN_ID {DOMAIN}, {os.cpu_count()} cores)")
-    realtime(seconds, 2 if args.quick else 6)
-    round_trip(seconds)
-    fast(min(seconds, 20.0))
-    quadruped(min(seconds, 20.0))
+    with tempfile.TemporaryDirectory() as folder:
+        sensors = sensors_arguments(folder)
+        label = ", PD law + IMU + force-torque at 1 kHz"
+        realtime(seconds, rounds)
+        realtime_with_sensors(seconds, 2 * rounds, sensors)
+        if not args.sensors_only:
+            round_trip(seconds)
+        fast(min(seconds, 20.0))
+        fast(min(seconds, 20.0), sensors, label)
+        tick_work(sensors, blocks=4 if args.quick else 10)
+    if not args.sensors_only:
+        quadruped(min(seconds, 20.0))
     return 0
 
 

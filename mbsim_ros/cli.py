@@ -72,6 +72,45 @@ def _closures(args, config: dict) -> list:
         raise SystemExit(f"mbsim-ros: {exc}") from None
 
 
+def _sensor_suite(args, config: dict, sim):
+    """The config's ``sensors:`` and ``encoders:`` on sim (None without them)."""
+    if not config.get("sensors") and not config.get("encoders"):
+        return None
+    from .sensors import SensorSuite
+
+    urdf, floating = _urdf_source(args, config)
+    try:
+        return SensorSuite(sim, config.get("sensors") or [], config.get("encoders"),
+                           urdf_frames(urdf, floating_base=floating))
+    except ConfigError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+
+
+class SensorRecorder:
+    """A SensorSuite's readings at every step: ``sensor_<name>`` (steps + 1, width) arrays,
+    ``encoder_q`` / ``encoder_v`` with encoders."""
+
+    def __init__(self, suite, steps: int) -> None:
+        self.suite = suite
+        self.arrays = {f"sensor_{d.name}": np.zeros((steps + 1, suite.reading(k).shape[0]))
+                       for k, d in enumerate(suite.devices)}
+        if suite.encoders is not None:
+            self.arrays["encoder_q"] = np.zeros((steps + 1, suite.encoder_q.shape[0]))
+            self.arrays["encoder_v"] = np.zeros((steps + 1, suite.encoder_v.shape[0]))
+
+    def record(self, k: int) -> None:
+        suite = self.suite
+        suite.update()
+        for j, device in enumerate(suite.devices):
+            self.arrays[f"sensor_{device.name}"][k] = suite.reading(j)
+        if suite.encoders is not None:
+            self.arrays["encoder_q"][k] = suite.encoder_q
+            self.arrays["encoder_v"][k] = suite.encoder_v
+
+    def result(self, done: int) -> dict:
+        return {name: values[:done + 1] for name, values in self.arrays.items()}
+
+
 def mobility_summary(model: Model, closures: list, q: np.ndarray) -> dict:
     """The closures' mobility at q projected onto them: what `inspect --json` adds."""
     kinematics = ConstraintKinematics(model)
@@ -112,6 +151,7 @@ def cmd_simulate(args) -> int:
                 q0 = project(ConstraintKinematics(model), closures, q0)[0]
             sim = Simulator(model, dt=args.dt, integrator=args.integrator, **options)
         sim.reset(q0, np.array(args.v0) if args.v0 else None)
+        suite = None if "models" in config else _sensor_suite(args, config, sim)
     except ValueError as exc:  # SceneError included
         raise SystemExit(f"mbsim-ros: {exc}") from None
     links = sorted({model.body_names[b] for b in sim.scene.shapes.body if b >= 0}) \
@@ -127,6 +167,9 @@ def cmd_simulate(args) -> int:
     recorder = ForceRecorder(sim, n) if args.forces else None
     if recorder:
         recorder.record(0)
+    sensors = SensorRecorder(suite, n) if suite else None
+    if sensors:
+        sensors.record(0)
     done = n
     wall = time.perf_counter()
     for k in range(1, n + 1):
@@ -140,12 +183,15 @@ def cmd_simulate(args) -> int:
             wrenches[k, links.index(link)] = wrench
         if recorder:
             recorder.record(k)
+        if sensors:
+            sensors.record(k)
     wall = time.perf_counter() - wall
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     contact = {"contact_links": np.array(links), "contact_wrenches": wrenches[:done + 1]} \
         if links else {}
     forces = recorder.result(done) if recorder else {}
+    forces.update(sensors.result(done) if sensors else {})
     np.savez(out, t=t[:done + 1], q=q[:done + 1], v=v[:done + 1], tau=tau[:done + 1],
              energy=energy[:done + 1], joint_names=np.array(model.joint_names), **contact,
              **forces)
@@ -255,8 +301,9 @@ def _model_args(p: argparse.ArgumentParser) -> None:
                    "are not physical by the nearest physical ones (with a warning)")
     p.add_argument("--config", help="YAML: a config (urdf_path, floating_base, "
                                     "balance_inertia, initial_positions and armature by joint "
-                                    "name; plain or a ROS 2 parameters file) or a scene "
-                                    "(ground, boxes, models)")
+                                    "name, sensors and encoders by link and joint "
+                                    "(simulate records them); plain or a ROS 2 parameters "
+                                    "file) or a scene (ground, boxes, models)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -330,8 +377,9 @@ def ros_arguments(config_path: str | None, ros_args: list[str]) -> Iterator[list
                 raise SystemExit(f"mbsim-ros: {exc}") from None
         if config.get("scene") and not Path(config["scene"]).is_absolute():
             config["scene"] = str(Path(config_dir) / config["scene"])
-        if config.pop("closures", None):  # a list of mappings is no ROS parameter: the file
-            config["closures_file"] = str(Path(config_path).resolve())
+        for block in ("closures", "sensors"):  # lists of mappings are no ROS parameters: the file
+            if config.pop(block, None):
+                config[f"{block}_file"] = str(Path(config_path).resolve())
         with tempfile.NamedTemporaryFile("w", prefix="mbsim-params-", suffix=".yaml",
                                          delete=False) as params:
             yaml.safe_dump({"/**": {"ros__parameters": config}}, params)

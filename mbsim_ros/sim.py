@@ -42,7 +42,8 @@ class Simulator:
     Start configurations (``reset``) are clamped into the joint limits with one LimitWarning.
     ``servos``: joint servos (position / velocity targets, docs/CONTROL.md) that the
     integrator evaluates inside its step, tau their feed-forward; ``actuators``: optional
-    actuator models (actuators.Actuators); ``effort``: the efforts the last step applied.
+    actuator models (actuators.Actuators); ``effort``: the efforts the last step applied;
+    ``acceleration``: its mean joint acceleration (the simulated sensors read it).
     """
 
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",
@@ -59,6 +60,7 @@ class Simulator:
         self._v = np.zeros(model.nv)
         self._q_next = np.empty(model.nq)
         self._v_next = np.empty(model.nv)
+        self._a = np.zeros(model.nv)  # the last step's mean acceleration
         self._zero_tau = np.zeros(model.nv)
         self._tau = np.zeros(model.nv)  # the last command (reaction forces)
         self._reactions = None
@@ -80,6 +82,15 @@ class Simulator:
     @property
     def v(self) -> np.ndarray:
         view = self._v.view()
+        view.setflags(write=False)
+        return view
+
+    @property
+    def acceleration(self) -> np.ndarray:
+        """The last step's mean joint acceleration (v_new - v_old) / dt (nv; zero after a
+        reset): what the step did, contact and limit impulses included (the simulated sensors
+        read it, mbsim_ros.sensors). Free-flyer entries in the body frame, like v."""
+        view = self._a.view()
         view.setflags(write=False)
         return view
 
@@ -106,6 +117,7 @@ class Simulator:
         q = start_within_limits(self.model, q, "the start configuration")
         self._q[:] = q
         self._v[:] = v
+        self._a[:] = 0.0
         self._t0 = float(t)
         self.steps = 0
         self.failed = None
@@ -138,6 +150,8 @@ class Simulator:
             self.failed = StepInfo(**info.__dict__)
             return info
         self._q[:] = self._q_next
+        np.subtract(self._v_next, self._v, out=self._a)
+        self._a *= 1.0 / self.dt
         self._v[:] = self._v_next
         self.integrator.commit()
         servos = self.integrator.servos

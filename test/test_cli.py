@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import pytest
+import yaml
 
 from mbsim_ros.model import example_robot_urdf, shipped_urdf
 
@@ -78,3 +79,29 @@ def test_errors_are_messages_not_tracebacks(tmp_path):
     result = mbsim("simulate", "--urdf", shipped_urdf("arm7"), "--q0", "1,2",
                    "--out", tmp_path / "x.npz", check=False)
     assert result.returncode != 0 and "q must have shape (7,)" in result.stderr
+
+
+def test_simulate_records_a_configs_sensors_and_names_a_bad_one(tmp_path):
+    """A plain config's sensors: the pendulum's IMU at the bob reads g + l th'^2 along the rod
+    (a noise-free IMU: its z is the rod's pull per kg), the encoder positions are whole
+    counts; a link that is not the model's is one line naming it."""
+    config = tmp_path / "pendulum.yaml"
+    sensors = [{"type": "imu", "name": "bob", "link": "link1", "xyz": [0, 0, -1]},
+               {"type": "force_torque", "name": "pivot", "joint": "joint1"}]
+    config.write_text(yaml.safe_dump({"urdf_path": "pendulum", "initial_positions":
+                                      {"joint1": 1.0}, "sensors": sensors,
+                                      "encoders": {"counts_per_revolution": 4096}}))
+    out = tmp_path / "run.npz"
+    mbsim("simulate", "--config", config, "--steps", 200, "--out", out)
+    data = np.load(out)
+    theta, rate = data["q"][-1, 0], data["v"][-1, 0]
+    assert data["sensor_bob"].shape == (201, 13) and data["sensor_pivot"].shape == (201, 6)
+    assert data["sensor_bob"][-1, 12] == pytest.approx(rate ** 2 + 9.81 * np.cos(theta), abs=1e-9)
+    assert data["sensor_pivot"][-1, 2] == pytest.approx(data["sensor_bob"][-1, 12], rel=1e-5)
+    counts = data["encoder_q"][:, 0] / (2 * np.pi / 4096)
+    assert np.array_equal(counts.round(6), np.round(counts))
+    sensors[0]["link"] = "nope"
+    config.write_text(yaml.safe_dump({"urdf_path": "pendulum", "sensors": sensors}))
+    result = mbsim("simulate", "--config", config, "--steps", 5, "--out", out, check=False)
+    assert result.returncode != 0 and "sensors[0] 'bob'" in result.stderr \
+        and "'nope'" in result.stderr and len(result.stderr.strip().splitlines()) == 1

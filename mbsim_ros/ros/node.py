@@ -48,6 +48,7 @@ from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, Clock
                        JointStateWriter, WrenchWriter, contact_markers, diagnostic_array,
                        stamp_ns, topic_segment)
 from .pacing import Pacer, TickLog, timing_summary
+from .sensors import SensorPublishers, declare_sensor_parameters, sensor_suite
 from .state_interfaces import StateInterfaces
 
 PACINGS = ("realtime", "fast", "lockstep")
@@ -171,6 +172,7 @@ class SimulationNode(Node):
         self.sim = self._make_simulator()
         self._set_gains()
         self._set_actuators()
+        self._make_sensors()
         self._check_overrides()
         s = self.settings
         self.dt_ns = int(round(s.dt * 1e9))
@@ -180,6 +182,7 @@ class SimulationNode(Node):
         self.slot.hold_start(self.q0)
         self.command_delay = CommandDelay(self.slot.latest.size, s.actuators_delay_ticks,
                                           fill=self.slot.initial)
+        self._warm_servos()
         unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
                       if limit == 0.0]
         if unactuated:
@@ -316,6 +319,15 @@ class SimulationNode(Node):
         except ValueError as exc:
             raise StartupError(f"parameter actuators.{exc}") from None
 
+    def _warm_servos(self) -> None:
+        """One step under the initial command, then back to the start: loads the servo and
+        actuator kernels now, not on the first tick (a 0.4 s stall, 432 missed ticks)."""
+        nv, command = self.model.nv, self.slot.initial
+        self.sim.servos.load(command[3 * nv:4 * nv], command[nv:2 * nv], command[2 * nv:3 * nv])
+        self.sim.step(command[:nv])
+        self.sim.reset(self.q0)
+        self.sim.servos.release()
+
     def _initial_configuration(self) -> np.ndarray:
         """The scene's poses (or the neutral configuration) with initial_positions.<joint>,
         clamped into the joint limits (logged, naming the joints)."""
@@ -364,12 +376,47 @@ class SimulationNode(Node):
             self.q0 = project(ConstraintKinematics(self.model), self.closures, self.q0)[0]
         return Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
 
+    def _make_sensors(self) -> None:
+        """The ``sensors_file``'s IMUs, force-torque sensors and contact switches, and the
+        ``encoders.*`` parameters (docs/SENSORS.md): self.sensors (None: none) and their
+        publishers."""
+        try:
+            sensors_file, encoders = declare_sensor_parameters(self)
+        except ParameterException as exc:
+            raise StartupError(f"parameter {exc}") from None
+        frames = urdf_frames(self.urdf_source, floating_base=self.settings.floating_base) \
+            if self.urdf_source is not None and sensors_file else None
+        try:
+            self.sensors = sensor_suite(self.sim, sensors_file, encoders, frames)
+        except ConfigError as exc:
+            where = "parameter" if str(exc).startswith("encoders") else f"{sensors_file}:"
+            raise StartupError(f"{where} {exc}") from None
+        self.sensor_pubs = None if self.sensors is None else SensorPublishers(
+            self, self.sensors, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+
+    def _sample_sensors(self) -> None:
+        """After a step: read the sensors and publish those due at this step."""
+        if self.sensors is not None:
+            self.sensors.update()
+            self.sensor_pubs.publish(self.t_ns)
+
+    def _reset_sensors(self, noise: bool = True) -> None:
+        """After sim.reset: the sensors start from its state (noise: re-seeded, biases zero)."""
+        if self.sensors is not None:
+            self.sensors.reset(noise)
+
+    def _encoder_readings(self, q: np.ndarray, v: np.ndarray) -> tuple:
+        """(q, v) as joint_states shows them: the encoders' readings when configured."""
+        if self.sensors is None or self.sensors.encoders is None:
+            return q, v
+        return self.sensors.encoder_q, self.sensors.encoder_v
+
     def _check_overrides(self) -> None:
         """Unknown joint names or integrator options are errors; other unknown parameters
         (a shared params file may carry other nodes' settings) are warnings."""
         declared = set(self._parameters)
         unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
-        strict = ("initial_positions.", "armature.", "gains.", "actuators.",
+        strict = ("initial_positions.", "armature.", "gains.", "actuators.", "encoders.",
                   f"{self.settings.integrator}.")
         errors = [name for name in unknown if name.startswith(strict)]
         if errors:
@@ -477,6 +524,7 @@ class SimulationNode(Node):
             return False
         self.counters["fallbacks"] += info.fallback
         self.ticks.record(wake_ns, info.iterations)
+        self._sample_sensors()
         if self.sim.steps % self.settings.publish_decimation == 0:
             self._publish_state()
         self.clock_pub.publish(self.clock.fill(self.t_ns))
@@ -495,7 +543,8 @@ class SimulationNode(Node):
 
     def _publish_state(self) -> None:
         t_ns, q, v = self.t_ns, self.sim.q, self.sim.v
-        self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, self.sim.effort))
+        self.joint_state_pub.publish(self.joint_state.fill(t_ns, *self._encoder_readings(q, v),
+                                                           self.sim.effort))
         if self.base is not None:
             self.base.fill(t_ns, q, v)
             self.base_pose_pub.publish(self.base.pose)
@@ -612,6 +661,7 @@ class SimulationNode(Node):
         with self._lock:
             t_ns = 0 if self.settings.clock_on_reset == "restart" else self.t_ns
             self.sim.reset(self.q0)
+            self._reset_sensors()
             self.t0_ns = t_ns
             self.slot.clear()
             self.command_delay.reset(fill=self.slot.initial)
@@ -681,6 +731,7 @@ class SimulationNode(Node):
                 self.sim.reset(q, v)  # checks before it changes anything
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
+            self._reset_sensors(noise=False)
             self.t0_ns = t_ns
             self.failure = ""
             self._publish_state()
