@@ -6,7 +6,8 @@ interfaces.
 
     mbsim-ros run --config config/arm7_ros2_control.yaml &
     python examples/position_trajectory.py --ros-args \\
-        -p waypoints:="[0.3, 0.5, -0.2, -1.0, 0.1, 0.8, 0.0, -0.3, 0.2, 0.2, -1.5, 0.0, 0.5, 0.3]" \\
+        -p waypoints:="[0.3, 0.5, -0.2, -1.0, 0.1, 0.8, 0.0,
+                        -0.3, 0.2, 0.2, -1.5, 0.0, 0.5, 0.3]" \\
         -p segment_time:=1.5
 
 Each segment from one waypoint to the next is a quintic in time (zero velocity and

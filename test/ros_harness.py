@@ -213,3 +213,32 @@ def node_session(module: str, log_dir: Path, *args: str):
     code = node.stop()
     rclpy.shutdown(context=context)
     assert code == 0, f"SIGINT must end the node with status 0; log:\n{node.log()}"
+
+
+def run_example(module: str, log_dir: Path, node_args: list[str], example: list[str],
+                timeout: float = 300.0, after=None) -> str:
+    """Start the node (node_args), run ``python <example...>`` against it to its end on the
+    same domain, then ``after(client)`` while the node still runs; returns the example's
+    output. The example must exit 0, and the node on SIGINT."""
+    import rclpy
+
+    warm_kernels()
+    domain, context = ros_session(module)
+    node, client = start_node(domain, context, log_dir, *node_args)
+    process = subprocess.Popen([sys.executable, *example], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True,
+                               env=dict(os.environ, ROS_DOMAIN_ID=str(domain)))
+    try:
+        out = process.communicate(timeout=timeout)[0]
+        assert process.returncode == 0, out
+        if after is not None:
+            after(client)
+        assert node.alive(), node.log()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        client.destroy()
+        code = node.stop()
+        rclpy.shutdown(context=context)
+    assert code == 0, node.log()
+    return out

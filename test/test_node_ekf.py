@@ -3,12 +3,8 @@ DDS in lockstep pacing. Its commands are replayed offline for the truth (a locks
 bit for bit the offline Simulator); the filter must beat its own sensors."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import numpy as np
-from ros_harness import ROOT, ros_session, start_node, warm_kernels
+from ros_harness import run_example
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.config import initial_configuration, read_config
@@ -23,26 +19,10 @@ def test_ekf_example_beats_its_encoders(tmp_path):
     """Over 2 s: the filter's position error RMS below the encoders' (1e-3 rad noise and
     4096-count quantisation: 1.1e-3 rad), its velocity error RMS below a fifth of the
     encoders' velocity noise (0.05 rad/s): the process model carries the velocity."""
-    import rclpy
-
-    warm_kernels()
-    domain, context = ros_session(__name__)
-    node, client = start_node(domain, context, tmp_path, "--config", CONFIG)
     out = tmp_path / "ekf.npz"
-    example = subprocess.Popen(
-        [sys.executable, "examples/ekf_node.py", "--ros-args", "-p", f"steps:={STEPS}",
-         "-p", f"out:={out}"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, env=dict(os.environ, ROS_DOMAIN_ID=str(domain)))
-    try:
-        log = example.communicate(timeout=300)[0]
-        assert example.returncode == 0, log
-    finally:
-        if example.poll() is None:
-            example.kill()
-        client.destroy()
-        code = node.stop()
-        rclpy.shutdown(context=context)
-    assert code == 0, node.log()
+    run_example(__name__, tmp_path, ["--config", CONFIG],
+                ["examples/ekf_node.py", "--ros-args", "-p", f"steps:={STEPS}",
+                 "-p", f"out:={out}"])
     run = np.load(out)
     model = load_urdf(shipped_urdf("double_pendulum"))
     sim = Simulator(model, 1e-3, "variational")

@@ -3,13 +3,10 @@ position and velocity targets on ~/joint_commands, in realtime pacing, over real
 joints' servos (config/arm7_ros2_control.yaml) close the loop inside the step."""
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
-from ros_harness import ROOT, arrays, ros_session, start_node, warm_kernels
+from ros_harness import arrays, run_example
 
 WAYPOINTS = [[0.3, 0.5, -0.2, -1.0, 0.1, 0.8, 0.0], [-0.3, 0.2, 0.2, -1.5, 0.0, 0.5, 0.3]]
 # The servos (omega 30-480 rad/s on the arm's inertia, the integral a 3 1/s zero) track a
@@ -19,31 +16,17 @@ TRACKING_RAD, FINAL_RAD = 0.05, 1e-3
 
 
 def test_position_trajectory_example_reaches_its_waypoints(tmp_path):
-    import rclpy
-
-    warm_kernels()
-    domain, context = ros_session(__name__)
-    node, client = start_node(domain, context, tmp_path, "--config",
-                              "config/arm7_ros2_control.yaml")
     flat = [x for point in WAYPOINTS for x in point]
-    example = subprocess.Popen(
-        [sys.executable, "examples/position_trajectory.py", "--ros-args",
-         "-p", f"waypoints:={flat}", "-p", "segment_time:=1.5", "-p", "hold_time:=1.0"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=dict(os.environ, ROS_DOMAIN_ID=str(domain)))
-    try:
-        out = example.communicate(timeout=180)[0]
-        assert example.returncode == 0, out
-        worst, = (float(x) for x in re.findall(r"largest tracking error (\S+) rad", out))
-        assert worst < TRACKING_RAD, out
+
+    def settled(client):
         client.drain(quiet=0.05, timeout=0.2)
         client.wait_for_states(1)
-        assert np.max(np.abs(arrays(client.states[-1])[0] - WAYPOINTS[-1])) < FINAL_RAD, out
-        assert node.alive()
-    finally:
-        if example.poll() is None:
-            example.kill()
-        client.destroy()
-        code = node.stop()
-        rclpy.shutdown(context=context)
-    assert code == 0, node.log()
+        error = np.max(np.abs(arrays(client.states[-1])[0] - WAYPOINTS[-1]))
+        assert error < FINAL_RAD, error
+
+    out = run_example(__name__, tmp_path, ["--config", "config/arm7_ros2_control.yaml"],
+                      ["examples/position_trajectory.py", "--ros-args", "-p",
+                       f"waypoints:={flat}", "-p", "segment_time:=1.5", "-p", "hold_time:=1.0"],
+                      timeout=180.0, after=settled)
+    worst, = (float(x) for x in re.findall(r"largest tracking error (\S+) rad", out))
+    assert worst < TRACKING_RAD, out

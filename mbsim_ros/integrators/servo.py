@@ -173,12 +173,14 @@ class Servos:
 
     ``set_gains(p=, d=, i=, i_clamp=)`` (each {joint: value}, or an array over the DOFs: nv;
     free-flyer entries ignored); ``command(position=, velocity=)`` (by name, or arrays: a
-    configuration, nq, and nv velocities, for every one-DOF joint) puts the named joints in position mode (a position, and optionally a velocity
-    target: the impedance form; the step's tau is the feed-forward) or velocity mode (a
-    velocity alone); ``release(joints)`` returns them to effort mode. Efforts are clamped to
-    ``[lower, upper]`` after the law (default: minus / plus the URDF effort limits; set with
-    ``set_effort_limits``). ``effort`` (read-only) is every joint's total effort of the last
-    step (the law's plus tau). Module docstring: how the integrators evaluate it.
+    configuration, nq, and nv velocities, for every one-DOF joint) puts the named joints in
+    position mode (a position, and optionally a velocity target: the impedance form; the
+    step's tau is the feed-forward) or velocity mode (a velocity alone); ``release(joints)``
+    returns them to effort mode; ``load`` sets every DOF's interface at once (the node's
+    per-tick path). Efforts are clamped to ``[lower, upper]`` after the law (default: minus /
+    plus the URDF effort limits; ``set_effort_limits``); ``applied(tau, out)``: every DOF's
+    effort of the last step (Simulator.effort). Module docstring: how the integrators
+    evaluate it.
     """
 
     def __init__(self, model) -> None:
