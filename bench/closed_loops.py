@@ -1,4 +1,5 @@
-"""Figures of docs/CLOSED_LOOPS.md: the seed's examples (seed 003) run with the builder.
+"""Figures of docs/CLOSED_LOOPS.md: the examples of the blog post "Using lots of linear algebra
+to create a generalized dynamics solver", run with the builder.
 
     python bench/closed_loops.py      -> docs/figures/closed_loops_*.png, closed_loops_four_bar.gif
 """
@@ -39,14 +40,14 @@ def springs_figure() -> None:
     fig, ax = plt.subplots(figsize=(7, 3))
     ax.plot(t, z, label="builder + compliant, dt = 0.02 s")
     ax.plot(t, reference(np.array(t))[2], "--", label="scipy solve_ivp")
-    ax.set(xlabel="t [s]", ylabel="z of the point [m]", title="seed 003: two springs")
+    ax.set(xlabel="t [s]", ylabel="z of the point [m]", title="the blog post's two springs")
     ax.legend()
     fig.tight_layout()
     fig.savefig(FIGURES / "closed_loops_springs.png", dpi=110)
 
 
 def pendulum_figure() -> None:
-    """The seed's rigid pendulum: the vertical force on the fixed point over time."""
+    """The post's rigid pendulum: the vertical force on the fixed point over time."""
     b = Builder("pendulum")
     pivot = b.add_point("pivot", [0, 0, 1.0])
     bob = b.add_point("bob", [math.sin(1.2), 0, 1.0 - math.cos(1.2)], mass=1.0)
@@ -64,7 +65,7 @@ def pendulum_figure() -> None:
     fig, ax = plt.subplots(figsize=(7, 3))
     ax.plot(t, vertical)
     ax.set(xlabel="t [s]", ylabel="vertical force on the pivot [N]",
-           title="seed 003: rigid pendulum, 1 kg, 1 m, dt = 1 ms")
+           title="the blog post's rigid pendulum, 1 kg, 1 m, dt = 1 ms")
     fig.tight_layout()
     fig.savefig(FIGURES / "closed_loops_pendulum.png", dpi=110)
 

@@ -4,9 +4,9 @@
    true cone and the pyramid with our compiled interior-point solver (the default) and with the
    reference solvers (clarabel SOCP / QP, osqp QP); base height and foot slide.
 2. Sphere stacks of 10, 30, 100 steel spheres at 10 ms: time per step against the number of
-   spheres, ours and clarabel (the seed's Fig. 10), plotted to
+   spheres, ours and clarabel (Drumwright's Fig. 10), plotted to
    docs/figures/compliant_stack_scaling.png.
-3. The friction sweep on the 30 degree incline (the seed's Fig. 9): slide distance after 1 s
+3. The friction sweep on the 30 degree incline (Drumwright's Fig. 9): slide distance after 1 s
    against the friction coefficient, ours and Coulomb's analytic answer, plotted to
    docs/figures/compliant_friction_sweep.png.
 
@@ -103,7 +103,7 @@ def plot_stacks(sizes, seconds: dict) -> Path:
         ax.loglog(sizes, np.array(times) * 1e3, marker + "-", label=label)
     ax.set_xlabel("spheres in the stack")
     ax.set_ylabel("time per 10 ms step [ms]")
-    ax.set_title("Sphere stacks, true friction cone (seed 002, Fig. 10)")
+    ax.set_title("Sphere stacks, true friction cone (Drumwright 2019, Fig. 10)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return save(fig, "compliant_stack_scaling.png")
@@ -133,7 +133,7 @@ def plot_sweep(frictions, slides_by_dt: dict) -> Path:
     ax.axvline(math.tan(THETA), color="0.7", ls=":", label="tan 30 deg")
     ax.set_xlabel("friction coefficient")
     ax.set_ylabel("slide after 1 s [m]")
-    ax.set_title("Box on a 30 degree incline (seed 002, Fig. 9)")
+    ax.set_title("Box on a 30 degree incline (Drumwright 2019, Fig. 9)")
     ax.legend(fontsize=8)
     return save(fig, "compliant_friction_sweep.png")
 

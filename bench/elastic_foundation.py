@@ -1,11 +1,12 @@
-"""The box on an elastic foundation (seed 002, section 5.5, Tables 1 and 2): a rigid cube resting
+"""The box on an elastic foundation (Drumwright 2019, section 5.5, Tables 1 and 2): a rigid
+cube resting
 frictionless on a Winkler foundation of N x N elements, a downward load on its top face off
 centre, 1 s of simulated time. Our compliant integrator (through Simulator.from_scene) against
 scipy's Radau, BDF and RK45 on the same penalty ODE, and every final pose against a
 tight-tolerance reference (DOP853, rtol 1e-10).
 
-The seed's text lost the case's numbers (side, density, moduli, damping, step, load point); the
-values below are ours, chosen so that the seed's description holds: the 5 N load keeps every
+Drumwright's text lost the case's numbers (side, density, moduli, damping, step, load point); the
+values below are ours, chosen so that Drumwright's description holds: the 5 N load keeps every
 element compressed (a steady state), the 50 N load lifts the far corner (lift-off above
 ~12 N for this point), moduli of steel's and rubber's order.
 

@@ -310,7 +310,7 @@ PAPERS = [  # (figure, theirs, ours, where)
      "1.9x / 3.6x (our exact Jacobian is assembled like CRBA, not by Alg. 4 per column)",
      "[VARIATIONAL.md](VARIATIONAL.md)"),
     ("Drumwright Table 1: box on an elastic foundation", "-",
-     "ours next to the seed's table (compliant integrator)",
+     "ours next to Drumwright's table (compliant integrator)",
      "[COMPLIANT.md, \"Box on an elastic foundation (seed Table 1)\"]"
      "(COMPLIANT.md#box-on-an-elastic-foundation-seed-table-1)"),
     ("Drumwright Fig. 9: friction sweep on an incline", "-",
@@ -332,10 +332,12 @@ def svi_proxy_text(results: dict) -> str:
             for n, (ours, dense) in figures.items()]
     return (
         "\n**DRNEA against an SVI-like dense evaluation (a proxy, not SVI).** Lee et al. "
-        "(seed 000, sec. 4.3) time 10k-frame simulations of serial chains with DRNEA and with "
+        "(Lee et al. 2016, sec. 4.3) time 10k-frame simulations of serial chains with DRNEA and "
+        "with "
         "the scalable variational integrator (SVI) of Johnson and Murphey, both under the "
         "same root finder: DRNEA is 15x faster at 10 DOF and 32x at 100 DOF. (The reading "
-        "notes of seed 001 quote 700 DOF for the 32x and 5.5x / 53x at 10 / 1000 DOF for "
+        "reading notes on Lee et al. 2016 quote 700 DOF for the 32x and 5.5x / 53x at 10 / 1000 "
+        "DOF for "
         "RIQN against Newton; the paper says 100 DOF, and 3.8x / 53x at 10 / 100 DOF.) SVI is "
         "not available to us, so that ratio is not reproduced. What we time instead "
         "(bench/peer_svi_proxy.py) is the cost SVI's O(n^2) DEL evaluation comes from: one "

@@ -1,4 +1,4 @@
-"""A proxy for Lee et al.'s "DRNEA vs SVI" timing (seed 000: DRNEA evaluates the DEL equation
+"""A proxy for Lee et al.'s "DRNEA vs SVI" timing (Lee et al. 2016: DRNEA evaluates the DEL equation
 15x faster than the scalable variational integrator (SVI) of Johnson and Murphey at 10 DOF,
 32x at 100 DOF, in whole simulations under the same root finder). We have no SVI. What we
 can time on one machine is the step SVI's cost comes from: evaluating the two-configuration

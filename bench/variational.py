@@ -1,5 +1,6 @@
 """The variational integrator's figures (issue 3): per-step cost and iterations of RIQN, RIQN with
-Anderson acceleration, Newton and Broyden against the number of links (seed 000 Fig. 3/4), the
+Anderson acceleration, Newton and Broyden against the number of links (Lee et al. 2016,
+Fig. 3/4), the
 step time on the 7-DOF arm and the 100-link chain, the initial guesses, and the energy of a
 passive 10-link chain against semi-implicit Euler (Fig. 2). Writes PNGs to docs/figures/.
 

@@ -1,6 +1,6 @@
 """Recording forces and frames of a run, and drawing them: `mbsim-ros plot` (joint trajectories,
 energy, joint and closure forces to PNG) and `--animate` (a 3-D stick figure, GIF or MP4, like
-the seed's animate_scene).
+the post's animate_scene).
 
 A recording is a mapping of arrays (what `simulate --forces` writes to its .npz):
 ``joint_wrenches`` (T, joints, 6), ``closure_labels`` / ``closure_forces`` (T, rows),

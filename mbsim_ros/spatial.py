@@ -3,13 +3,13 @@
 Conventions (pinocchio's, used everywhere in mbsim_ros):
 
 * A twist is ``xi = (v, w)``: linear part first, angular part second. Lee et al. 2016
-  (seed 000) write ``V = (w, v)``; every 6x6 operator here is the paper's with its two 3x3
+  (Lee et al. 2016) write ``V = (w, v)``; every 6x6 operator here is the paper's with its two 3x3
   block rows and columns swapped.
 * A pose ``T`` is a 4x4 homogeneous matrix ``[[R, p], [0, 1]]``.
 * ``Ad(T) xi = T [xi] T^-1``; ``ad(xi) eta = [xi] [eta] - [eta] [xi]`` (the Lie bracket).
 * ``dexp(xi)`` is the right-trivialized tangent of exp:
   ``d/de exp(xi + e*eta) exp(-xi) |_{e=0} = dexp(xi) eta = sum_j ad(xi)^j eta / (j+1)!``.
-  ``dlog(xi) = dexp(xi)^-1 = sum_j B_j / j! ad(xi)^j`` (seed 000, eqs. (12)-(13)).
+  ``dlog(xi) = dexp(xi)^-1 = sum_j B_j / j! ad(xi)^j`` (Lee et al. 2016, eq. (12)-(13)).
   Both are evaluated in closed form (Barfoot's left Jacobian of SE(3)), with Taylor branches
   for small rotation angles; see docs/SPATIAL.md.
 """

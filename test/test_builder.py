@@ -1,5 +1,6 @@
-"""The model-building API (mbsim_ros.model.builder) on the seed's first example (a point mass
-hung from two fixed points by two springs, seed 003) against scipy, the same chain built here
+"""The model-building API (mbsim_ros.model.builder) on the post's first example (a point mass
+hung from two fixed points by two springs, the blog post "Using lots of linear
+algebra to create a generalized dynamics solver") against scipy, the same chain built here
 and read from URDF, and bad input."""
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ K, REST, WEIGHT = 8.0, 0.5, np.array([0.0, 0.0, -1.0])
 
 
 def two_springs():
-    """The seed's example, in its own words: two fixed points, a 1 kg point, its weight as a
+    """The post's example, in its own words: two fixed points, a 1 kg point, its weight as a
     fixed force, two springs k = 8, natural length 0.5."""
     b = Builder(gravity=(0, 0, 0))
     origin = b.add_point("originpoint", A)
@@ -57,7 +58,7 @@ def max_error(mechanism, reference, dt: float, steps: int) -> float:
 
 
 def test_two_springs_match_scipy_at_first_order(reference):
-    """700 steps of 0.02 s (the seed's run): the step is semi-implicit Euler, first order, so
+    """700 steps of 0.02 s (the post's run): the step is semi-implicit Euler, first order, so
     the error is O(dt): measured 4.0e-3 m at 0.02 s (the swing is 0.2 m), halving with dt."""
     mechanism = two_springs()
     coarse = max_error(mechanism, reference, 0.02, 700)

@@ -1,4 +1,5 @@
-"""Loop closures (seed 003): a planar four-bar linkage built with the builder, its mobility (1
+"""Loop closures (the "generalized dynamics solver" blog post): a planar four-bar linkage
+built with the builder, its mobility (1
 DOF, redundant rows reported), its closure error under projection, and its motion against the
 loop equation solved independently (a 1-DOF Lagrangian in the crank angle, scipy)."""
 from __future__ import annotations

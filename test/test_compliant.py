@@ -1,4 +1,4 @@
-"""The compliant-contact integrator on the seed's own examples (Drumwright, seed 002), with
+"""The compliant-contact integrator on Drumwright's own examples (Drumwright 2019), with
 analytic answers: a pendulum held by a bilateral constraint, a pendulum hitting its
 range-of-motion limit, a box sliding or sticking on a 30 degree incline, a stack of spheres."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ DOWNHILL = np.array([math.cos(THETA), 0.0, -math.sin(THETA)])
 
 
 def brick_urdf() -> str:
-    """The seed's incline box: unit mass, 0.1 x 0.2 x 0.05 m, four spherical feet of 1 cm."""
+    """Drumwright's incline box: unit mass, 0.1 x 0.2 x 0.05 m, four spherical feet of 1 cm."""
     m, (x, y, z), r = 1.0, (0.1, 0.2, 0.05), 0.01
     feet = "".join(
         f'<collision><origin xyz="{sx * x / 2} {sy * y / 2} {-z / 2 - r}"/>'
@@ -98,7 +98,7 @@ def test_pyramid_cone_brackets_the_true_cone(brick_path):
 
 
 def test_bilateral_pendulum_deviation_is_second_order_and_energy_first():
-    """A free body held at a point by a rigid bilateral constraint (the seed's pendulum): the
+    """A free body held at a point by a rigid bilateral constraint (Drumwright's pendulum): the
     velocity-level constraint lets the pivot drift by O(dt^2) (seed, Fig. 4); the first-order
     scheme loses energy linearly in dt."""
     scene = load_scene({"models": [{"sphere": {"radius": 0.05, "mass": 1.0},

@@ -1,4 +1,5 @@
-"""The elastic-foundation (Winkler) face of a box (seed 002, section 5.5): a box settles at the
+"""The elastic-foundation (Winkler) face of a box (Drumwright 2019, section 5.5): a box
+settles at the
 analytic sinkage with uniform element forces, an off-centre load tilts it by the analytic
 Winkler rotation, and bad foundation input names the item.
 

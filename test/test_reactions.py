@@ -34,7 +34,7 @@ def test_a_pendulum_joint_carries_the_rod_tension():
 
 
 def test_a_rigid_link_carries_the_rod_tension():
-    """A free point mass on a rigid link to a fixed point (seed 003's pendulum): the link's
+    """A free point mass on a rigid link to a fixed point (the blog post's pendulum): the link's
     force, at acceleration level, is minus the tension."""
     b = Builder("point_pendulum")
     pivot = b.add_point("pivot", [0, 0, 1.0])
@@ -73,7 +73,7 @@ def test_a_four_bar_held_by_a_closure_passes_its_weight_to_the_ground():
 
 
 def test_a_point_constraint_holds_a_pendulum_through_its_joint():
-    """The compliant integrator's PointConstraint (the seed-002 pendulum) in the reaction
+    """The compliant integrator's PointConstraint (Drumwright's pendulum) in the reaction
     analysis: a hinged bob also pinned where it hangs. The pin's vertical and lateral rows
     repeat the hinge (zero rows: they carry nothing, least squares); the hinge carries the
     weight, and the pin's one working row nothing at rest."""

@@ -23,7 +23,7 @@ def brick_path(tmp_path_factory):
 
 
 def brick_scene(brick_path: str, friction: float, normal=NORMAL, angle: float = THETA) -> dict:
-    """The seed's box (1 kg, four 1 cm feet) with its feet touching the plane of that normal."""
+    """Drumwright's box (1 kg, four 1 cm feet) with its feet touching the plane of that normal."""
     return {"ground": {"normal": list(normal), "friction": friction},
             "models": [{"urdf": brick_path, "floating_base": True,
                         "position": (0.045 * np.asarray(normal)).tolist(),

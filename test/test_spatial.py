@@ -44,7 +44,7 @@ def dexp_series(xi):
 
 
 def dlog_series(xi):
-    """sum_j B_j / j! ad^j (Bernoulli numbers, B_1 = -1/2), seed 000 eq. (12)."""
+    """sum_j B_j / j! ad^j (Bernoulli numbers, B_1 = -1/2), Lee et al. 2016, eq. (12)."""
     bernoulli = [1.0, -0.5, 1 / 6, 0.0, -1 / 30, 0.0, 1 / 42, 0.0, -1 / 30, 0.0, 5 / 66, 0.0,
                  -691 / 2730, 0.0, 7 / 6]
     return series(xi, [b / factorial(j) for j, b in enumerate(bernoulli)])

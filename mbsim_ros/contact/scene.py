@@ -223,7 +223,7 @@ def _foundation(item: dict, where: str, shapes: Shapes, material: Material) -> S
     touches the ground through an N x N grid of element points (the elements' centres, points of
     radius 0) instead of its corners. Element e is a spring-damper of its own, k_e = E A_e /
     depth (E the ground's Young's modulus), damping the face's ``damping`` (N s/m) shared by
-    area; each acts only while compressed (seed 002, section 5.5)."""
+    area; each acts only while compressed (Drumwright 2019, section 5.5)."""
     at = f"{where}.foundation"
     spec = item["foundation"]
     if "box" not in item:

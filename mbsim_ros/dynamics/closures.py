@@ -1,10 +1,11 @@
 """Constraint elements (model/constraints.py) on the configuration manifold: their rows G(q) and
-gaps phi(q), the projection of q back onto phi = 0, and the mobility analysis (seed 003).
+gaps phi(q), the projection of q back onto phi = 0, and the mobility analysis (the blog post
+"Using lots of linear algebra to create a generalized dynamics solver").
 
     projection: Newton steps -G dq = phi solved in the least-squares sense (minimum norm, i.e.
-                along the fixed directions F only: the seed's -J F x = f), q <- q (+) dq
+                along the fixed directions F only: the post's -J F x = f), q <- q (+) dq
     mobility:   G = U S V^T; DOF = nv - rank, rank = #{s_i > tol * max(1, s_max)};
-                the free directions are the last nv - rank columns of V (the seed's D)
+                the free directions are the last nv - rank columns of V (the post's D)
 """
 from __future__ import annotations
 
@@ -104,7 +105,7 @@ class Mobility:
     tolerance: float
     singular_values: list[float]
     redundant: list[str] = field(default_factory=list)   # rows implied by the others
-    free_directions: list[list[float]] = field(default_factory=list)  # (dof, nv): the seed's D
+    free_directions: list[list[float]] = field(default_factory=list)  # (dof, nv): the post's D
     singular: bool = False        # the rank is below its value at nearby configurations
     generic_rank: int = 0
     closure_error: float = 0.0    # max |phi| after projection

@@ -1,7 +1,7 @@
 """The discrete recursive Newton-Euler algorithm (Lee et al. 2016, Alg. 2) in position-momentum
 form, its exact derivative (the role of Alg. 4), and the discrete momentum at the new time.
 
-Discrete Lagrangian (seed 000 eq. 9, trapezoidal): per body
+Discrete Lagrangian (Lee et al. 2016, eq. 9, trapezoidal): per body
 ``Ld = xi^T G xi / (2 dt) - dt/2 (P(T_k) + P(T_k+1))`` with ``xi = log(T_k^-1 T_k+1)``
 (``V = xi / dt``). Forcing (Lagrange-d'Alembert, trapezoidal with the input held over the
 step): ``F- = F+ = dt/2 u_k - c x / 2`` with ``x = q_k+1 (-) q_k`` and ``c`` the joint damping.
@@ -110,7 +110,7 @@ def relative_twist(Rk, pk, R, p, xi):
 
 @step
 def dlog_transpose_apply(xi, y, out):
-    """out = dlog(xi)^T y with dlog = [[J^-1, -J^-1 Q J^-1], [0, J^-1]] (seed 000 eq. 13;
+    """out = dlog(xi)^T y with dlog = [[J^-1, -J^-1 Q J^-1], [0, J^-1]] (Lee et al. 2016, eq. 13;
     closed form in docs/SPATIAL.md). Transposes of products of skew matrices are the reversed
     products with sign (-1)^k; applied factor by factor as cross products."""
     v0, v1, v2, w0, w1, w2 = xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]
@@ -215,7 +215,7 @@ def project_subtree_sums(joint_int, oS, acc, out):
 @kernel
 def del_residual_kernel(joint_int, joint_real, gravity, damping, armature, dt, q_prev, q,
                         q_next, x_prev, x_next, u_prev, u, out):
-    """The two-configuration forced DEL residual (seed 000 eq. 17), f = D2 Ld(q_prev, q) +
+    """The two-configuration forced DEL residual (Lee et al. 2016, eq. 17), f = D2 Ld(q_prev, q) +
     D1 Ld(q, q_next) + F+(prev) + F-(next), from the same passes the integrator uses (the
     integrator's residual is this with D2 Ld + F+ replaced by the carried momentum p_k)."""
     nj = joint_int.shape[0]

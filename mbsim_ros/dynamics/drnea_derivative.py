@@ -9,7 +9,8 @@ and a perturbation q_k+1 (+) delta moves body i by the world twist J_i(q_k+1) de
 
 assembled like CRBA from subtree sums of K_i (world frame). dmu/dxi differentiates
 mu = dlog(xi)^T G xi / dt: dlog^T G / dt plus the derivative of dlog itself, taken term by term
-from its Bernoulli series (seed 000 eq. 12) summed until the terms fall below 1e-17 (the series
+from its Bernoulli series (Lee et al. 2016, eq. 12) summed until the terms fall below 1e-17 (the
+series
 converges for |xi| < 2 pi; a step's xi is dt times a body velocity).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The compliant-contact integrator (Drumwright, seed 002, sections 4-6; our derivation in
+"""The compliant-contact integrator (Drumwright 2019, sections 4-6; our derivation in
 docs/COMPLIANT.md): joint limits, bilateral point constraints and frictional contacts as
 implicit spring-dampers in constraint space; the multibody state advanced semi-explicitly.
 
@@ -81,7 +81,7 @@ class Contact:
 
 class PointConstraint:
     """A bilateral constraint holding a point of a body (given in the frame of the joint that
-    moves it) to a point in the world, in x, y and z: the seed's pendulum."""
+    moves it) to a point in the world, in x, y and z: Drumwright's pendulum."""
 
     def __init__(self, joint: int, local_point, world_point, stiffness: float = math.inf,
                  damping: float = 0.0) -> None:
@@ -160,8 +160,8 @@ class CompliantIntegrator(Integrator):
     bilateral rows like the point constraints; ``springs`` (SpringDamper list) and
     ``forces`` (AppliedForce list) are generalized forces J^T f taken at the step start (q0,
     v0); ``project`` moves q back onto the rigid elements' manifold after every step (Newton
-    in the least-squares sense, seed 003); ``velocity_terms`` ("implicit": Coriolis and
-    centrifugal forces linearised about the step start's velocity, as Euler's option;
+    in the least-squares sense: dynamics/closures.py); ``velocity_terms`` ("implicit":
+    Coriolis and centrifugal forces linearised about the step start's velocity, as Euler's option;
     "explicit": taken at the step start; module docstring)."""
 
     compiled_solve = True  # subclasses that replace _solve set False
@@ -340,7 +340,7 @@ class CompliantIntegrator(Integrator):
             self._v_step[:] = v_star
         v_out[:] = self._v_step
         integrate_world_aligned(m.joint_int, q, self._v_step, h, q_out, v_out)
-        if self.project:  # seed 003: back onto phi = 0 along the fixed directions
+        if self.project:  # back onto phi = 0 along the fixed directions (closures.py)
             q_out[:] = project(self._kinematics, self._elements, q_out)[0]
         if not (all_finite_kernel(q_out) and all_finite_kernel(v_out)):
             return self._fail("diverged: the new state is not finite")

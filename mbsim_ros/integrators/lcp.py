@@ -1,4 +1,5 @@
-"""Bounded LCP solvers of the rigid-contact integrator, as ODE has them (seed 004: quickstep's
+"""Bounded LCP solvers of the rigid-contact integrator, as ODE has them (the ROS wiki's "ODE
+Solvers" page: quickstep's
 projected Gauss-Seidel with successive over-relaxation; dLCP's Dantzig-style principal pivoting
 with Baraff's friction bounds):
 
@@ -40,7 +41,7 @@ def row_residual(A, c, x, i):
 def pgs_kernel(A, c, lo, hi, owner, mu, order, iterations, sor, tolerance, x):
     """Projected Gauss-Seidel with over-relaxation sor, from x (in place); the friction bounds
     follow the normal impulses row by row. Stops when no impulse moved by more than tolerance
-    times the largest in a sweep; returns the sweeps done. ODE quickstep.cpp (seed 004, SOR PGS)."""
+    times the largest in a sweep; returns the sweeps done. ODE quickstep.cpp (SOR PGS)."""
     n = x.shape[0]
     for sweep in range(iterations):
         moved, largest = 0.0, 0.0
@@ -176,7 +177,7 @@ def _drive(A, lower, upper, x, w, state, clamped, k, d, inverse, dx, dw, p, tiny
            budget):
     """Drive row d until its complementarity holds, the rows before it kept in theirs (the
     clamped set and its inverse updated as rows change set). Returns (status, clamped count,
-    pivots). Baraff 1994 / Cline 2002, 2.7.1; ODE lcp.cpp (seed 004, Dantzig)."""
+    pivots). Baraff 1994 / Cline 2002, 2.7.1; ODE lcp.cpp (Dantzig)."""
     pivots = 0
     while True:
         if _settle(x, w, lower, upper, state, d, tiny_w):
@@ -238,7 +239,7 @@ def _dantzig_pass(A, c, lower, upper, owner, mu, order, bounds_on_reach, x, inve
 
 @kernel
 def dantzig_kernel(A, c, lo, hi, owner, mu, order, max_passes, x, inverse, ints, reals):
-    """The bounded LCP by principal pivoting (seed 004, Dantzig; ODE dLCP): the first pass sets
+    """The bounded LCP by principal pivoting (Dantzig, as ODE's dLCP does): the first pass sets
     each friction row's bounds from its normal impulse when the row is reached, as ODE does;
     later passes re-solve with the bounds from the last pass's normal impulses until they
     settle. Workspaces: inverse (n, n), ints (2, n), reals (6, n). Returns (status, pivots)."""

@@ -1,4 +1,5 @@
-"""The rigid-contact integrator (issue 6): ODE's velocity-level time stepping (seed 004;
+"""The rigid-contact integrator (issue 6): ODE's velocity-level time stepping (the ROS wiki's
+"ODE Solvers" page;
 docs/RIGID.md). The step is the compliant integrator's (Jacobians, bias and M from the start of
 the step, rows for contacts, joint limits and point constraints, free-flyers, outputs); only the
 constraint solve differs, ODE's bounded LCP with error reduction (ERP) and constraint force

@@ -1,4 +1,5 @@
-"""Build a mechanism in Python (seed 003): bodies, joints, fixed points, point masses, rigid links,
+"""Build a mechanism in Python (after the blog post "Using lots of linear algebra to create a
+generalized dynamics solver"): bodies, joints, fixed points, point masses, rigid links,
 spring-dampers, applied forces and loop closures, giving the same Model the URDF loader makes
 plus the elements between its frames.
 

@@ -1,4 +1,5 @@
-"""Constraints and force elements between frames fixed to bodies (seed 003: points, rigid links,
+"""Constraints and force elements between frames fixed to bodies (the "generalized dynamics solver"
+blog post's points, rigid links,
 spring-dampers, loop closures), as plain numpy over the world-frame kinematics (oR, op, oS)
 that the dynamics kernels compute.
 
@@ -148,7 +149,7 @@ def spring_forces(elements: list[Element], phi: np.ndarray, rate: np.ndarray) ->
 
 
 class AppliedForce:
-    """A constant force (N, world frame) at a point fixed to a body (the seed's fixed force)."""
+    """A constant force (N, world frame) at a point fixed to a body (the post's fixed force)."""
 
     def __init__(self, at: Attachment, force) -> None:
         self.at = at
