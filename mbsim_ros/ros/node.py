@@ -182,14 +182,18 @@ class SimulationNode(Node):
         self.slot.hold_start(self.q0)
         self.command_delay = CommandDelay(self.slot.latest.size, s.actuators_delay_ticks,
                                           fill=self.slot.initial)
-        self._warm_servos()
+        # the command in force (CommandSlot's layout: efforts, targets, interfaces, stamp), and
+        # the one applied this tick (delayed by actuators.delay_ticks) with views of its parts
+        self._command = np.zeros(self.slot.latest.size)
+        self._applied = np.zeros(self.slot.latest.size)
+        nv = self.model.nv
+        self._applied_parts = tuple(self._applied[k * nv:(k + 1) * nv] for k in range(4))
+        self._warm_up()
         unactuated = [n for n, limit in zip(self.joints.names, self.joints.effort_limit)
                       if limit == 0.0]
         if unactuated:
             self.get_logger().warning(f"the URDF gives {', '.join(unactuated)} an effort limit "
                                       f"of 0: commands to them are clamped to zero")
-        # the command in force (CommandSlot's layout: efforts, targets, interfaces, stamp)
-        self._command = np.zeros(4 * self.model.nv + 1)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._running = threading.Event()  # set: the loop steps; clear: paused
@@ -319,14 +323,21 @@ class SimulationNode(Node):
         except ValueError as exc:
             raise StartupError(f"parameter actuators.{exc}") from None
 
-    def _warm_servos(self) -> None:
-        """One step under the initial command, then back to the start: loads the servo and
-        actuator kernels now, not on the first tick (a 0.4 s stall, 432 missed ticks)."""
-        nv, command = self.model.nv, self.slot.initial
-        self.sim.servos.load(command[3 * nv:4 * nv], command[nv:2 * nv], command[2 * nv:3 * nv])
-        self.sim.step(command[:nv])
+    def _warm_up(self) -> None:
+        """One step under the initial command, then back to the start: loads the compiled step,
+        servo and actuator kernels now, not on the first tick (a 0.4 s stall, 432 missed
+        ticks)."""
+        np.copyto(self._applied, self.slot.initial)
+        self._step_applied()
         self.sim.reset(self.q0)
         self.sim.servos.release()
+
+    def _step_applied(self):
+        """Step the Simulator under self._applied: its interfaces and targets into the servos,
+        its efforts as tau (views made once: no allocation per tick)."""
+        effort, q_target, v_target, mode = self._applied_parts
+        self.sim.servos.load(mode, q_target, v_target)
+        return self.sim.step(effort)
 
     def _initial_configuration(self) -> np.ndarray:
         """The scene's poses (or the neutral configuration) with initial_positions.<joint>,
@@ -360,8 +371,6 @@ class SimulationNode(Node):
             with warnings.catch_warnings():  # its start is q0, clamped and logged already
                 warnings.simplefilter("ignore", LimitWarning)
                 sim = self._simulator(options)
-            sim.reset(self.q0)
-            sim.step()  # load the compiled step now, not on the first tick (~0.1 s stall)
             sim.reset(self.q0)
         except ValueError as exc:
             raise StartupError(f"integrator '{s.integrator}': {exc}") from None
@@ -512,11 +521,9 @@ class SimulationNode(Node):
                     f"command older than command_timeout ({self.settings.command_timeout} s): "
                     f"applying zero effort")
         self.counters["stale_ticks"] += stale
-        nv = self.model.nv
-        command = self.command_delay.push(self._command) if self.command_delay.ticks \
-            else self._command
-        self.sim.servos.load(command[3 * nv:4 * nv], command[nv:2 * nv], command[2 * nv:3 * nv])
-        info = self.sim.step(command[:nv])
+        np.copyto(self._applied, self.command_delay.push(self._command)
+                  if self.command_delay.ticks else self._command)
+        info = self._step_applied()
         if not info.converged:
             self.failure = f"stopped at t = {self.t_ns * 1e-9:.6f} s: {info.message}"
             self._running.clear()
