@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT / "test"))
 from test_builder import X0, two_springs, two_springs_ode  # noqa: E402
 from test_closures import four_bar  # noqa: E402
 
-from mbsim_ros.model.builder import Builder  # noqa: E402
+from mbsim_ros.mechanism import Builder
+from mbsim_ros.sim import Simulator  # noqa: E402
 from mbsim_ros.plotting import ForceRecorder, animate, plot  # noqa: E402
 
 FIGURES = ROOT / "docs" / "figures"
@@ -29,7 +30,7 @@ FIGURES = ROOT / "docs" / "figures"
 
 def springs_figure() -> None:
     """The two-spring point mass, 700 steps of 0.02 s, against scipy (rtol 1e-12)."""
-    sim = two_springs().simulator(dt=0.02)
+    sim = Simulator.from_mechanism(two_springs(), dt=0.02)
     t, z = [0.0], [sim.q[2]]
     for _ in range(700):
         sim.step()
@@ -53,7 +54,7 @@ def pendulum_figure() -> None:
     bob = b.add_point("bob", [math.sin(1.2), 0, 1.0 - math.cos(1.2)], mass=1.0)
     b.add_link(pivot, bob)
     mechanism = b.build()
-    sim = mechanism.simulator(dt=1e-3)
+    sim = Simulator.from_mechanism(mechanism, dt=1e-3)
     link = mechanism.constraints[0]
     t, vertical = [], []
     for _ in range(4000):
@@ -71,7 +72,7 @@ def pendulum_figure() -> None:
 
 
 def four_bar_figures() -> None:
-    sim = four_bar().simulator(dt=2e-3)
+    sim = Simulator.from_mechanism(four_bar(), dt=2e-3)
     steps = 1000
     recorder = ForceRecorder(sim, steps)
     t, q, energy = np.zeros(steps + 1), np.zeros((steps + 1, 3)), np.zeros(steps + 1)

@@ -69,7 +69,7 @@ def stack(n: int, steps: int, qp_solver: str = "interior") -> float:
     models = [{"sphere": {"radius": r, "mass": 1.0}, "name": f"s{k}",
                "position": [0.0, 0.0, r + k * (2 * r + 1e-3)]} for k in range(n)]
     sim = Simulator.from_scene({"ground": {"friction": 0.5}, "models": models}, dt=0.01,
-                               qp_solver=qp_solver)
+                               solver=qp_solver)
     for _ in range(3):
         sim.step()
     times = []
@@ -146,9 +146,9 @@ def main() -> int:
     print(f"Solo12 standing, 1 kHz, {seconds:g} s (PD kp 30, kd 0.3)")
     for label, options in (("true cone, ours", {}),
                            ("pyramid, ours", {"cone": "pyramid"}),
-                           ("true cone, clarabel SOCP", {"qp_solver": "clarabel"}),
-                           ("pyramid, clarabel QP", {"cone": "pyramid", "qp_solver": "clarabel"}),
-                           ("pyramid, osqp QP", {"cone": "pyramid", "qp_solver": "osqp"})):
+                           ("true cone, clarabel SOCP", {"solver": "clarabel"}),
+                           ("pyramid, clarabel QP", {"cone": "pyramid", "solver": "clarabel"}),
+                           ("pyramid, osqp QP", {"cone": "pyramid", "solver": "osqp"})):
         figures = solo(seconds, **options)
         print(f"  {label:26s} median {figures['median_us']:7.0f} us/step (p90 "
               f"{figures['p90_us']:.0f}), real-time factor {figures['rtf']:.2f}, base "

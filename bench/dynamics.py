@@ -1,7 +1,7 @@
 """Per-call cost of our rnea / crba / aba against pinocchio's, measured in this process, and the
 cold start of a new process. Run: `make bench` or `.venv/bin/python bench/dynamics.py [--quick]`.
 
-Targets (issue 2): ours / pinocchio <= 3 on the 7-DOF arm and <= 2 at 100 links and above,
+Targets: ours / pinocchio <= 3 on the 7-DOF arm and <= 2 at 100 links and above,
 called from Python (argument checks and call overhead included on both sides); cold start
 (import, load the default arm, one aba, numba cache warm) <= 1.5 s.
 """

@@ -1,4 +1,4 @@
-"""The process model's figures (issue 9): step_batch throughput (particle-steps per second) on the
+"""The process model's figures: step_batch throughput (particle-steps per second) on the
 7-DOF arm at N = 1, 100, 1000, 10000 particles, against a Python loop of step; the cost of the
 exact Jacobians against central finite differences on the arm and on the Talos humanoid
 (floating base, with its URDF's joint friction and damping), and how well they agree.
@@ -109,7 +109,7 @@ def agreement(model, integrator, x, u, A, B) -> tuple[float, float]:
     """Max relative errors of (A, B) against the most accurate central differences we can take:
     a variational model solved to its rounding floor; Richardson-extrapolated for Euler."""
     if integrator == "variational":
-        reference = ProcessModel(model, dt=DT, root_finder="newton", tolerance=1e-14)
+        reference = ProcessModel(model, dt=DT, solver="newton", tolerance=1e-14)
         A_fd, B_fd = reference.finite_difference_jacobians(x, u, eps=1e-4, eps_u=1e-2)
     else:
         reference = ProcessModel(model, dt=DT, integrator="euler")

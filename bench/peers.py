@@ -1,4 +1,4 @@
-"""Side by side with the peers (issue 8): MuJoCo, PyBullet, DART and pinocchio against our
+"""Side by side with the peers: MuJoCo, PyBullet, DART and pinocchio against our
 integrators on identical models, measured in one run on this machine.
 
 0. Agreement: every engine's own energy at a random state equals ours to 1e-9 (relative).

@@ -1,5 +1,5 @@
-"""Every legged robot of example-robot-data standing on a steel floor (issue 14, item 8;
-docs/COMPLIANT.md#standing): neutral posture clamped into the joint limits, the lowest collision
+"""Every legged robot of example-robot-data standing on a steel floor
+(docs/COMPLIANT.md#standing): neutral posture clamped into the joint limits, the lowest collision
 point on the ground (contact.standing.standing_scene: the URDF's own collision geometry), held
 by joint PD with gains scaled by the joint-space inertia, kp_j = M_jj w^2, kd_j = 2 z w M_jj
 (w = 30 rad/s, z = 0.7, M from the current q every step, the start posture as target), 3 s at

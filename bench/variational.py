@@ -1,4 +1,4 @@
-"""The variational integrator's figures (issue 3): per-step cost and iterations of RIQN, RIQN with
+"""The variational integrator's figures: per-step cost and iterations of RIQN, RIQN with
 Anderson acceleration, Newton and Broyden against the number of links (Lee et al. 2016,
 Fig. 3/4), the
 step time on the 7-DOF arm and the 100-link chain, the initial guesses, and the energy of a
@@ -50,8 +50,8 @@ def chain_simulator(n: int, **options) -> Simulator:
 SOLVERS = {  # label: (options, largest n to run)
     "RIQN": ({}, 1000),
     "RIQN+Anderson(3)": ({"anderson": 3}, 1000),
-    "Newton": ({"root_finder": "newton"}, 200),
-    "Broyden": ({"root_finder": "broyden"}, 500),
+    "Newton": ({"solver": "newton"}, 200),
+    "Broyden": ({"solver": "broyden"}, 500),
 }
 
 

@@ -1,4 +1,4 @@
-"""The robot zoo (issue 14): every URDF that example-robot-data ships, as a new user would use it.
+"""The robot zoo: every URDF that example-robot-data ships, as a new user would use it.
 
 Per robot: does it load (ours ``load_urdf``, pinocchio, MuJoCo's URDF import when ``mujoco`` is
 installed, with visual and collision geometry removed: dynamics only), its size (nv, total
@@ -97,7 +97,7 @@ def _first_line(exc: BaseException, path: Path | None = None) -> str:
 
 
 def has_repair_option() -> bool:
-    """load_urdf takes ``balance_inertia`` (issue 14 adds it: the nearest physical inertia)."""
+    """load_urdf takes ``balance_inertia`` (the nearest physical inertia)."""
     return "balance_inertia" in inspect.signature(load_urdf).parameters
 
 

@@ -100,7 +100,7 @@ def write(path: Path, robots: list[Robot], seconds: float, load: list[float],
           f"without armature, and {seconds:g} s in each integrator from the neutral "
           f"configuration clamped into the joint limits ends without a failed step, with finite "
           f"positions and dE below the integrator's band (5e-3 variational, 5e-2 the "
-          f"first-order ones). Issue 14 asks for mean variational iterations of at most "
-          f"{SLOW_ITERATIONS} on every robot.\n",
+          f"first-order ones). The target is a mean of at most {SLOW_ITERATIONS} variational "
+          f"iterations per step on every robot.\n",
     ])
     path.write_text(text)

@@ -11,8 +11,8 @@ instead of a Python exception check on every division in the hot loop.
 The compiled-code cache lives in ``$XDG_CACHE_HOME/mbsim_ros/numba/<digest of our sources>``
 (``NUMBA_CACHE_DIR`` overrides it). numba invalidates a cached function only when its own file
 changes, not when a function it calls or inlines from another file does; keying the directory
-on the sources that hold compiled code (those that import numba or this module) makes any edit to them
-start a fresh, correct cache, while edits to pure-Python layers (node, CLI) keep it.
+on the sources that hold compiled code (those that import numba or this module) makes any edit
+to them start a fresh, correct cache, while edits to pure-Python layers (node, CLI) keep it.
 Inside that directory our functions are filed by their path within the package (numba's
 default files them by the absolute path of their folder), so every copy of the same sources
 shares one cache: a colcon install tree, a worktree, the source checkout.

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ._jit import kernel
+from .arrays import copy_into
 from .integrators.servo import S_LOWER, S_UPPER
 
 
@@ -81,6 +82,18 @@ class Actuators:
     def reset(self) -> None:
         self.delay.reset()
         self.tau[:] = 0.0
+
+    def save_state(self) -> dict:
+        """Copies of the delay line and the lagged effort (the Simulator's State)."""
+        return {"ring": self.delay._ring.copy(), "next": np.array([self.delay._next]),
+                "tau": self.tau.copy()}
+
+    def load_state(self, saved: dict) -> None:
+        """Write back what save_state returned."""
+        arrays = {"ring": self.delay._ring, "next": np.zeros(1, dtype=np.int64),
+                  "tau": self.tau}
+        copy_into(arrays, saved, "actuators")
+        self.delay._next = int(arrays["next"][0])
 
     def apply(self, command: np.ndarray, v: np.ndarray, servo: np.ndarray,
               out: np.ndarray) -> np.ndarray:

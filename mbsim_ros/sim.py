@@ -1,7 +1,6 @@
 """The Simulator: one Model, one State, one Integrator; what the node and the library drive."""
 from __future__ import annotations
 
-import inspect
 import warnings
 
 import numpy as np
@@ -11,6 +10,7 @@ from .dynamics.energy import energy as _energy
 from .integrators import Integrator, StepInfo, make_integrator
 from .integrators.base import check_integrator_choice
 from .model import LimitWarning, Model, start_within_limits
+from .state import State
 
 
 class _NoMotion(Integrator):
@@ -26,6 +26,49 @@ class _NoMotion(Integrator):
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         return self._info
+
+
+class Data:
+    """The workspaces of one simulation (MuJoCo's mjData without the state): the integrator
+    with its preallocated buffers, the step's output arrays and the actuator models. One per
+    Simulator (and per ProcessModel); two simulations of one Model share nothing mutable."""
+
+    def __init__(self, model: Model, dt: float, integrator: str, **options) -> None:
+        if model.nv == 0:
+            self.integrator = _NoMotion(model, check_integrator_choice(integrator, dt))
+        else:
+            check_mass_matrix(model)
+            self.integrator = make_integrator(integrator, model, dt, **options)
+        self.q_next = np.empty(model.nq)
+        self.v_next = np.empty(model.nv)
+        self.actuated = np.zeros(model.nv)
+        self.actuators = None  # actuators.Actuators
+
+
+def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
+    """One step of the state under joint efforts tau (nv, checked by the caller): the one step
+    function the Simulator, and through it the node, use. On success q, v, the acceleration
+    and the applied effort are written into ``state`` in place and the step count advances; a
+    step that fails leaves q and v as they were and returns converged=False."""
+    integrator = data.integrator
+    servos = integrator.servos
+    if data.actuators is not None:
+        tau = data.actuators.apply(tau, state.v, servos.table, data.actuated)
+    state.effort[:] = tau
+    info = integrator.step(state.q, state.v, tau, data.q_next, data.v_next)
+    info = info.copy()
+    if not info.converged:
+        return info
+    state.q[:] = data.q_next
+    np.subtract(data.v_next, state.v, out=state.acceleration)
+    state.acceleration *= 1.0 / state.dt
+    state.v[:] = data.v_next
+    integrator.commit()
+    if servos.active:
+        servos.after_step(state.dt, state.q, state.v)
+        servos.applied(tau, state.effort)
+    state.steps += 1
+    return info
 
 
 class Simulator:
@@ -48,40 +91,31 @@ class Simulator:
 
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "variational",
                  **options) -> None:
-        if model.nv == 0:
-            self.integrator = _NoMotion(model, check_integrator_choice(integrator, dt))
-        else:
-            check_mass_matrix(model)
-            self.integrator = make_integrator(integrator, model, dt, **options)
+        self.data = Data(model, dt, integrator, **options)
+        self.integrator = self.data.integrator
         self.model = model
         self.dt = float(dt)
         self.integrator_name = integrator
-        self._q = model.neutral()
-        self._v = np.zeros(model.nv)
-        self._q_next = np.empty(model.nq)
-        self._v_next = np.empty(model.nv)
-        self._a = np.zeros(model.nv)  # the last step's mean acceleration
-        self._zero_tau = np.zeros(model.nv)
-        self._tau = np.zeros(model.nv)  # the last command (reaction forces)
+        nv = model.nv
+        self.state = State(0.0, 0, self.dt, model.neutral(), np.zeros(nv), np.zeros(nv),
+                           np.zeros(nv))
+        self._zero_tau = np.zeros(nv)
         self._reactions = None
         self._kinematics = None
-        self._t0 = 0.0
-        self.steps = 0
-        self.failed: StepInfo | None = None
-        self.actuators = None  # actuators.Actuators: delay, lag, velocity and torque-speed limits
-        self._actuated = np.zeros(model.nv)
+        self._no_wrenches = np.zeros((model.njoints, 6))
         self.scene = options.get("scene")
+        self._initial = None
         self.reset()
 
     @property
     def q(self) -> np.ndarray:
-        view = self._q.view()
+        view = self.state.q.view()
         view.setflags(write=False)
         return view
 
     @property
     def v(self) -> np.ndarray:
-        view = self._v.view()
+        view = self.state.v.view()
         view.setflags(write=False)
         return view
 
@@ -90,7 +124,7 @@ class Simulator:
         """The last step's mean joint acceleration (v_new - v_old) / dt (nv; zero after a
         reset): what the step did, contact and limit impulses included (the simulated sensors
         read it, mbsim_ros.sensors). Free-flyer entries in the body frame, like v."""
-        view = self._a.view()
+        view = self.state.acceleration.view()
         view.setflags(write=False)
         return view
 
@@ -98,34 +132,97 @@ class Simulator:
     def effort(self) -> np.ndarray:
         """Each DOF's effort in the last step (nv): the command tau, and for servoed joints
         the servo's total (the law's plus tau, within the effort limits)."""
-        view = self._tau.view()
+        view = self.state.effort.view()
         view.setflags(write=False)
         return view
 
     @property
     def t(self) -> float:
         """Simulated time: the reset time plus steps * dt (no accumulated rounding)."""
-        return self._t0 + self.steps * self.dt
+        return self.state.t
+
+    @property
+    def steps(self) -> int:
+        """Steps taken since the last reset."""
+        return self.state.steps
+
+    @property
+    def failed(self) -> StepInfo | None:
+        """The StepInfo of the step that stopped the simulation (None while it runs)."""
+        return self.state.failed
+
+    @property
+    def actuators(self):
+        """Optional actuator models (actuators.Actuators) between the command and the joints."""
+        return self.data.actuators
+
+    @actuators.setter
+    def actuators(self, value) -> None:
+        self.data.actuators = value
 
     def reset(self, q=None, v=None, t: float = 0.0) -> None:
-        """Start again from (q, v) (default: the model's neutral configuration, at rest); q is
-        clamped into the joint limits (one LimitWarning names the joints moved)."""
+        """Start again from (q, v) at time t; with no q and v, from where the Simulator
+        started (after ``from_scene`` the scene's poses, after ``from_mechanism`` its projected
+        q0; else the neutral configuration at rest). v defaults to rest; q is clamped into the
+        joint limits (one LimitWarning names the joints moved). Servo integrals, the
+        integrator's memory and the actuators' delay line and lag start afresh; servo gains
+        and targets stay."""
+        initial = getattr(self, "_initial", None)
+        if q is None and v is None and initial is not None:
+            q, v = initial
         q = self.model.neutral() if q is None else as_vector(q, self.model.nq, "q")
         v = np.zeros(self.model.nv) if v is None else as_vector(v, self.model.nv, "v")
         if self.model.nv:
             _energy(self.model, q, v)  # validates finiteness and unit quaternions
         q = start_within_limits(self.model, q, "the start configuration")
-        self._q[:] = q
-        self._v[:] = v
-        self._a[:] = 0.0
-        self._t0 = float(t)
-        self.steps = 0
-        self.failed = None
+        state = self.state
+        state.q[:] = q
+        state.v[:] = v
+        state.acceleration[:] = 0.0
+        state.t0 = float(t)
+        state.steps = 0
+        state.failed = None
         self._reactions = None
         if self.actuators is not None:
             self.actuators.reset()
-        self.integrator.reset(self._q, self._v)
+        self.integrator.reset(state.q, state.v)
         self.integrator.servos.reset()
+
+    def get_state(self) -> State:
+        """A copy of everything that evolves (mbsim_ros.state.State): t, q, v, the last step's
+        acceleration and effort, the integrator's memory (variational momentum, compliant
+        active set and warm start), the servos' targets, gains and integrals, the actuators'
+        delay line and lag. ``set_state`` of it resumes bit for bit."""
+        state = self.state
+        return State(state.t0, state.steps, state.dt, state.q.copy(), state.v.copy(),
+                     state.acceleration.copy(), state.effort.copy(),
+                     self.integrator.save_state(), self.integrator.servos.save_state(),
+                     None if self.actuators is None else self.actuators.save_state(),
+                     None if state.failed is None else state.failed.copy())
+
+    def set_state(self, saved: State) -> None:
+        """Continue from a State of ``get_state`` (this Simulator's or another's on the same
+        model, integrator and options); ValueError when it does not fit."""
+        if saved.dt != self.dt:
+            raise ValueError(f"set_state: the state was saved at dt = {saved.dt}, this "
+                             f"simulation steps dt = {self.dt}")
+        if (saved.actuators is None) != (self.actuators is None):
+            raise ValueError("set_state: the state and this simulation differ in having "
+                             "actuator models")
+        state = self.state
+        for name in ("q", "v", "acceleration", "effort"):
+            live, value = getattr(state, name), getattr(saved, name)
+            if live.shape != value.shape:
+                raise ValueError(f"set_state: {name} has shape {value.shape}, this model's "
+                                 f"{live.shape}")
+            live[:] = value
+        state.t0, state.steps = saved.t0, saved.steps
+        state.failed = None if saved.failed is None else saved.failed.copy()
+        self.integrator.load_state(saved.integrator)
+        self.integrator.servos.load_state(saved.servos)
+        if self.actuators is not None:
+            self.actuators.load_state(saved.actuators)
+        self._reactions = None
 
     @property
     def servos(self):
@@ -135,47 +232,33 @@ class Simulator:
 
     def step(self, tau=None) -> StepInfo:
         """Advance one step of dt under joint efforts tau (nv; default zero)."""
-        if self.failed is not None:
+        state = self.state
+        if state.failed is not None:
             raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
-                               f"{self.failed.message}; call reset()")
+                               f"{state.failed.message}; call reset()")
         tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
         if not all_finite_kernel(tau):
             raise ValueError("tau contains NaN or infinity")
-        if self.actuators is not None:
-            tau = self.actuators.apply(tau, self._v, self.integrator.servos.table,
-                                       self._actuated)
-        self._tau[:] = tau
-        info = self.integrator.step(self._q, self._v, tau, self._q_next, self._v_next)
+        info = step(self.model, self.data, state, tau)
         if not info.converged:
-            self.failed = StepInfo(**info.__dict__)
-            return info
-        self._q[:] = self._q_next
-        np.subtract(self._v_next, self._v, out=self._a)
-        self._a *= 1.0 / self.dt
-        self._v[:] = self._v_next
-        self.integrator.commit()
-        servos = self.integrator.servos
-        if servos.active:
-            servos.after_step(self.dt, self._q, self._v)
-            servos.applied(tau, self._tau)
-        self.steps += 1
+            state.failed = info.copy()
         return info
 
     @classmethod
     def from_scene(cls, scene, dt: float = 1e-3, integrator: str = "compliant",
                    **options) -> "Simulator":
         """A Simulator for a scene (a YAML path, the same structure as a dict, or a loaded
-        contact.Scene): its models merged in the order listed, reset to their poses. The
-        integrator must model contact (take a ``scene`` option): "compliant" or "rigid"."""
+        contact.Scene): its models merged in the order listed, started at their poses (and
+        ``reset()`` returns there). The integrator must model contact: "compliant" or
+        "rigid"."""
         from .contact.scene import Scene, load_scene
         from .integrators import INTEGRATORS
 
         loaded = scene if isinstance(scene, Scene) else load_scene(scene)
         if integrator not in INTEGRATORS:
             make_integrator(integrator, loaded.model, dt)  # raises, listing the names
-        if "scene" not in inspect.signature(INTEGRATORS[integrator].__init__).parameters:
-            takers = [name for name, maker in INTEGRATORS.items()
-                      if "scene" in inspect.signature(maker.__init__).parameters]
+        if not INTEGRATORS[integrator].models_contact:
+            takers = [name for name, maker in INTEGRATORS.items() if maker.models_contact]
             raise ValueError(f"integrator '{integrator}' does not model contact; scenes need "
                              f"one that does ({', '.join(sorted(takers))})")
         with warnings.catch_warnings():  # the neutral start is replaced by the scene's poses
@@ -183,7 +266,33 @@ class Simulator:
             sim = cls(loaded.model, dt, integrator, scene=loaded, **options)
         sim.scene = loaded
         sim.reset(loaded.q0)
+        sim._initial = (sim.state.q.copy(), sim.state.v.copy())
         return sim
+
+    @classmethod
+    def from_mechanism(cls, mechanism, dt: float = 1e-3, integrator: str = "compliant",
+                       **options) -> "Simulator":
+        """A Simulator of a built mechanism (mechanism.Builder().build()): its constraints,
+        springs and forces go to the integrator (compliant: the one that takes them), started
+        at the mechanism's q0 projected onto its closures (and ``reset()`` returns there)."""
+        from .dynamics.closures import ConstraintKinematics, project
+
+        elements = {"constraints": mechanism.constraints, "springs": mechanism.springs,
+                    "forces": mechanism.forces}
+        sim = cls(mechanism.model, dt, integrator,
+                  **{k: v for k, v in elements.items() if v}, **options)
+        q0 = mechanism.model.neutral() if mechanism.q0 is None else mechanism.q0
+        sim.reset(project(ConstraintKinematics(mechanism.model), mechanism.constraints, q0)[0])
+        sim._initial = (sim.state.q.copy(), sim.state.v.copy())
+        return sim
+
+    def body_wrenches(self) -> np.ndarray:
+        """(joints, 6): the last step's contact wrench on every body ([force, torque about the
+        body frame's origin], world axes; zero off contact and for integrators without
+        contact). A view refilled per call, allocation-free: what the node publishes."""
+        if not self.integrator.models_contact:
+            return self._no_wrenches
+        return self.integrator.body_wrenches()
 
     def contacts(self) -> list:
         """The contacts of the last step (point, normal, depth, force, link): empty for an
@@ -214,9 +323,9 @@ class Simulator:
     def _reaction_forces(self):
         from .dynamics.closures import ConstraintKinematics
         from .dynamics.reactions import reactions
-        from .integrators.compliant import PointConstraint
+        from .model.constraints import PointConstraint
 
-        if self._reactions is None or self._reactions[0] != (self.steps, self._t0):
+        if self._reactions is None or self._reactions[0] != (self.steps, self.state.t0):
             integrator = self.integrator
             constraints = getattr(integrator, "constraints", ())
             elements = [c.as_closure(f"point constraint {k}") if isinstance(c, PointConstraint)
@@ -225,15 +334,15 @@ class Simulator:
                 self._kinematics = ConstraintKinematics(self.model)
             external = integrator.external_forces() \
                 if hasattr(integrator, "external_forces") and self.steps else None
-            found = reactions(self._kinematics, self._q, self._v, self._tau,
+            found = reactions(self._kinematics, self.state.q, self.state.v, self.state.effort,
                               elements, getattr(integrator, "springs", ()),
                               getattr(integrator, "forces", ()), external)
-            self._reactions = ((self.steps, self._t0), found)
+            self._reactions = ((self.steps, self.state.t0), found)
         return self._reactions[1]
 
     def energy(self) -> float:
         """Kinetic + gravitational potential energy (J) of the current state."""
         if not self.model.nv:
             return 0.0  # the fixed bodies' energy is left out (dynamics.energy)
-        kinetic, potential = _energy(self.model, self._q, self._v)
+        kinetic, potential = _energy(self.model, self.state.q, self.state.v)
         return kinetic + potential

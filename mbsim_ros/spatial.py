@@ -20,6 +20,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ._jit import routine, step
+
 # Below these rotation angles the closed-form coefficients lose digits to cancellation and the
 # Taylor series (exact to the printed order, error < 1e-16 relative) is used instead.
 _SMALL_ANGLE = 1e-2
@@ -231,3 +233,74 @@ def dlog(xi: np.ndarray) -> np.ndarray:
     D[3:, 3:] = Ji
     D[:3, 3:] = -(Ji @ _se3_jacobian_q(xi) @ Ji)
     return D
+
+
+def rpy_matrix(rpy) -> np.ndarray:
+    """URDF's roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
+        math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+@step
+def cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@routine
+def relative_twist(Rk, pk, R, p, xi):
+    """xi = log(T_k^-1 T) for two world poses (Alg. 2 l.3-4 with world placements)."""
+    # dR = Rk^T R, dp = Rk^T (p - pk)
+    d00 = Rk[0, 0] * R[0, 0] + Rk[1, 0] * R[1, 0] + Rk[2, 0] * R[2, 0]
+    d01 = Rk[0, 0] * R[0, 1] + Rk[1, 0] * R[1, 1] + Rk[2, 0] * R[2, 1]
+    d02 = Rk[0, 0] * R[0, 2] + Rk[1, 0] * R[1, 2] + Rk[2, 0] * R[2, 2]
+    d10 = Rk[0, 1] * R[0, 0] + Rk[1, 1] * R[1, 0] + Rk[2, 1] * R[2, 0]
+    d11 = Rk[0, 1] * R[0, 1] + Rk[1, 1] * R[1, 1] + Rk[2, 1] * R[2, 1]
+    d12 = Rk[0, 1] * R[0, 2] + Rk[1, 1] * R[1, 2] + Rk[2, 1] * R[2, 2]
+    d20 = Rk[0, 2] * R[0, 0] + Rk[1, 2] * R[1, 0] + Rk[2, 2] * R[2, 0]
+    d21 = Rk[0, 2] * R[0, 1] + Rk[1, 2] * R[1, 1] + Rk[2, 2] * R[2, 1]
+    d22 = Rk[0, 2] * R[0, 2] + Rk[1, 2] * R[1, 2] + Rk[2, 2] * R[2, 2]
+    e0, e1, e2 = p[0] - pk[0], p[1] - pk[1], p[2] - pk[2]
+    t0 = Rk[0, 0] * e0 + Rk[1, 0] * e1 + Rk[2, 0] * e2
+    t1 = Rk[0, 1] * e0 + Rk[1, 1] * e1 + Rk[2, 1] * e2
+    t2 = Rk[0, 2] * e0 + Rk[1, 2] * e1 + Rk[2, 2] * e2
+    # log_so3, robust at small angles (atan2); near pi from the symmetric part
+    s0, s1, s2 = 0.5 * (d21 - d12), 0.5 * (d02 - d20), 0.5 * (d10 - d01)
+    sin_t = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+    cos_t = 0.5 * (d00 + d11 + d22 - 1.0)
+    theta = math.atan2(sin_t, cos_t)
+    if theta < 1e-2:
+        t2_ = theta * theta
+        f = 1.0 + t2_ / 6.0 + 7.0 * t2_ * t2_ / 360.0
+        w0, w1, w2 = f * s0, f * s1, f * s2
+    elif theta < math.pi - 1e-3:
+        f = theta / sin_t
+        w0, w1, w2 = f * s0, f * s1, f * s2
+    else:
+        one_minus = 1.0 - cos_t
+        a0 = math.sqrt(max(0.0, (d00 - cos_t) / one_minus))
+        a1 = math.sqrt(max(0.0, (d11 - cos_t) / one_minus))
+        a2 = math.sqrt(max(0.0, (d22 - cos_t) / one_minus))
+        if a0 >= a1 and a0 >= a2:
+            a1 = 0.5 * (d01 + d10) / (one_minus * a0)
+            a2 = 0.5 * (d02 + d20) / (one_minus * a0)
+        elif a1 >= a2:
+            a0 = 0.5 * (d01 + d10) / (one_minus * a1)
+            a2 = 0.5 * (d12 + d21) / (one_minus * a1)
+        else:
+            a0 = 0.5 * (d02 + d20) / (one_minus * a2)
+            a1 = 0.5 * (d12 + d21) / (one_minus * a2)
+        n = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        sign = 1.0 if a0 * s0 + a1 * s1 + a2 * s2 >= 0.0 else -1.0
+        w0, w1, w2 = sign * theta * a0 / n, sign * theta * a1 / n, sign * theta * a2 / n
+    # v = J(w)^-1 t with J^-1 = I - [w]/2 + b [w]^2
+    b = so3_inverse_jacobian_coefficient(theta)
+    c0, c1, c2 = cross(w0, w1, w2, t0, t1, t2)
+    cc0, cc1, cc2 = cross(w0, w1, w2, c0, c1, c2)
+    xi[0] = t0 - 0.5 * c0 + b * cc0
+    xi[1] = t1 - 0.5 * c1 + b * cc1
+    xi[2] = t2 - 0.5 * c2 + b * cc2
+    xi[3], xi[4], xi[5] = w0, w1, w2

@@ -7,7 +7,7 @@ import pytest
 
 from mbsim_ros.model import Model, chain_urdf, example_robot_urdf, load_urdf, shipped_urdf
 
-# (label, source, floating_base): our models and example-robot-data's (issue 2's list + PR2,
+# (label, source, floating_base): our models and example-robot-data's (the dynamics targets' list + PR2,
 # which has continuous and prismatic joints).
 ROBOTS = [
     ("pendulum", lambda: shipped_urdf("pendulum"), False),

@@ -171,7 +171,7 @@ def test_newton_fallback_starts_from_the_best_iterate():
     assert info.converged and info.fallback and info.substeps == 1
     riqn_then_newton = spinning_arm(split_levels=0)
     riqn_then_newton.step()
-    newton = spinning_arm(root_finder="newton")
+    newton = spinning_arm(solver="newton")
     newton.step()
     np.testing.assert_allclose(riqn_then_newton.q, newton.q, atol=1e-9)
 

@@ -1,4 +1,4 @@
-"""The model-building API (mbsim_ros.model.builder) on the post's first example (a point mass
+"""The model-building API (mbsim_ros.mechanism) on the post's first example (a point mass
 hung from two fixed points by two springs, the blog post "Using lots of linear
 algebra to create a generalized dynamics solver") against scipy, the same chain built here
 and read from URDF, and bad input."""
@@ -13,7 +13,8 @@ from scipy.integrate import solve_ivp
 
 from mbsim_ros.dynamics import crba, rnea
 from mbsim_ros.model import ModelError, chain_urdf, load_urdf
-from mbsim_ros.model.builder import Builder
+from mbsim_ros.mechanism import Builder
+from mbsim_ros.sim import Simulator
 
 A, B, X0 = np.array([0.25, 0.5, 1.0]), np.array([0.75, 0.5, 1.0]), np.array([0.65, 0.7, 0.5])
 K, REST, WEIGHT = 8.0, 0.5, np.array([0.0, 0.0, -1.0])
@@ -49,7 +50,7 @@ def reference():
 
 
 def max_error(mechanism, reference, dt: float, steps: int) -> float:
-    sim = mechanism.simulator(dt=dt)
+    sim = Simulator.from_mechanism(mechanism, dt=dt)
     error = 0.0
     for _ in range(steps):
         assert sim.step().converged
@@ -123,7 +124,7 @@ def test_a_free_body_starts_at_its_pose_and_falls():
     b.add_joint("float", "free", "world", "brick", origin=(0.1, 0.2, 1.0), rpy=(0, 0, math.pi))
     mechanism = b.build()
     np.testing.assert_allclose(mechanism.q0, [0.1, 0.2, 1.0, 0, 0, 1, 0], atol=1e-15)
-    sim = mechanism.simulator(dt=1e-3)
+    sim = Simulator.from_mechanism(mechanism, dt=1e-3)
     for _ in range(100):
         sim.step()
     assert sim.q[2] == pytest.approx(1.0 - 9.81 * 0.1 * 0.101 / 2, rel=1e-12)  # a t (t + h) / 2

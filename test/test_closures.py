@@ -13,7 +13,8 @@ from scipy.integrate import solve_ivp
 
 from mbsim_ros.cli import main
 from mbsim_ros.dynamics.closures import ConstraintKinematics, mobility
-from mbsim_ros.model.builder import Builder
+from mbsim_ros.mechanism import Builder
+from mbsim_ros.sim import Simulator
 
 CRANK, COUPLER, ROCKER, GROUND = 0.1, 0.35, 0.3, 0.4   # a Grashof crank-rocker
 MASS = {"crank": 0.2, "coupler": 0.5, "rocker": 0.4}
@@ -89,7 +90,7 @@ def loop_equation_solution(crank_angle0: float, branch: float, duration: float):
 
 def run(mechanism, dt: float, duration: float, reference):
     """(max crank-angle error, max closure error) of a simulated run."""
-    sim = mechanism.simulator(dt=dt)
+    sim = Simulator.from_mechanism(mechanism, dt=dt)
     kinematics = ConstraintKinematics(mechanism.model)
     angle_error = closure_error = 0.0
     for _ in range(int(round(duration / dt))):
@@ -107,7 +108,7 @@ def mechanism():
 
 @pytest.fixture(scope="module")
 def reference(mechanism):
-    q0 = mechanism.simulator(dt=1e-3).q  # projected onto the loop
+    q0 = Simulator.from_mechanism(mechanism, dt=1e-3).q  # projected onto the loop
     branch = next(s for s in (1.0, -1.0)
                   if abs(np.angle(np.exp(1j * (loop_positions(q0[0], s)[0][1]
                                                - q0[0] - q0[1])))) < 1e-9)
@@ -115,7 +116,7 @@ def reference(mechanism):
 
 
 def test_four_bar_has_one_dof(mechanism):
-    q0 = mechanism.simulator(dt=1e-3).q
+    q0 = Simulator.from_mechanism(mechanism, dt=1e-3).q
     found = mobility(ConstraintKinematics(mechanism.model), mechanism.constraints, q0)
     assert (found.dof, found.rank, found.redundant, found.singular) == (1, 2, [], False)
     assert found.closure_error < 1e-12
@@ -124,7 +125,7 @@ def test_four_bar_has_one_dof(mechanism):
 def test_redundant_closure_rows_are_reported_not_fatal():
     """A revolute-like closure (all but ry) on a planar loop: y, rx and rz repeat the plane."""
     mechanism = four_bar(("x", "y", "z", "rx", "rz"))
-    sim = mechanism.simulator(dt=1e-3)
+    sim = Simulator.from_mechanism(mechanism, dt=1e-3)
     found = mobility(ConstraintKinematics(mechanism.model), mechanism.constraints, sim.q)
     assert found.dof == 1
     assert [r.split()[-1] for r in found.redundant] == ["y", "rx", "rz"]
@@ -176,7 +177,7 @@ def test_the_urdf_closure_moves_like_the_builder_one(tmp_path):
     out = tmp_path / "four_bar.npz"
     assert main(["simulate", "--config", str(EXAMPLE), "--integrator", "compliant",
                  "--dt", "0.002", "--steps", "200", "--out", str(out)]) == 0
-    built = four_bar().simulator(dt=2e-3)
+    built = Simulator.from_mechanism(four_bar(), dt=2e-3)
     for _ in range(200):
         built.step()
     np.testing.assert_allclose(np.load(out)["q"][-1], built.q, atol=1e-9)

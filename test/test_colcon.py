@@ -1,4 +1,4 @@
-"""The package in a ROS 2 workspace (issue 15): `colcon build --packages-select mbsim_ros` (colcon
+"""The package in a ROS 2 workspace: `colcon build --packages-select mbsim_ros` (colcon
 from PyPI: colcon-core, colcon-ros, colcon-python-setup-py, colcon-package-selection) in a
 temporary workspace, with and without --symlink-install; the install tree that `ros2 run` and
 `ros2 launch` rely on (the executables in lib/mbsim_ros, the share folder, the ament index

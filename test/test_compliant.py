@@ -11,7 +11,7 @@ from conftest import box_link_urdf
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.contact.scene import SceneError, load_scene, quaternion_to_matrix
-from mbsim_ros.integrators.compliant import PointConstraint
+from mbsim_ros.model.constraints import PointConstraint
 from mbsim_ros.model import shipped_urdf
 
 G = 9.81
@@ -147,7 +147,7 @@ def limited_pendulum():
 
 def swing(model, dt: float, qp_solver: str = "interior") -> tuple[float, float]:
     """(q after 1 s, lowest q) of the pendulum thrown at -4 rad/s into its -0.5 rad limit."""
-    sim = Simulator(model, dt, "compliant", qp_solver=qp_solver)
+    sim = Simulator(model, dt, "compliant", solver=qp_solver)
     sim.reset([0.0], [-4.0])
     lowest = 0.0
     for _ in range(int(round(1.0 / dt))):

@@ -62,7 +62,7 @@ def reference():
     scene = {"ground": {"friction": 0.5},
              "models": [{"sphere": {"radius": 0.05, "mass": 1.0}, "name": "s",
                          "position": [0.0, 0.0, 0.05]}]}
-    return Simulator.from_scene(scene, dt=1e-3, qp_solver="clarabel").integrator
+    return Simulator.from_scene(scene, dt=1e-3, solver="clarabel").integrator
 
 
 @pytest.mark.parametrize("pyramid", [False, True])
@@ -77,9 +77,9 @@ def test_weighted_problems_solved_at_least_as_well_as_clarabel(reference, pyrami
                                                 int(rng.integers(0, 4)),
                                                 int(rng.integers(0, 3)))
         m = kind.size
-        status, steps = cs.weighted_solve(H, c, weight, kind, mu, m, pyramid, cs.ITERATIONS,
+        status, steps = cs.weighted_solve(H, c, weight, kind, mu, m, pyramid, cs.solver_limits(),
                                           gamma, mats, vecs, ints)
-        assert status == cs.SOLVED and 0 < steps <= 30
+        assert status == cs.OK and 0 < steps <= 30
         ours = gamma[:m].copy()
         reference._info.fallback = False
         theirs = reference._solve_clarabel(H, c, weight, kind, mu, pyramid)
@@ -97,7 +97,7 @@ def test_indefinite_problem_is_reported_not_solved():
     kind = np.array([NORMAL, TANGENT, TANGENT])
     status, _ = cs.solve_rows(W, np.ones(3), np.zeros(3), kind, np.array([1e6, 0, 0]),
                               np.zeros(3), np.array([0.5, 0, 0]), 3, 1e-3, 1e-7, 1e-12, 1e3,
-                              False, cs.ITERATIONS, memory, gamma, mats, vecs, ints)
+                              False, cs.solver_limits(), memory, gamma, mats, vecs, ints)
     assert status == cs.NOT_POSITIVE
 
 
@@ -110,9 +110,9 @@ def step_solve(W, u, phi, kind, k, mu, pushing=None) -> tuple[int, np.ndarray]:
         memory[0, :m], memory[1, :m], memory[2, 0] = kind, pushing, m
     gamma = np.zeros(m)
     status, steps = cs.solve_rows(W.copy(), u, phi, kind, k, np.zeros(m), mu, m, 1e-3, 1e-7,
-                                  1e-12, 1e3, False, cs.ITERATIONS, memory, gamma, mats, vecs,
+                                  1e-12, 1e3, False, cs.solver_limits(), memory, gamma, mats, vecs,
                                   ints)
-    assert status == cs.SOLVED
+    assert status == cs.OK
     return steps, gamma
 
 
@@ -181,7 +181,7 @@ def test_solo12_trajectory_same_with_either_solver():
     legs = np.array([0.0, 0.8, -1.6] * 4)
     finals = []
     for solver in ("interior", "clarabel"):
-        sim = Simulator.from_scene(scene, dt=1e-3, qp_solver=solver)
+        sim = Simulator.from_scene(scene, dt=1e-3, solver=solver)
         q0 = scene.q0.copy()
         q0[7:] = legs
         sim.reset(q0)
@@ -203,12 +203,12 @@ def test_unconverged_solve_falls_back_to_clarabel_and_says_so():
     scene = {"ground": {"friction": 0.5},
              "models": [{"sphere": {"radius": 0.05, "mass": 1.0}, "name": "ball",
                          "position": [0.0, 0.0, 0.05]}]}
-    sim = Simulator.from_scene(scene, dt=1e-3, interior_iterations=2)
+    sim = Simulator.from_scene(scene, dt=1e-3, max_iterations=2)
     for _ in range(50):
         info = sim.step()
         assert info.converged and info.fallback
         assert "interior-point solver: not converged" in info.message
     force = sim.contact_wrenches()["ball"]
     assert force[2] == pytest.approx(9.81, rel=1e-3)
-    with pytest.raises(ValueError, match="interior_iterations"):
-        Simulator.from_scene(scene, dt=1e-3, interior_iterations=0)
+    with pytest.raises(ValueError, match="max_iterations"):
+        Simulator.from_scene(scene, dt=1e-3, max_iterations=0)

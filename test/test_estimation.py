@@ -146,7 +146,7 @@ def test_jacobians_match_central_finite_differences(label, order):
     x, u = process.x_from(q, v), rng.normal(0.0, 5.0, model.nv)
     A, B = process.jacobians(x, u)
     # the reference solves the step to its rounding floor (Newton, tolerance 1e-14)
-    reference = ProcessModel(model, dt=DT, order=order, root_finder="newton", tolerance=1e-14)
+    reference = ProcessModel(model, dt=DT, order=order, solver="newton", tolerance=1e-14)
     A_fd, B_fd = reference.finite_difference_jacobians(x, u, eps=1e-4, eps_u=1e-2)
     assert A.shape == (2 * model.nv, 2 * model.nv) and B.shape == (2 * model.nv, model.nv)
     assert relative(A, A_fd) < 1e-6
@@ -168,7 +168,7 @@ def test_jacobians_with_friction_follow_the_branch_the_step_took():
     x_next = process.step(x, u)
     assert np.flatnonzero(x_next[model.nq:] == 0.0).tolist() == [6]
     A, B = process.jacobians(x, u)
-    reference = ProcessModel(model, dt=DT, root_finder="newton", tolerance=1e-14)
+    reference = ProcessModel(model, dt=DT, solver="newton", tolerance=1e-14)
     A_fd, B_fd = reference.finite_difference_jacobians(x, u, eps=1e-4, eps_u=1e-2)
     assert relative(A, A_fd) < 1e-6
     assert relative(B, B_fd) < 1e-6
@@ -262,8 +262,8 @@ def test_bad_input_names_the_argument():
         process.step(bad)
     with pytest.raises(ValueError, match="integrator"):
         ProcessModel(model, integrator="rk4")
-    with pytest.raises(ValueError, match="root_finder"):
-        ProcessModel(model, root_finder="secant")
+    with pytest.raises(ValueError, match="solver"):
+        ProcessModel(model, solver="secant")
 
 
 @pytest.mark.parametrize("failure", ["raise", "nan"])

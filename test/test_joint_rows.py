@@ -7,7 +7,7 @@ import pytest
 from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf
 from mbsim_ros.sim import Simulator
 
-INTEGRATORS = [("compliant", {}), ("compliant", {"qp_solver": "clarabel"}), ("rigid", {}),
+INTEGRATORS = [("compliant", {}), ("compliant", {"solver": "clarabel"}), ("rigid", {}),
                ("rigid", {"solver": "pivoting"})]
 IDS = ["compliant", "compliant-clarabel", "rigid-pgs", "rigid-pivoting"]
 I_PIVOT = 1.000001  # the shipped pendulum: 1 kg at 1 m, 1e-6 kg m^2 about its centre
@@ -47,7 +47,7 @@ def test_friction_holds_a_pendulum_below_its_breakaway_torque(integrator, option
     sim.reset([theta])
     sim.step()
     # clarabel's default tolerances (1e-8 absolute gap) on an objective of ~1e-6
-    tolerance = 1e-2 if options.get("qp_solver") == "clarabel" else 1e-6
+    tolerance = 1e-2 if options.get("solver") == "clarabel" else 1e-6
     assert sim.v[0] == pytest.approx(-1e-3 * (torque - 2.0) / I_PIVOT, rel=tolerance)
 
 
@@ -82,7 +82,7 @@ def test_friction_row_solvers_agree():
     text = text.replace('friction="0"', 'friction="0.5"')
     model = load_urdf(text)
     assert np.all(model.friction == 0.5)
-    ours, reference = (Simulator(model, 1e-3, "compliant", qp_solver=solver)
+    ours, reference = (Simulator(model, 1e-3, "compliant", solver=solver)
                        for solver in ("interior", "clarabel"))
     compared = 0
     for sim in (ours, reference):

@@ -134,7 +134,7 @@ def test_the_repair_is_the_projection_onto_the_physical_inertias(seed):
     inertia = a + a.T  # symmetric, generally neither semidefinite nor balanced
     X = nearest_physical_inertia(inertia)
     w = np.linalg.eigvalsh(X)
-    scale = np.linalg.norm(inertia)  # (seed 4 projects onto the cone's apex, X = 0)
+    scale = np.linalg.norm(inertia)  # (a projection onto the cone's apex would give X = 0)
     assert w[0] >= -1e-12 * scale and w[0] + w[1] >= w[2] - 1e-12 * scale
     worst = max(float(np.sum((inertia - X) * (random_physical_inertia(rng) * s - X)))
                 for s in (0.1, 1.0, 10.0) for _ in range(700))

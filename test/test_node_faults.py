@@ -47,7 +47,7 @@ def test_a_bad_urdf_exits_non_zero_naming_the_element(tmp_path):
     ("armature.elbow:=0.1", ["armature.elbow", "joint1"]),
     ("armature.joint1:=-0.1", ["armature.joint1", ">= 0"]),
     ("variational.tolerance:=2.0", ["tolerance"]),
-    ("variational.no_such_option:=1", ["no_such_option", "root_finder"]),
+    ("variational.no_such_option:=1", ["no_such_option", "solver"]),
     ("urdf_path:=/no/such.urdf", ["/no/such.urdf"]),
 ])
 def test_a_bad_parameter_exits_non_zero_with_one_line(tmp_path, override, words):

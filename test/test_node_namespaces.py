@@ -1,4 +1,4 @@
-"""Several robots in one ROS domain (issue 15), over real DDS: two node processes started with
+"""Several robots in one ROS domain, over real DDS: two node processes started with
 ``-r __ns:=/left`` and ``-r __ns:=/right`` (lockstep, so nothing moves but what is commanded),
 each with its own joint_states, commands, services and robot_description; a command or a reset
 to one leaves the other alone. /clock is global: the right one is remapped away, as

@@ -1,4 +1,4 @@
-"""The robot's description and state over real DDS (issue 15): robot_description (transient
+"""The robot's description and state over real DDS: robot_description (transient
 local, for a subscriber that comes late), ~/set_state and ~/set_base_state while paused
 (checked whole, clamped into the limits, time goes on, the state published at once, the next
 step equal to an offline Simulator started there), ~/odom of a floating base (twist in the

@@ -1,4 +1,4 @@
-"""The node on a robot people own (issue 14): example-robot-data's xArm7 (joint damping
+"""The node on a robot people own: example-robot-data's xArm7 (joint damping
 10 N m s/rad on links of ~0.005 kg m^2) by urdf_path, the default integrator, realtime pacing at
 1 kHz, over real DDS. It must keep stepping: STATES joint_states arrive, whole steps apart, with
 finite positions and no ERROR in /diagnostics. Nothing here measures speed (bench/node.py
@@ -35,7 +35,7 @@ def test_xarm7_keeps_stepping_at_1khz_realtime(tmp_path):
                               "-p", "pacing:=realtime", "-p", f"rate_hz:={RATE_HZ}",
                               "-p", "diagnostics_period:=0.5")
     try:
-        client.spin_for(1.0)  # past t = 0, where it stopped (issue 14)
+        client.spin_for(1.0)  # past t = 0, where the xArm7's stiff URDF damping used to stop it
         assert not first_error(client), first_error(client)
         client.states.clear()
         start = time.monotonic()

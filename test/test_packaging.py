@@ -60,4 +60,3 @@ def test_make_targets_and_ci():
     readme = (ROOT / "README.md").read_text()
     assert "make run" in readme and "make test" in readme
     assert ".venv/" in (ROOT / ".gitignore").read_text()
-

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from mbsim_ros.model.builder import Builder
+from mbsim_ros.mechanism import Builder
+from mbsim_ros.sim import Simulator
 
 MASS, LENGTH, G = 0.7, 0.8, 9.81
 
@@ -23,7 +24,7 @@ def test_a_pendulum_joint_carries_the_rod_tension():
     b = Builder("pendulum")
     b.add_body("bob", MASS, com=(0, 0, -LENGTH))
     b.add_joint("hinge", "revolute", "world", "bob", axis=(0, 1, 0), position=1.2)
-    sim = b.build().simulator(dt=1e-3)
+    sim = Simulator.from_mechanism(b.build(), dt=1e-3)
     worst = 0.0
     for _ in range(1500):
         assert sim.step().converged
@@ -42,7 +43,7 @@ def test_a_rigid_link_carries_the_rod_tension():
     bob = b.add_point("bob", [LENGTH * math.sin(theta0), 0, 1.0 - LENGTH * math.cos(theta0)],
                       mass=MASS)
     b.add_link(pivot, bob)
-    sim = b.build().simulator(dt=1e-3)
+    sim = Simulator.from_mechanism(b.build(), dt=1e-3)
     worst = 0.0
     for _ in range(1500):
         assert sim.step().converged
@@ -59,7 +60,7 @@ def test_a_four_bar_held_by_a_closure_passes_its_weight_to_the_ground():
     joints carry the whole weight (the holding closure only applies a torque)."""
     from test_closures import MASS as BARS, four_bar
 
-    sim = four_bar(hold_crank=True).simulator(dt=1e-3)
+    sim = Simulator.from_mechanism(four_bar(hold_crank=True), dt=1e-3)
     assert sim.step().converged
     np.testing.assert_allclose(sim.v, 0.0, atol=1e-10)
     wrenches = sim.joint_wrenches()
@@ -78,7 +79,7 @@ def test_a_point_constraint_holds_a_pendulum_through_its_joint():
     repeat the hinge (zero rows: they carry nothing, least squares); the hinge carries the
     weight, and the pin's one working row nothing at rest."""
     from mbsim_ros import Simulator
-    from mbsim_ros.integrators.compliant import PointConstraint
+    from mbsim_ros.model.constraints import PointConstraint
 
     b = Builder("pinned")
     b.add_body("bob", MASS, com=(0, 0, -LENGTH))
@@ -100,7 +101,7 @@ def test_a_pendulum_resting_on_its_limit_passes_its_weight_and_torque_to_the_joi
     b.add_body("bob", MASS, com=(0, 0, -LENGTH))
     b.add_joint("hinge", "revolute", "world", "bob", axis=(0, 1, 0), lower=0.5, upper=1.0,
                 position=0.6)
-    sim = b.build().simulator(dt=1e-3)
+    sim = Simulator.from_mechanism(b.build(), dt=1e-3)
     for _ in range(3000):
         assert sim.step().converged
     assert abs(sim.v[0]) < 1e-9

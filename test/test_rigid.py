@@ -1,4 +1,4 @@
-"""The rigid-contact integrator (ODE's bounded LCP, issue 6) on the compliant integrator's
+"""The rigid-contact integrator (ODE's bounded LCP) on the compliant integrator's
 scenes with analytic answers: a box sliding or sticking on a 30 degree incline, a box resting on
 the ground, a pendulum thrown into its limit; PGS against pivoting; bad options."""
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_pgs_and_pivoting_agree(brick_path, scene):
     else:
         description, dt = brick_scene(brick_path, 0.55), 1e-2
     sims = {solver: Simulator.from_scene(description, dt=dt, integrator="rigid",
-                                         solver=solver, iterations=20000) for solver in SOLVERS}
+                                         solver=solver, max_iterations=20000) for solver in SOLVERS}
     for _ in range(5):
         sims["pivoting"].step()
     q, v = sims["pivoting"].q.copy(), sims["pivoting"].v.copy()
@@ -155,8 +155,8 @@ def test_resting_sphere_wrench_is_its_weight(solver):
 
 @pytest.mark.parametrize("options, words", [
     ({"erp": -0.1}, ["erp"]), ({"erp": 1.5}, ["erp"]), ({"cfm": -1e-5}, ["cfm"]),
-    ({"iterations": -3}, ["iterations"]), ({"iterations": 0}, ["iterations"]),
-    ({"iterations": 2.5}, ["iterations"]), ({"sor": 0.0}, ["sor"]), ({"sor": 2.5}, ["sor"]),
+    ({"max_iterations": -3}, ["max_iterations"]), ({"max_iterations": 0}, ["max_iterations"]),
+    ({"max_iterations": 2.5}, ["max_iterations"]), ({"sor": 0.0}, ["sor"]), ({"sor": 2.5}, ["sor"]),
     ({"solver": "dantzig"}, ["solver", "pgs", "pivoting"]), ({"erp": "high"}, ["erp"]),
 ])
 def test_bad_options_name_the_option(options, words):
@@ -174,7 +174,7 @@ def test_pgs_needs_sweeps_near_the_friction_limit(brick_path):
     errors = []
     for iterations in (50, 1000):
         sim = Simulator.from_scene(brick_scene(brick_path, 0.55), dt=1e-3, integrator="rigid",
-                                   solver="pgs", iterations=iterations)
+                                   solver="pgs", max_iterations=iterations)
         start = sim.q[:3].copy()
         for _ in range(1000):
             sim.step()

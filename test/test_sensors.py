@@ -18,7 +18,7 @@ from mbsim_ros.contact.scene import quaternion_to_matrix
 from mbsim_ros.dynamics import aba
 from mbsim_ros.dynamics.workspace import workspace_size
 from mbsim_ros.model import shipped_urdf
-from mbsim_ros.model.builder import rpy_matrix
+from mbsim_ros.spatial import rpy_matrix
 from mbsim_ros.model.closures import urdf_frames
 from mbsim_ros.sensors import SensorSuite
 from mbsim_ros.sensors.kernels import sensor_truth

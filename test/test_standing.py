@@ -1,4 +1,4 @@
-"""Every legged robot of example-robot-data stands on a steel floor (issue 14, item 8) in the
+"""Every legged robot of example-robot-data stands on a steel floor in the
 compliant and the rigid (PGS) integrator: neutral posture clamped into the joint limits, the
 lowest collision point on the ground, held by the implicit joint servo with gains scaled by the
 joint-space inertia (w = 30 rad/s, z = 0.7; bench/standing.py). Here 0.5 s per robot and

@@ -79,7 +79,7 @@ def run(sim, steps, tau=None):
 @pytest.mark.parametrize("root_finder", ["riqn", "newton", "broyden"])
 def test_converged_steps_satisfy_the_del_equation(root_finder):
     model = load_urdf(shipped_urdf("arm7"))
-    sim = Simulator(model, dt=DT, integrator="variational", root_finder=root_finder,
+    sim = Simulator(model, dt=DT, integrator="variational", solver=root_finder,
                     tolerance=1e-11)
     sim.reset(np.full(7, 0.4), np.linspace(-1, 1, 7))
     tau = np.linspace(-3, 3, 7)
@@ -93,9 +93,9 @@ def test_root_finders_and_guesses_agree():
     model = load_urdf(chain_urdf(8))
     q0 = np.full(8, 0.3)
     finals = []
-    for options in ({"root_finder": "riqn", "initial_guess": "IG1"},
-                    {"root_finder": "riqn", "initial_guess": "IG3", "anderson": 3},
-                    {"root_finder": "newton"}, {"root_finder": "broyden"}):
+    for options in ({"solver": "riqn", "initial_guess": "IG1"},
+                    {"solver": "riqn", "initial_guess": "IG3", "anderson": 3},
+                    {"solver": "newton"}, {"solver": "broyden"}):
         sim = Simulator(model, dt=DT, integrator="variational", tolerance=1e-12, **options)
         sim.reset(q0)
         finals.append(run(sim, 200)[-1])
@@ -262,7 +262,7 @@ def test_bad_input_leaves_the_state_alone():
     np.testing.assert_array_equal(sim.v, v)
     np.testing.assert_array_equal(sim.integrator.p, p)
     assert sim.t == t
-    for bad in ({"root_finder": "lbfgs"}, {"initial_guess": "IG4"}, {"tolerance": 0.0},
+    for bad in ({"solver": "lbfgs"}, {"initial_guess": "IG4"}, {"tolerance": 0.0},
                 {"max_iterations": 0}, {"order": 3}, {"anderson": 99}):
         with pytest.raises(ValueError):
             Simulator(model, integrator="variational", **bad)

@@ -1,4 +1,4 @@
-"""The robot zoo (issue 14): every URDF that example-robot-data ships, as a new user loads it
+"""The robot zoo: every URDF that example-robot-data ships, as a new user loads it
 (``load_urdf(path)``, fixed base), is loaded once per test session and checked three ways:
 
 1. it loads (ur3.urdf has no <link> and must keep its error; romeo_laas_small's grossly
@@ -76,7 +76,7 @@ SINGULAR = 1e-12  # smallest / largest eigenvalue of M below which M counts as s
 
 
 class NoRepairOption(Exception):
-    """load_urdf has no balance_inertia option yet (another part of issue 14 adds it)."""
+    """Raised where load_urdf takes no balance_inertia option (the nearest physical inertia)."""
 
 
 _MODELS: dict[str, Model | Exception] = {}

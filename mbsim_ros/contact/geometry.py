@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model import ModelError
+from ..spatial import rpy_matrix
 
 SPHERE, BOX, CYLINDER, MESH = 0, 1, 2, 3
 KIND_NAMES = {SPHERE: "sphere", BOX: "box", CYLINDER: "cylinder", MESH: "mesh"}
@@ -120,15 +121,6 @@ def candidate_points(shapes: Shapes) -> tuple[np.ndarray, np.ndarray, np.ndarray
     first = np.concatenate([[0], np.cumsum([len(b) for b in blocks])]).astype(np.int64)
     points = np.concatenate(blocks) if blocks else np.zeros((0, 3))
     return first, np.ascontiguousarray(points), bound
-
-
-def rpy_matrix(rpy) -> np.ndarray:
-    """URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 def _floats(text: str | None, n: int, what: str) -> np.ndarray:

@@ -24,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import ConfigError, initial_configuration, resolve_urdf, set_armature
+from ..model.model import ConfigError
+from ..model.resources import resolve_urdf
+from ..model.settings import initial_configuration, set_armature
 from ..model import Model, ModelError, load_urdf, merge
 from ..model.model import JointSpec
 from ..model.urdf import read_urdf

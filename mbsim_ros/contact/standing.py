@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 
 from ..dynamics.closures import ConstraintKinematics
-from ..model import Model
 from .geometry import SPHERE, candidate_points
 from .scene import Scene, load_scene
 

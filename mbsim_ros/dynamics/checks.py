@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from .._jit import kernel, step
+from ..codes import BAD_ARG0, BAD_ARG1, BAD_ARG2, BAD_QUATERNION, DIVERGED, OK, SINGULAR
 from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE, ModelError
 
-OK, BAD_ARG0, BAD_ARG1, BAD_ARG2, BAD_QUATERNION, SINGULAR, DIVERGED = 0, 1, 2, 3, 4, 5, 6
 QUATERNION_TOLERANCE = 1e-6
 _FLOAT64 = np.dtype(np.float64)
 
@@ -32,6 +32,18 @@ def all_finite(x) -> bool:
     for k in range(x.shape[0]):
         total += x[k] * 0.0
     return total == 0.0
+
+
+@step
+def max_abs(x, m) -> float:
+    """max |x[k]| over the first m entries; infinity if one of them is NaN (a NaN must never
+    pass a test as small)."""
+    largest = 0.0
+    for k in range(m):
+        a = abs(x[k])
+        if a > largest or a != a:
+            largest = a if a == a else math.inf
+    return largest
 
 
 @step

@@ -81,7 +81,8 @@ def project(kinematics: ConstraintKinematics, elements: list[Element], q: np.nda
             tolerance: float = PROJECTION_TOLERANCE, max_iterations: int = 20
             ) -> tuple[np.ndarray, float]:
     """q moved onto the rigid elements' manifold (|phi| <= tolerance), and the final max |phi|.
-    Seed 003: -J F x = f by least squares, repeated (Newton)."""
+    The generalized-dynamics-solver post's projection: -J F x = f by least squares, repeated
+    (Newton)."""
     rigid = [e for e in elements if e.rigid]
     q = np.array(q, dtype=float)
     error = 0.0

@@ -7,9 +7,8 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_TYPE
-from ..spatial import so3_coefficients
+from ..spatial import relative_twist, so3_coefficients
 from .checks import OK, as_vector, input_code, raise_for
-from .drnea import relative_twist
 from .kinematics import quaternion_matrix
 
 

@@ -21,9 +21,10 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
+from ..spatial import relative_twist
 from .checks import as_vector
-from .drnea import body_inertia, relative_twist
-from .kinematics import kinematics_step
+from .drnea import body_inertia
+from .kinematics import inertia_times_motion, kinematics_step
 
 # B_j / j! for j = 0..30 (Bernoulli numbers with B_1 = -1/2)
 _BERNOULLI = [1.0, -0.5, 1.0 / 6.0, 0.0, -1.0 / 30.0, 0.0, 1.0 / 42.0, 0.0, -1.0 / 30.0, 0.0,
@@ -94,16 +95,7 @@ def dmu_dxi(xi, Yb, dt, D, A, AT_powers_y, Lam, H, B, tmp):
     ad_matrix(xi, A)
     for r in range(6):
         tmp[0, r] = xi[r] / dt
-    # y = G xi / dt into AT_powers_y[0]; then (A^T)^a y
-    m, hx, hy, hz = Yb[0], Yb[1], Yb[2], Yb[3]
-    v0, v1, v2, w0, w1, w2 = tmp[0, 0], tmp[0, 1], tmp[0, 2], tmp[0, 3], tmp[0, 4], tmp[0, 5]
-    y = AT_powers_y[0]
-    y[0] = m * v0 - (hy * w2 - hz * w1)
-    y[1] = m * v1 - (hz * w0 - hx * w2)
-    y[2] = m * v2 - (hx * w1 - hy * w0)
-    y[3] = hy * v2 - hz * v1 + Yb[4] * w0 + Yb[5] * w1 + Yb[6] * w2
-    y[4] = hz * v0 - hx * v2 + Yb[5] * w0 + Yb[7] * w1 + Yb[8] * w2
-    y[5] = hx * v1 - hy * v0 + Yb[6] * w0 + Yb[8] * w1 + Yb[9] * w2
+    inertia_times_motion(Yb, tmp[0], AT_powers_y[0])  # y = G xi / dt; then (A^T)^a y
     for a in range(1, n):
         for r in range(6):
             acc = 0.0
@@ -140,13 +132,8 @@ def dmu_dxi(xi, Yb, dt, D, A, AT_powers_y, Lam, H, B, tmp):
     for c in range(6):
         for r in range(6):
             tmp[0, r] = 1.0 if r == c else 0.0
-        v0, v1, v2, w0, w1, w2 = tmp[0, 0], tmp[0, 1], tmp[0, 2], tmp[0, 3], tmp[0, 4], tmp[0, 5]
-        g0 = m * v0 - (hy * w2 - hz * w1)
-        g1 = m * v1 - (hz * w0 - hx * w2)
-        g2 = m * v2 - (hx * w1 - hy * w0)
-        g3 = hy * v2 - hz * v1 + Yb[4] * w0 + Yb[5] * w1 + Yb[6] * w2
-        g4 = hz * v0 - hx * v2 + Yb[5] * w0 + Yb[7] * w1 + Yb[8] * w2
-        g5 = hx * v1 - hy * v0 + Yb[6] * w0 + Yb[8] * w1 + Yb[9] * w2
+        inertia_times_motion(Yb, tmp[0], tmp[1])  # column c of G
+        g0, g1, g2, g3, g4, g5 = tmp[1, 0], tmp[1, 1], tmp[1, 2], tmp[1, 3], tmp[1, 4], tmp[1, 5]
         for r in range(6):
             D[r, c] = H[r, c] + (B[0, r] * g0 + B[1, r] * g1 + B[2, r] * g2 + B[3, r] * g3
                                  + B[4, r] * g4 + B[5, r] * g5) / dt

@@ -289,6 +289,7 @@ def rnea_derivatives_kernel(joint_int, joint_real, gravity, q, v, a, dtau_dq, dt
     velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, np.empty((nv, 6)), tmp,
                       dtau_dv)
 
+
 def rnea_derivatives(model, q, v, a) -> tuple:
     """(d tau / d q, d tau / d v) of tau = rnea(model, q, v, a) (nv x nv each; q moved as
     q (+) delta, in the tangent space)."""

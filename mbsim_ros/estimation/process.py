@@ -15,9 +15,7 @@ from ..dynamics.rnea_derivative import rnea_derivatives
 from ..dynamics.workspace import workspace_size
 from ..integrators import make_integrator
 from ..integrators.euler import EULER_ROWS, euler_buffers
-from ..integrators.euler import failure_message as euler_failure_message
 from ..integrators.servo import no_servo
-from ..integrators.variational import _FAILURES as VARIATIONAL_FAILURES
 from ..integrators.variational import (momentum_kernel, variational_step_kernel,
                                        variational_workspace_size)
 from ..model import Model
@@ -215,15 +213,10 @@ class ProcessModel:
                   out)
         if self.failure == "raise" and codes.max() != OK:
             failed = np.flatnonzero(codes)
-            reason = self._failure_message(int(codes[failed[0]]))
+            reason = self.integrator.failure_message(int(codes[failed[0]]))
             where = "" if name == "x" else f" for {failed.size} of {n} particles (first: row " \
                 f"{failed[0]})"
             raise StepFailed(f"the step failed{where}: {reason}", failed)
-
-    def _failure_message(self, code: int) -> str:
-        if self.integrator_name == "euler":
-            return euler_failure_message(code, self.integrator.implicit)
-        return VARIATIONAL_FAILURES.get(code, f"kernel code {code}")
 
     # ---- linearisation ----------------------------------------------------------------------
 
@@ -265,7 +258,7 @@ class ProcessModel:
                                        it.tolerance, self._ws[0], self._vws[0], q_next, p_next,
                                        v_next, self._stats[0], self._buf[0, -1:])
         if code != OK:
-            raise StepFailed(f"the step failed: {self._failure_message(code)}",
+            raise StepFailed(f"the step failed: {self.integrator.failure_message(code)}",
                              np.zeros(1, dtype=np.int64))
         return q_next, p_next
 

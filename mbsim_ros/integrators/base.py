@@ -1,29 +1,56 @@
 """What every integrator provides, and the registry the Simulator and the node pick them from."""
 from __future__ import annotations
 
+import inspect
 import math
-from dataclasses import dataclass
+import warnings
 from typing import Callable
 
 import numpy as np
 
+from ..codes import message
 from .servo import Servos
 
 
-@dataclass
 class StepInfo:
-    """What one step did. ``iterations``/``residual`` describe the root finder or constraint
-    solver (0 / 0.0 for explicit integrators); ``converged`` is False when the step could not be
-    completed, in which case the state was left unchanged and ``message`` says why.
-    An integrator returns the same StepInfo object every step (no allocation per tick):
-    copy it (``dataclasses.replace(info)``) to keep one."""
+    """What one step did; the fields mean the same in every integrator (docs/INTEGRATORS.md):
 
-    iterations: int = 0
-    residual: float = 0.0
-    converged: bool = True
-    fallback: bool = False
-    message: str = ""
-    substeps: int = 1  # pieces the step was split into to be solved (variational; 1: none)
+    - ``iterations``: the solver's iterations this step (variational: root-finder iterations,
+      all substeps and fallbacks included; compliant: interior-point iterations over the
+      active-set rounds; rigid: PGS sweeps or pivots; Euler: 0, it solves nothing iteratively);
+    - ``residual``: the solver's final residual, in its own units (variational: max |r| of the
+      DEL equation relative to 1 + max |p + h/2 u|; compliant: the cone problem's relative
+      duality gap; rigid: the LCP's natural-map residual; Euler: 0.0);
+    - ``converged``: False when the step could not be completed; the state was left unchanged
+      and ``message`` says why;
+    - ``fallback``: a slower path finished the step (variational: Newton or split steps;
+      compliant: clarabel; rigid: PGS after pivoting);
+    - ``substeps``: pieces the step was split into to be solved (1: none).
+
+    Every step returns its own StepInfo (a list of results is a list of distinct records)."""
+
+    __slots__ = ("iterations", "residual", "converged", "fallback", "message", "substeps")
+
+    def __init__(self, iterations: int = 0, residual: float = 0.0, converged: bool = True,
+                 fallback: bool = False, message: str = "", substeps: int = 1) -> None:
+        self.iterations = iterations
+        self.residual = residual
+        self.converged = converged
+        self.fallback = fallback
+        self.message = message
+        self.substeps = substeps
+
+    def copy(self) -> "StepInfo":
+        return StepInfo(self.iterations, self.residual, self.converged, self.fallback,
+                        self.message, self.substeps)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StepInfo) and all(
+            getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"StepInfo({fields})"
 
 
 class Integrator:
@@ -35,6 +62,9 @@ class Integrator:
     """
 
     name = "base"
+    models_contact = False  # True: takes a ``scene`` and reports contacts (compliant, rigid)
+    # option -> its name in this contract, for options an integrator renamed (DeprecationWarning)
+    renamed_options: dict[str, str] = {}
 
     def __init__(self, model, dt: float, **options) -> None:
         if options:
@@ -45,6 +75,20 @@ class Integrator:
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """Forget any history (multistep integrators keep the previous configuration)."""
+
+    def save_state(self) -> dict:
+        """Copies of everything this integrator carries from one step to the next (the
+        Simulator's State.integrator): variational's momentum, compliant's active set and warm
+        start. Nothing by default."""
+        return {}
+
+    def load_state(self, saved: dict) -> None:
+        """Write back what save_state returned, so that the next step is bit for bit the step
+        the saved run took."""
+
+    def failure_message(self, code: int) -> str:
+        """StepInfo.message for a status code of this integrator's kernel (mbsim_ros.codes)."""
+        return message(code)
 
     def step(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, q_out: np.ndarray,
              v_out: np.ndarray) -> StepInfo:
@@ -81,4 +125,30 @@ def make_integrator(name: str, model, dt: float, **options) -> Integrator:
     """The integrator registered under ``name`` for ``model`` with step ``dt`` (checked here,
     the one door every integrator comes through)."""
     dt = check_integrator_choice(name, dt)
-    return INTEGRATORS[name](model, dt, **options)
+    return INTEGRATORS[name](model, dt, **contract_options(name, options))
+
+
+def integrator_options(name: str) -> dict:
+    """The options the integrator registered as ``name`` takes, with their defaults."""
+    parameters = inspect.signature(INTEGRATORS[name].__init__).parameters
+    return {key: p.default for key, p in parameters.items()
+            if p.kind == p.KEYWORD_ONLY}
+
+
+def contract_options(name: str, options: dict) -> dict:
+    """options with renamed ones under their contract name (DeprecationWarning naming the new
+    one), or ValueError naming the valid options for an unknown one."""
+    cls = INTEGRATORS[name]
+    known = integrator_options(name)
+    checked = {}
+    for key, value in options.items():
+        if key in cls.renamed_options:
+            new = cls.renamed_options[key]
+            warnings.warn(f"integrator '{name}': option '{key}' is now '{new}'",
+                          DeprecationWarning, stacklevel=3)
+            key = new
+        if key not in known:
+            raise ValueError(f"integrator '{name}': unknown option '{key}' (valid: "
+                             f"{', '.join(sorted(known))})")
+        checked[key] = value
+    return checked

@@ -22,6 +22,7 @@ Only bilateral rows: (W + E^-1) gamma = -c, one SPD solve.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -29,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
+from ..codes import BILATERAL, FIXED, FRICTION, NORMAL, OK, TANGENT, UNILATERAL, message
 from ..contact.detection import detect_contacts
 from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
@@ -40,23 +42,21 @@ from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, workspace
-from ..model.constraints import (AppliedForce, Attachment, Element, FrameConstraint,
-                                 SpringDamper, force_wrench, rows_from_wrenches, spring_forces)
+from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
+                                 force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
 from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
                                 delassus, dof_parents, free_velocity, friction_rows,
                                 implicit_free_velocity, implicit_impulses, implicit_system,
                                 limit_rows, ltl_factor, reachable_contacts, servo_saturated,
                                 servo_system)
-from .cone_solver import (ITERATIONS, NOT_CONVERGED, NOT_POSITIVE, SOLVED, adds_energy,
-                          impulse_scale, solve_rows, solver_workspace)
+from .cone_solver import (GAP_TOLERANCE, ITERATIONS, adds_energy, impulse_scale, solve_rows,
+                          solver_limits, solver_workspace)
 from .euler import VELOCITY_TERMS
 
-BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5  # FIXED: held at 0
 CONES = ("true", "pyramid")
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("interior", "clarabel", "osqp")
-SOLVER_STATUS = {NOT_CONVERGED: "not converged", NOT_POSITIVE: "not positive definite"}
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
 MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the step's end)
 LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
@@ -77,26 +77,6 @@ class Contact:
     force: np.ndarray     # on body a, N, world frame (body b gets the opposite)
     link: str
     other: str
-
-
-class PointConstraint:
-    """A bilateral constraint holding a point of a body (given in the frame of the joint that
-    moves it) to a point in the world, in x, y and z: Drumwright's pendulum."""
-
-    def __init__(self, joint: int, local_point, world_point, stiffness: float = math.inf,
-                 damping: float = 0.0) -> None:
-        self.joint = int(joint)
-        self.local = np.asarray(local_point, dtype=float).reshape(3)
-        self.target = np.asarray(world_point, dtype=float).reshape(3)
-        self.stiffness, self.damping = float(stiffness), float(damping)
-
-    def as_closure(self, name: str) -> FrameConstraint:
-        """The same rows as a closure of the body point on the world point in x, y, z (world
-        axes): what the reaction analysis works with."""
-        return FrameConstraint(Attachment("world point", -1, np.eye(3), self.target),
-                               Attachment(name, self.joint, np.eye(3), self.local),
-                               ["x", "y", "z"], stiffness=self.stiffness,
-                               damping=self.damping, name=name)
 
 
 def _checked(item, kind: type, option: str):
@@ -165,15 +145,18 @@ class CompliantIntegrator(Integrator):
     "explicit": taken at the step start; module docstring)."""
 
     compiled_solve = True  # subclasses that replace _solve set False
+    models_contact = True
+    renamed_options = {"qp_solver": "solver", "interior_iterations": "max_iterations"}
 
     def __init__(self, model, dt: float, *, scene: Scene | None = None, cone: str = "true",
                  joint_limits: bool = True, limit_stiffness: float = math.inf,
                  limit_damping: float = 0.0, constraints: list | tuple = (),
                  normal_weight: float = 1e3, margin: float = 0.01, max_contacts: int = 512,
                  hertz_reference_depth: float = 1e-8,
-                 friction_regularization: float = 1e-7, qp_solver: str = "interior",
+                 friction_regularization: float = 1e-7, solver: str = "interior",
                  springs: list | tuple = (), forces: list | tuple = (),
-                 project: bool = True, interior_iterations: int = ITERATIONS,
+                 project: bool = True, max_iterations: int = ITERATIONS,
+                 tolerance: float = GAP_TOLERANCE,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
                  velocity_terms: str = "implicit") -> None:
         super().__init__(model, dt)
@@ -182,23 +165,27 @@ class CompliantIntegrator(Integrator):
                              f"{velocity_terms!r}")
         if cone not in CONES:
             raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
-        if qp_solver not in QP_SOLVERS:
-            raise ValueError(f"qp_solver must be one of {QP_SOLVERS}, got {qp_solver!r}")
+        if solver not in QP_SOLVERS:
+            raise ValueError(f"solver must be one of {QP_SOLVERS}, got {solver!r}")
         for name, value in (("limit_stiffness", limit_stiffness), ("margin", margin),
                             ("normal_weight", normal_weight),
                             ("hertz_reference_depth", hertz_reference_depth)):
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"{name} must be positive, got {value!r}")
-        if not (isinstance(interior_iterations, int) and interior_iterations >= 1):
-            raise ValueError(f"interior_iterations must be a positive integer, got "
-                             f"{interior_iterations!r}")
+        if not (isinstance(max_iterations, int) and max_iterations >= 1):
+            raise ValueError(f"max_iterations must be a positive integer, got "
+                             f"{max_iterations!r}")
+        if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
+            raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
         if not (isinstance(limit_damping, (int, float)) and limit_damping >= 0):
             raise ValueError(f"limit_damping must be non-negative, got {limit_damping!r}")
         self._recovery = _recovery(limit_recovery)
         self.scene = scene
         self.cone = cone
-        self.qp_solver = qp_solver
-        self.interior_iterations = interior_iterations
+        self.qp_solver = solver
+        self.interior_iterations = max_iterations
+        self.tolerance = float(tolerance)
+        self._limits = solver_limits(max_iterations, tolerance)
         self.joint_limits = bool(joint_limits)
         self.limit_stiffness, self.limit_damping = float(limit_stiffness), float(limit_damping)
         self.constraints = list(constraints)
@@ -273,6 +260,19 @@ class CompliantIntegrator(Integrator):
         self._buffers.memory[:] = 0
         self._n_contacts = 0
         self._row_count = 0
+
+    def save_state(self) -> dict:
+        """The active set of the last step and the cone solver's warm-start memory."""
+        return {"pushing": copy.deepcopy(self._pushing),
+                "memory": self._buffers.memory.copy()}
+
+    def load_state(self, saved: dict) -> None:
+        memory = saved["memory"]  # (3, capacity) of the run that saved it
+        if memory.shape[1] > self._buffers.capacity:  # grown as that run's buffers had
+            self._buffers = _RowBuffers(memory.shape[1], self.model.nv)
+        self._buffers.memory[:] = 0
+        self._buffers.memory[:, :memory.shape[1]] = memory
+        self._pushing = copy.deepcopy(saved["pushing"])
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -436,12 +436,12 @@ class CompliantIntegrator(Integrator):
             status, steps = solve_rows(buf.W, buf.u, buf.phi, buf.kind, buf.k, buf.b, buf.mu,
                                        rows, self.dt, self.regularization, RIGID_COMPLIANCE,
                                        self.normal_weight, self.cone == "pyramid",
-                                       self.interior_iterations, buf.memory, buf.gamma,
-                                       *buf.solver)
+                                       self._limits, buf.memory, buf.gamma, *buf.solver)
             info.iterations = steps
-            if status == SOLVED:
+            info.residual = float(self._limits[2])
+            if status == OK:
                 return True
-            info.message = f"interior-point solver: {SOLVER_STATUS[status]}"
+            info.message = f"interior-point solver: {message(status)}"
             info.fallback = True
             if rows > FALLBACK_ROWS:  # clarabel would take seconds: fail fast
                 info.message += f" ({rows} rows: no fallback above {FALLBACK_ROWS})"

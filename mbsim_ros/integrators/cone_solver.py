@@ -22,16 +22,22 @@ import math
 import numpy as np
 
 from .._jit import routine, step
+from ..dynamics.checks import max_abs
+from ..codes import (BILATERAL, BOX, CONE, FIXED, FREE, FRICTION, NONNEG, NORMAL, NOT_CONVERGED,
+                     NOT_POSITIVE, OK, PART, PYRAMID, TANGENT, UNILATERAL)
 
-BILATERAL, UNILATERAL, NORMAL, TANGENT, FIXED, FRICTION = 0, 1, 2, 3, 4, 5
-FREE, NONNEG, CONE, PART, PYRAMID, BOX = 0, 1, 2, 3, 4, 5  # reduced variable types
 
-SOLVED, NOT_CONVERGED, NOT_POSITIVE = 0, 1, 2
 ITERATIONS = 100          # interior-point iterations per solve, default
 GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
 DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
 ACCEPTABLE = 1e-9         # both, accepted when rounding stops progress (the best iterate)
 ACTIVE_SET_ROUNDS = 8     # rounds of the pushing rows' active set per start
+
+
+def solver_limits(iterations: int = ITERATIONS, gap_tolerance: float = GAP_TOLERANCE
+                  ) -> np.ndarray:
+    """interior_qp's limits: [iteration cap, relative gap tolerance, out: the residual]."""
+    return np.array([float(iterations), float(gap_tolerance), 0.0])
 
 
 def solver_workspace(rows: int) -> tuple:
@@ -386,12 +392,13 @@ def newton_direction(L, first, n, vtype, coef, w, r_dual, rc, rhs, dy, ds, dz, s
 
 
 @routine
-def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
+def interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, first) -> tuple:
     """min 1/2 y.P y + q.y subject to s = D y in the constraints' cones (vtype; coef: mu of
     the cone heads), leading n x n block; y out. A primal-dual interior-point method with
     Nesterov-Todd scaling and Mehrotra's predictor-corrector (Vandenberghe, "The CVXOPT linear
     and quadratic cone program solvers", Sec. 4-5); the iterates keep s = D y exactly inside
-    the cones. Returns (status, iterations). P must be positive definite."""
+    the cones. limits: [iteration cap, gap tolerance, out: the returned iterate's residual
+    max(dual / size, gap / |f|)]. Returns (status, iterations). P must be positive definite."""
     hess, L, M3 = mats[0], mats[1], mats[5]
     r_dual, dy, yu, rhs = vecs[0], vecs[1], vecs[2], vecs[3]
     s, z, w, lam = vecs[4], vecs[5], vecs[6], vecs[7]
@@ -406,7 +413,8 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
     if slots == 0:
         for i in range(n):
             y[i] = yu[i]
-        return SOLVED, 0
+        limits[2] = 0.0
+        return OK, 0
     f_low = objective(P, q, yu, n)
     scale, q_norm = 1e-300, 1e-300
     for i in range(n):
@@ -425,6 +433,7 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
     stalls = 0
     best = math.inf
     iteration = 0
+    limit = int(limits[0])
     for iteration in range(1, limit + 1):
         gap = 0.0
         for e in range(slots):
@@ -437,9 +446,10 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
         f_size = max(abs(f_low), abs(objective(P, q, y, n)), 1e-300)
         if not (math.isfinite(dual) and math.isfinite(gap) and math.isfinite(size)):
             break  # the scaling broke down at the rounding floor: the best iterate, if any
-        if dual <= DUAL_TOLERANCE * size and gap <= GAP_TOLERANCE * f_size:
-            return SOLVED, iteration - 1
         merit = max(dual / size, gap / f_size)
+        if dual <= DUAL_TOLERANCE * size and gap <= limits[1] * f_size:
+            limits[2] = merit
+            return OK, iteration - 1
         if merit <= ACCEPTABLE and merit < best:  # near the rounding floor: keep the best
             best = merit
             for i in range(n):
@@ -472,11 +482,12 @@ def interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, first) -> tuple:
         slacks(y, vtype, coef, n, s, 1.0)
         for e in range(slots):
             z[e] += a * dz[e]
+    limits[2] = best
     if best > ACCEPTABLE:
         return NOT_CONVERGED, limit
     for i in range(n):
         y[i] = y_best[i]
-    return SOLVED, iteration
+    return OK, iteration
 
 
 @step
@@ -486,8 +497,8 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
     weighted problem on them, scaled to a unit diagonal per block; returns their count."""
     n = 0
     for i in range(m):
-        held = kind[i] == FIXED or (kind[i] == TANGENT and mu[i - 1 if kind[i - 1] == NORMAL
-                                                             else i - 2] == 0.0)
+        head = i - 1 if kind[i - 1] == NORMAL else i - 2
+        held = kind[i] == FIXED or (kind[i] == TANGENT and mu[head] == 0.0)
         if held:
             continue
         index[n] = i
@@ -543,7 +554,7 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
 
 
 @routine
-def weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, gamma, mats, vecs,
+def weighted_solve(H, c, weight, kind, mu, m, pyramid, limits, gamma, mats, vecs,
                    ints) -> tuple:
     """gamma for min 1/2 g.H g + c.g + 1/2 sum_i w_i r_i^2 (r = H g + c) over the rows'
     cones; (status, Newton steps)."""
@@ -552,7 +563,7 @@ def weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, gamma, mats, vecs,
     P = mats[2]
     n = reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q,
                        ints[4])
-    status, steps = interior_qp(P, q, vtype, coef, n, y, limit, mats, vecs, ints[5])
+    status, steps = interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, ints[5])
     for i in range(m):
         gamma[i] = 0.0
     for a in range(n):
@@ -575,7 +586,7 @@ def owner(kind, i) -> int:
 
 @routine
 def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
-               normal_weight, pyramid, limit, memory, gamma, mats, vecs, ints) -> tuple:
+               normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
     """The impulses gamma[:m] of the compliant step (docs/COMPLIANT.md: per row
     E^-1 = 1/(h(hk + b)), c = u + k/(hk + b) phi; H = W + E^-1; the active set of pushing rows
     around the weighted cone problem). memory (3, rows) int: the last step's kinds, pushing
@@ -614,7 +625,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         for i in range(m):
             gamma[i] = -c[i]
         cholesky_solve(L, m, first, gamma)
-        return SOLVED, 0
+        return OK, 0
     # the pushing rows: the last step's when the rows repeat, else the convex form's solution
     same = memory[2, 0] == m
     for i in range(m):
@@ -629,17 +640,17 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         else:
             for i in range(m):
                 weight[i] = 0.0
-            status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limit, convex,
+            status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limits, convex,
                                              mats, vecs, ints)
             steps += n_steps
-            if status != SOLVED:
+            if status != OK:
                 return status, steps
             pushing_rows(convex, kind, m, impulses, pushing)
-        status, n_steps, settled = active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit,
+        status, n_steps, settled = active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limits,
                                                      normal_weight, pushing, trial_kind,
                                                      trial_mu, weight, gamma, mats, vecs, ints)
         steps += n_steps
-        if status != SOLVED:
+        if status != OK:
             return status, steps
         if settled:
             break
@@ -651,7 +662,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
     for i in range(m):
         memory[0, i] = kind[i]
         memory[1, i] = pushing[i]
-    return SOLVED, steps
+    return OK, steps
 
 
 @step
@@ -665,7 +676,7 @@ def pushing_rows(gamma, kind, m, impulses, pushing):
 
 
 @routine
-def active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit, normal_weight, pushing,
+def active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limits, normal_weight, pushing,
                       trial_kind, trial_mu, weight, gamma, mats, vecs, ints) -> tuple:
     """Up to ACTIVE_SET_ROUNDS rounds of the weighted problem from the pushing set: rows not
     pushing are held at zero, the pushing rows' law is penalised; a pushing row whose impulse
@@ -683,12 +694,12 @@ def active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit, normal_weight, pu
             trial_mu[i] = 0.0 if held else mu[i]
             weight[i] = normal_weight if pushing[i] else 0.0
         status, n_steps = weighted_solve(H, c, weight, trial_kind, trial_mu, m, pyramid,
-                                         limit, gamma, mats, vecs, ints)
+                                         limits, gamma, mats, vecs, ints)
         steps += n_steps
-        if status != SOLVED:
+        if status != OK:
             return status, steps, False
         if adds_energy(W, u, c, gamma, m):
-            return SOLVED, steps, False
+            return OK, steps, False
         changed = False
         for i in range(m):
             if not one_sided(kind[i]):
@@ -706,8 +717,8 @@ def active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limit, normal_weight, pu
                 pushing[i] = True
                 changed = True
         if not changed:
-            return SOLVED, steps, True
-    return SOLVED, steps, False
+            return OK, steps, True
+    return OK, steps, False
 
 
 @step
@@ -730,14 +741,6 @@ def adds_energy(W, u, c, gamma, m) -> bool:
         release += max(0.0, -g * (c[i] - u[i]))
         scale += abs(g * c[i])
     return added > release + 1e-3 * scale
-
-
-@step
-def max_abs(x, m) -> float:
-    best = 0.0
-    for i in range(m):
-        best = max(best, abs(x[i]))
-    return best
 
 
 @step

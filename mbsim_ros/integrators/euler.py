@@ -2,8 +2,8 @@
 against (Lee, Liu, Park and Srinivasa 2016, "Linear-time variational integrators in maximal
 coordinates", Fig. 2), in two treatments of the velocity-dependent forces (``velocity_terms``):
 
-* ``"explicit"`` (MuJoCo's ``Euler``; the O(n) option): joint damping D implicit, Coriolis and centrifugal forces
-  explicit,
+* ``"explicit"`` (MuJoCo's ``Euler``; the O(n) option): joint damping D implicit, Coriolis and
+  centrifugal forces explicit,
 
       (M + A + h D) (v' - v) = h (tau - D v - b(q, v)),   q' = q (+) h v'
 
@@ -32,7 +32,8 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..dynamics.aba import aba_kernel
-from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
+from ..codes import DIVERGED, OK, SINGULAR
+from ..dynamics.checks import all_finite
 from ..dynamics.configuration import integrate_kernel
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
@@ -201,16 +202,15 @@ class SemiImplicitEuler(Integrator):
                                  servos.iq, servos.saturated, self._ws,
                                  self._work, self._matrices, self._ints, q_out, v_out)
         self._info.converged = code == OK
-        self._info.message = "" if code == OK else failure_message(code, self.implicit)
+        self._info.message = "" if code == OK else self.failure_message(code)
         return self._info
 
-
-def failure_message(code: int, implicit: bool) -> str:
-    """StepInfo.message for a kernel code of euler_step_kernel."""
-    if code == SINGULAR and implicit:
-        return ("singular step matrix M + A + h D + h dB/dv (the LU met a zero pivot): joints "
-                "that move no inertia need armature")
-    return _FAILURES.get(code, f"kernel code {code}")
+    def failure_message(self, code: int) -> str:
+        """StepInfo.message for a kernel code of euler_step_kernel."""
+        if code == SINGULAR and self.implicit:
+            return ("singular step matrix M + A + h D + h dB/dv (the LU met a zero pivot): "
+                    "joints that move no inertia need armature")
+        return _FAILURES.get(code, f"kernel code {code}")
 
 
 _FAILURES = {DIVERGED: "diverged: the new state is not finite",

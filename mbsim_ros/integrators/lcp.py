@@ -13,10 +13,10 @@ Rows are visited in ``order`` (ODE: the rows without a friction owner first).
 import numpy as np
 
 from .._jit import kernel, routine, step
+from ..codes import CYCLING, OK, SINGULAR, UNSETTLED
 
-SOLVED, UNSETTLED, SINGULAR, CYCLING = 0, 1, 2, 3   # status of dantzig_kernel
-STATUS = ("solved", "friction bounds did not settle", "singular pivot", "cycling")
-FREE, CLAMPED, AT_LOWER, AT_UPPER, FIXED = 0, 1, 2, 3, 4  # FREE: not yet driven (x = 0)
+# the index sets of the pivoting: a row not yet driven (x = 0), clamped (w = 0), at a bound
+_UNDRIVEN, _CLAMPED, _AT_LOWER, _AT_UPPER, _HELD = 0, 1, 2, 3, 4
 
 
 @step
@@ -147,14 +147,14 @@ def _step_length(x, w, dx, dw, lower, upper, state, d, sign, tiny):
         best, event = (bound - x[d]) * sign, 1
     for i in range(x.shape[0]):
         s = np.inf
-        if state[i] == CLAMPED and dx[i] < -tiny:
+        if state[i] == _CLAMPED and dx[i] < -tiny:
             s = (lower[i] - x[i]) / dx[i]
-        elif state[i] == CLAMPED and dx[i] > tiny:
+        elif state[i] == _CLAMPED and dx[i] > tiny:
             s = (upper[i] - x[i]) / dx[i]
-        elif (state[i] == AT_LOWER and dw[i] < -tiny) or (state[i] == AT_UPPER and dw[i] > tiny):
+        elif (state[i] == _AT_LOWER and dw[i] < -tiny) or (state[i] == _AT_UPPER and dw[i] > tiny):
             s = -w[i] / dw[i]
         if s < best:
-            best, row, event = s, i, 2 if state[i] == CLAMPED else 3
+            best, row, event = s, i, 2 if state[i] == _CLAMPED else 3
     return max(best, 0.0), row, event
 
 
@@ -162,11 +162,11 @@ def _step_length(x, w, dx, dw, lower, upper, state, d, sign, tiny):
 def _settle(x, w, lower, upper, state, i, tiny_w):
     """Where a row that is not clamped rests: at a bound, or nowhere yet (-1)."""
     if upper[i] <= lower[i]:
-        state[i] = FIXED
+        state[i] = _HELD
     elif x[i] <= lower[i] and w[i] >= -tiny_w:
-        state[i] = AT_LOWER
+        state[i] = _AT_LOWER
     elif x[i] >= upper[i] and w[i] <= tiny_w:
-        state[i] = AT_UPPER
+        state[i] = _AT_UPPER
     else:
         return False
     return True
@@ -181,12 +181,12 @@ def _drive(A, lower, upper, x, w, state, clamped, k, d, inverse, dx, dw, p, tiny
     pivots = 0
     while True:
         if _settle(x, w, lower, upper, state, d, tiny_w):
-            return SOLVED, k, pivots
+            return OK, k, pivots
         if abs(w[d]) <= tiny_w:
             if not _clamp_add(A, inverse, clamped, k, d, p):
                 return SINGULAR, k, pivots
-            state[d] = CLAMPED
-            return SOLVED, k + 1, pivots
+            state[d] = _CLAMPED
+            return OK, k + 1, pivots
         sign = 1.0 if w[d] < 0.0 else -1.0
         _direction(A, inverse, clamped, k, d, sign, dx, dw)
         if not dw[d] * sign > tiny:
@@ -206,13 +206,13 @@ def _drive(A, lower, upper, x, w, state, clamped, k, d, inverse, dx, dw, p, tiny
             x[row] = lower[row] if dx[row] < 0.0 else upper[row]
             _clamp_remove(inverse, clamped, k, row)
             k -= 1
-            state[row] = AT_LOWER if dx[row] < 0.0 else AT_UPPER
+            state[row] = _AT_LOWER if dx[row] < 0.0 else _AT_UPPER
         else:
             w[row] = 0.0
             if not _clamp_add(A, inverse, clamped, k, row, p):
                 return SINGULAR, k, pivots
             k += 1
-            state[row] = CLAMPED
+            state[row] = _CLAMPED
 
 
 @routine
@@ -222,7 +222,7 @@ def _dantzig_pass(A, c, lower, upper, owner, mu, order, bounds_on_reach, x, inve
     normal impulse when it is reached (bounds_on_reach, ODE) or kept as given."""
     n = x.shape[0]
     for i in range(n):
-        x[i], w[i], state[i] = 0.0, c[i], FREE
+        x[i], w[i], state[i] = 0.0, c[i], _UNDRIVEN
     k, pivots = 0, 0
     for kk in range(n):
         d = order[kk]
@@ -232,9 +232,9 @@ def _dantzig_pass(A, c, lower, upper, owner, mu, order, bounds_on_reach, x, inve
         status, k, more = _drive(A, lower, upper, x, w, state, clamped, k, d, inverse, dx, dw,
                                  p, tiny, tiny_w, 10 * n + 10 - pivots)
         pivots += more
-        if status != SOLVED:
+        if status != OK:
             return status, pivots
-    return SOLVED, pivots
+    return OK, pivots
 
 
 @kernel
@@ -257,7 +257,7 @@ def dantzig_kernel(A, c, lo, hi, owner, mu, order, max_passes, x, inverse, ints,
         status, more = _dantzig_pass(A, c, lower, upper, owner, mu, order, sweep == 0, x,
                                      inverse, state, clamped, w, dx, dw, p, tiny, tiny_w)
         pivots += more
-        if status != SOLVED:
+        if status != OK:
             return status, pivots
         moved, largest = 0.0, 0.0
         for i in range(n):
@@ -267,5 +267,5 @@ def dantzig_kernel(A, c, lo, hi, owner, mu, order, max_passes, x, inverse, ints,
                 moved = max(moved, abs(bound - upper[i]))
                 upper[i], lower[i] = bound, -bound
         if moved <= 1e-10 * largest:
-            return SOLVED, pivots
+            return OK, pivots
     return UNSETTLED, pivots

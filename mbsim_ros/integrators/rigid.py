@@ -1,4 +1,4 @@
-"""The rigid-contact integrator (issue 6): ODE's velocity-level time stepping (the ROS wiki's
+"""The rigid-contact integrator : ODE's velocity-level time stepping (the ROS wiki's
 "ODE Solvers" page;
 docs/RIGID.md). The step is the compliant integrator's (Jacobians, bias and M from the start of
 the step, rows for contacts, joint limits and point constraints, free-flyers, outputs); only the
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..codes import FRICTION, NORMAL, OK, TANGENT, UNILATERAL, message
 from ..contact.scene import Scene
 from .base import register
-from .compliant import (FRICTION, LIMIT_RECOVERY, NORMAL, TANGENT, UNILATERAL,
-                        CompliantIntegrator)
-from .lcp import SOLVED, STATUS, dantzig_kernel, natural_residual, pgs_kernel
+from .compliant import LIMIT_RECOVERY, CompliantIntegrator
+from .lcp import dantzig_kernel, natural_residual, pgs_kernel
 
 SOLVERS = ("pgs", "pivoting")
 PGS_TOLERANCE = 1e-10   # a sweep that moves no impulse by more than this (relative) ends PGS
@@ -36,7 +36,8 @@ class RigidIntegrator(CompliantIntegrator):
     ODE's quickstep; "pivoting": Dantzig principal pivoting, ODE's dWorldStep, falling back to
     PGS, flagged in StepInfo.fallback, when it fails), ``erp`` (error reduction parameter: the
     fraction of a violation removed per step, ODE's 0.2), ``cfm`` (constraint force mixing,
-    m/(N s): ODE's single-precision default 1e-5), ``iterations`` (PGS sweeps at most),
+    m/(N s): ODE's single-precision default 1e-5), ``max_iterations`` (PGS sweeps at most),
+    ``tolerance`` (a PGS sweep that moves no impulse by more than this, relative, ends it),
     ``sor`` (over-relaxation, ODE's 1.3), ``joint_limits``, ``limit_recovery`` (a violated
     limit comes back at min(violation / time constant, cap): the row's ERP target capped),
     ``joint_friction``, ``constraints`` (PointConstraint list), ``margin`` (m: contacts watched
@@ -44,21 +45,26 @@ class RigidIntegrator(CompliantIntegrator):
     "implicit" by default); ``servo()`` as the compliant integrator's."""
 
     compiled_solve = False  # _solve below replaces the compliant solve
+    renamed_options = {"iterations": "max_iterations"}
 
     def __init__(self, model, dt: float, *, scene: Scene | None = None, solver: str = "pgs",
-                 erp: float = 0.2, cfm: float = 1e-5, iterations: int = 50, sor: float = 1.3,
+                 erp: float = 0.2, cfm: float = 1e-5, max_iterations: int = 50, sor: float = 1.3,
+                 tolerance: float = PGS_TOLERANCE,
                  joint_limits: bool = True, constraints: list | tuple = (),
                  margin: float = 0.01, max_contacts: int = 512,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
                  velocity_terms: str = "implicit") -> None:
-        _check_options(solver, erp, cfm, iterations, sor)
+        _check_options(solver, erp, cfm, max_iterations, sor)
+        if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
+            raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
         super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
                          constraints=constraints, margin=margin, max_contacts=max_contacts,
                          limit_recovery=limit_recovery, joint_friction=joint_friction,
                          velocity_terms=velocity_terms)
         self.solver = solver
         self.erp, self.cfm = float(erp), float(cfm)
-        self.iterations, self.sor = int(iterations), float(sor)
+        self.iterations, self.sor = int(max_iterations), float(sor)
+        self.tolerance = float(tolerance)
         self._inverse = np.zeros((0, 0))
         self._reserve(24)
 
@@ -85,7 +91,7 @@ class RigidIntegrator(CompliantIntegrator):
         if self.solver == "pivoting":
             self._pivot(problem, x)
         if self.solver == "pgs" or info.fallback:
-            info.iterations += pgs_kernel(*problem, self.iterations, self.sor, PGS_TOLERANCE, x)
+            info.iterations += pgs_kernel(*problem, self.iterations, self.sor, self.tolerance, x)
         info.residual = natural_residual(*problem[:-1], x)
         if not (np.all(np.isfinite(x)) and np.isfinite(info.residual)):
             info.message = "the LCP solution is not finite"
@@ -115,9 +121,9 @@ class RigidIntegrator(CompliantIntegrator):
                                         self._ints, self._reals)
         info.iterations = pivots
         finite = bool(np.all(np.isfinite(x)))
-        if status != SOLVED or not finite:
+        if status != OK or not finite:
             info.fallback = True
-            reason = STATUS[status] if status != SOLVED else "not finite"
+            reason = message(status) if status != OK else "not finite"
             info.message = f"pivoting: {reason}; PGS from its result"
             if not finite:
                 x[:] = 0.0
@@ -133,7 +139,7 @@ def _check_options(solver: str, erp: float, cfm: float, iterations: int, sor: fl
     if not _is_number(sor) or not 0.0 < sor < 2.0:
         raise ValueError(f"sor must be a number in (0, 2), got {sor!r}")
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
+        raise ValueError(f"max_iterations must be a positive integer, got {iterations!r}")
 
 
 def _is_number(value) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, step
+from ..arrays import copy_into
 
 # rows of the servo table
 S_KP, S_KD, S_QT, S_VT, S_BIAS, S_LOWER, S_UPPER, S_EFFORT = range(8)
@@ -202,6 +203,7 @@ class Servos:
         self.table[S_UPPER] = model.effort_limit
         self.table[S_LOWER] = -model.effort_limit
         self.active = False
+        self._integrating = False
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -268,6 +270,22 @@ class Servos:
         self.mode[dofs] = EFFORT
         self.integral[dofs] = 0.0
         self._refresh()
+
+    _STATE = ("table", "iq", "saturated", "mode", "gains", "i_clamp", "integral",
+              "_position_mode", "_servoed")
+
+    def save_state(self) -> dict:
+        """Copies of the targets, gains, integrals and saturation (the Simulator's State)."""
+        saved = {name: getattr(self, name).copy() for name in self._STATE}
+        saved["flags"] = np.array([self.active, self._integrating], dtype=np.bool_)
+        return saved
+
+    def load_state(self, saved: dict) -> None:
+        """Write back what save_state returned (in place: the kernels keep their arrays)."""
+        arrays = {name: getattr(self, name) for name in self._STATE}
+        arrays["flags"] = np.zeros(2, dtype=np.bool_)
+        copy_into(arrays, saved, "servos")
+        self.active, self._integrating = bool(arrays["flags"][0]), bool(arrays["flags"][1])
 
     def reset(self) -> None:
         """Forget the integrals and last step's saturation (a Simulator reset)."""

@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, routine, step
-from ..dynamics.checks import DIVERGED, OK, SINGULAR, all_finite
+from ..arrays import copy_into
+from ..codes import DIVERGED, NOT_CONVERGED, OK, SINGULAR
+from ..dynamics.checks import all_finite, max_abs
 from ..dynamics.configuration import difference_step, integrate_kernel
 from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
                               project_subtree_sums)
@@ -30,7 +32,7 @@ from .base import Integrator, StepInfo, register
 from .euler import explicit_velocity
 from .servo import any_servo, clear_saturation, servo_forces, servo_saturation
 
-NOT_CONVERGED = 7
+
 ROOT_FINDERS = {"riqn": 0, "newton": 1, "broyden": 2}
 GUESSES = {"IG1": 1, "IG2": 2, "IG3": 3}
 # settings columns
@@ -116,16 +118,6 @@ def carve_variational(vws, nj, nv, nq):
             rhs, dense, S8, powers, tmp2, R3)
 
 
-@step
-def max_abs(x) -> float:
-    m = 0.0
-    for k in range(x.shape[0]):
-        a = abs(x[k])
-        if a > m or a != a:  # NaN propagates
-            m = a if a == a else np.inf
-    return m
-
-
 @routine
 def residual(joint_int, joint_real, Yb, linear, h, q, x, b, oR_k, op_k, oS_k, wg, q_next,
              oR, op, Rq, pq, mom, acc, xis, tmp2, r) -> float:
@@ -142,7 +134,7 @@ def residual(joint_int, joint_real, Yb, linear, h, q, x, b, oR_k, op_k, oS_k, wg
     project_subtree_sums(joint_int, oS_k, acc, r)
     for k in range(r.shape[0]):
         r[k] += b[k] - linear[k] * x[k]
-    return max_abs(r)
+    return max_abs(r, r.shape[0])
 
 
 @routine
@@ -220,7 +212,7 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    b, x, dx, v_k, work = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK], vec[V_WORK]
+    b, x, dx, v_k = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK]
     precond, linear, servo_linear = vec[V_PRECOND], vec[V_LINEAR], vec[V_SERVO_LINEAR]
     for k in range(nv):
         precond[k] = armature[k] + 0.5 * h * damping[k] + h * servo_linear[k]
@@ -541,7 +533,7 @@ def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q,
     nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
     vec = carve_variational(vws, nj, nv, nq)[12]
     u_eff = vec[V_UEFF]
-    threshold = tol * (1.0 + max_abs(vec[V_B]))
+    threshold = tol * (1.0 + max_abs(vec[V_B], nv))
     rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws,
                               vws, stats)
     has_friction = solved and friction_before(joint_int, armature, friction, h, u, nq, vws,
@@ -549,7 +541,7 @@ def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q,
     if has_friction:
         for k in range(nv):
             vec[V_B, k] = p[k] + 0.5 * h * u_eff[k]
-        threshold = tol * (1.0 + max_abs(vec[V_B]))
+        threshold = tol * (1.0 + max_abs(vec[V_B], nv))
         rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold,
                                   ws, vws, stats)
     vec[V_RES, 0] = rnorm
@@ -658,20 +650,21 @@ def momentum_kernel(joint_int, joint_real, armature, q, v, ws, p_out):
 
 @register("variational")
 class VariationalIntegrator(Integrator):
-    """Options: root_finder ("riqn" | "newton" | "broyden"), initial_guess ("IG1" | "IG2" |
-    "IG3"), tolerance (on max |r| relative to 1 + max |p_k + dt/2 u|), max_iterations,
+    """Options: solver (the root finder: "riqn" | "newton" | "broyden"), initial_guess ("IG1" |
+    "IG2" | "IG3"), tolerance (on max |r| relative to 1 + max |p_k + dt/2 u|), max_iterations,
     anderson (history depth, 0 = plain RIQN), newton_fallback_iterations, split_levels (how many
     times a step that cannot be solved is halved before it fails), order (2 | 4)."""
 
-    def __init__(self, model, dt: float, *, root_finder: str = "riqn",
+    renamed_options = {"root_finder": "solver"}
+
+    def __init__(self, model, dt: float, *, solver: str = "riqn",
                  initial_guess: str = "IG2", tolerance: float = 1e-10,
                  max_iterations: int = 50, anderson: int = 0,
                  newton_fallback_iterations: int = 20, split_levels: int = 3,
                  order: int = 2) -> None:
         super().__init__(model, dt)
-        if root_finder not in ROOT_FINDERS:
-            raise ValueError(f"root_finder must be one of {sorted(ROOT_FINDERS)}, got "
-                             f"{root_finder!r}")
+        if solver not in ROOT_FINDERS:
+            raise ValueError(f"solver must be one of {sorted(ROOT_FINDERS)}, got {solver!r}")
         if initial_guess not in GUESSES:
             raise ValueError(f"initial_guess must be one of {sorted(GUESSES)}, got "
                              f"{initial_guess!r}")
@@ -688,7 +681,7 @@ class VariationalIntegrator(Integrator):
             raise ValueError(f"split_levels must be an integer in [0, 10], got {split_levels!r}")
         if order not in (2, 4):
             raise ValueError(f"order must be 2 or 4, got {order!r}")
-        self.settings = np.array([ROOT_FINDERS[root_finder], GUESSES[initial_guess],
+        self.settings = np.array([ROOT_FINDERS[solver], GUESSES[initial_guess],
                                   max_iterations, anderson, newton_fallback_iterations,
                                   split_levels],
                                  dtype=np.int64)
@@ -725,10 +718,10 @@ class VariationalIntegrator(Integrator):
         info.residual = float(self._residual[0])
         info.substeps = int(self._stats[2])
         info.converged = code == OK
-        info.message = "" if code == OK else self._failure(code)
+        info.message = "" if code == OK else self.failure_message(code)
         return info
 
-    def _failure(self, code: int) -> str:
+    def failure_message(self, code: int) -> str:
         message = _FAILURES.get(code, f"kernel code {code}")
         if code == SINGULAR and self.substeps.shape[0] == 3 and (
                 self.servos.active or np.any(self.model.damping > 0.0)):
@@ -740,6 +733,12 @@ class VariationalIntegrator(Integrator):
     def commit(self) -> None:
         """The Simulator accepted the step: the new momentum becomes the state."""
         self.p[:] = self._p_next
+
+    def save_state(self) -> dict:
+        return {"p": self.p.copy()}
+
+    def load_state(self, saved: dict) -> None:
+        copy_into({"p": self.p}, saved, "variational")
 
 
 _FAILURES = {NOT_CONVERGED: "the DEL equation did not converge (the root finder, the Newton "

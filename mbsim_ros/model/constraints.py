@@ -138,7 +138,6 @@ class SpringDamper(DistanceConstraint):
         self.stiffness, self.damping = float(stiffness), float(damping)
 
 
-
 def spring_forces(elements: list[Element], phi: np.ndarray, rate: np.ndarray) -> np.ndarray:
     """Row forces of springs and compliant elements, lambda = -(k phi + c phi_dot) (positive
     pushes the gap open; seed: motion_analysis.add_spring_damper(k, b, natural_len))."""
@@ -202,3 +201,23 @@ class FrameConstraint(Element):
             W.append([np.concatenate([np.zeros(3), -torque]),
                       np.concatenate([np.zeros(3), torque])])
         return np.array(phi), np.array(W)
+
+
+class PointConstraint:
+    """A bilateral constraint holding a point of a body (given in the frame of the joint that
+    moves it) to a point in the world, in x, y and z: Drumwright's pendulum."""
+
+    def __init__(self, joint: int, local_point, world_point, stiffness: float = math.inf,
+                 damping: float = 0.0) -> None:
+        self.joint = int(joint)
+        self.local = np.asarray(local_point, dtype=float).reshape(3)
+        self.target = np.asarray(world_point, dtype=float).reshape(3)
+        self.stiffness, self.damping = float(stiffness), float(damping)
+
+    def as_closure(self, name: str) -> FrameConstraint:
+        """The same rows as a closure of the body point on the world point in x, y, z (world
+        axes): what the reaction analysis works with."""
+        return FrameConstraint(Attachment("world point", -1, np.eye(3), self.target),
+                               Attachment(name, self.joint, np.eye(3), self.local),
+                               ["x", "y", "z"], stiffness=self.stiffness,
+                               damping=self.damping, name=name)

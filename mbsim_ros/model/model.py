@@ -19,6 +19,10 @@ class ModelError(ValueError):
     """A model that cannot be built or simulated; the message names the element and the reason."""
 
 
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names the key."""
+
+
 # Joint types as kernels see them. "continuous" is a revolute joint without position limits.
 REVOLUTE = 0
 PRISMATIC = 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .model import ConfigError
+
 DEFAULT_ROBOT = "arm7"
 
 
@@ -50,3 +52,27 @@ EXAMPLE_ROBOTS = {
 def example_robot_urdf(name: str) -> Path:
     """Path of an example-robot-data URDF by short name (see EXAMPLE_ROBOTS) or relative path."""
     return example_robot_data_dir() / EXAMPLE_ROBOTS.get(name, name)
+
+
+def resolve_urdf(reference: str, base_dir: str | Path | None = None) -> Path:
+    """A URDF path from a config value: a file (absolute, relative to the working directory or to
+    the config's directory), else the name of a shipped model ('arm7'), else an
+    example-robot-data robot ('panda', 'ur5', ... or a path inside its robots/ folder)."""
+    candidates = [Path(reference)]
+    if base_dir is not None:
+        candidates.append(Path(base_dir) / reference)
+    for path in candidates:
+        if path.is_file():
+            return path
+    try:
+        return shipped_urdf(reference)
+    except FileNotFoundError:
+        pass
+    try:
+        path = example_robot_urdf(reference)
+        if path.is_file():
+            return path
+    except FileNotFoundError:
+        pass
+    raise ConfigError(f"urdf_path '{reference}': no such file, shipped model or "
+                      f"example-robot-data robot ({', '.join(EXAMPLE_ROBOTS)})")

@@ -291,8 +291,8 @@ def _physical_inertias(robot: ET.Element, label: str, balance: bool) -> bool:
     if clipped:
         warnings.warn(f"{label}: principal moments negative within rounding (below "
                       f"{INERTIA_ROUNDING:g} of the robot's largest, {scale:.3g} kg m^2) "
-                      f"clipped to zero: " + "; ".join(f"link '{item.link}' {_fmt(w)}"
-                                                         for item, w in clipped),
+                      f"clipped to zero: "
+                      + "; ".join(f"link '{item.link}' {_fmt(w)}" for item, w in clipped),
                       stacklevel=3)
     if balance and (gross or unbalanced):
         changes = []

@@ -9,7 +9,6 @@ Topics, parameters and semantics: docs/NODE.md.
 """
 from __future__ import annotations
 
-import inspect
 import sys
 import threading
 import time
@@ -36,6 +35,7 @@ from ..config import (ConfigError, initial_configuration, read_config, resolve_u
                       set_armature)
 from ..contact.scene import SceneError, load_scene
 from ..integrators import INTEGRATORS
+from ..integrators.base import integrator_options as all_options
 from ..dynamics.closures import ConstraintKinematics, project
 from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, load_urdf, shipped_urdf
 from ..model.closures import load_closures, urdf_frames
@@ -95,7 +95,8 @@ PARAMETERS = [
                   "and urdf_path; needs a contact integrator (compliant)", {}),
     ("integrator", "variational", f"one of: {', '.join(sorted(INTEGRATORS))}; its options are "
                                   f"the parameters '<integrator>.<option>'", {}),
-    ("dt", 1e-3, "simulated seconds per step (a whole number of nanoseconds)", _float_range(1e-6, 1.0)),
+    ("dt", 1e-3, "simulated seconds per step (a whole number of nanoseconds)",
+     _float_range(1e-6, 1.0)),
     ("rate_hz", 1000.0, "steps per wall-clock second in realtime pacing (real-time factor = "
                         "dt * rate_hz)", _float_range(1.0, 100000.0)),
     ("pacing", "realtime", "realtime: rate_hz against the wall clock; fast: as fast as it can; "
@@ -152,11 +153,10 @@ class Settings:
 
 
 def integrator_options(name: str) -> dict:
-    """The keyword options (with defaults) that an integrator's constructor takes and a ROS
-    parameter can carry (the scene comes from the ``scene`` parameter)."""
-    signature = inspect.signature(INTEGRATORS[name].__init__)
-    return {p.name: p.default for p in signature.parameters.values()
-            if p.kind is p.KEYWORD_ONLY and isinstance(p.default, (bool, int, float, str))}
+    """The keyword options (with defaults) that an integrator takes and a ROS parameter can
+    carry (the scene comes from the ``scene`` parameter)."""
+    return {key: default for key, default in all_options(name).items()
+            if isinstance(default, (bool, int, float, str))}
 
 
 class SimulationNode(Node):
@@ -567,7 +567,7 @@ class SimulationNode(Node):
     def _publish_wrenches(self, t_ns: int) -> None:
         """Every link that can touch gets its contact wrench each publication (zero when it
         does not touch), so a subscriber sees the contact end."""
-        wrenches = self.sim.integrator.body_wrenches()
+        wrenches = self.sim.body_wrenches()
         for body, (publisher, writer) in self.contact_pubs.items():
             publisher.publish(writer.fill(t_ns, wrenches[body]))
 

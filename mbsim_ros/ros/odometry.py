@@ -46,4 +46,3 @@ class OdometryWriter:
         if self.tf is not None:
             t, p = self._translation, self._position
             t.x, t.y, t.z = p.x, p.y, p.z
-

@@ -64,7 +64,8 @@ class TickLog:
         self.count += 1
 
     def since(self, t0_ns: int) -> tuple[np.ndarray, np.ndarray]:
-        """(times, iterations) of the ticks at or after t0_ns that the ring still holds, in order."""
+        """(times, iterations) of the ticks at or after t0_ns that the ring still holds, in
+        order."""
         n = min(self.count, self.times.shape[0])
         start = self.count - n
         order = (np.arange(start, self.count) % self.times.shape[0])

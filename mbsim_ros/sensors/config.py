@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..config import ConfigError
+from ..model.model import ConfigError
 from ..model import Model
-from ..model.builder import rpy_matrix
+from ..spatial import rpy_matrix
 from ..model.constraints import Attachment
 
 COMMON_KEYS = ("type", "name", "topic", "rate", "decimation", "seed")
@@ -260,4 +260,3 @@ def _link(entry: dict, frames: dict, where: str) -> Attachment:
         raise ConfigError(f"{where}: link {name!r} is not a link of the model (links: "
                           f"{', '.join(sorted(frames))})")
     return frames[name]
-

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..config import ConfigError
+from ..model.model import ConfigError
 from ..dynamics.workspace import workspace_size
 from ..model.constraints import Attachment
 from ..model.model import PRISMATIC
@@ -50,7 +50,7 @@ class SensorSuite:
             self.encoders = None
         if self.switches and sim.scene is None:
             raise ConfigError(f"sensors: contact sensor '{self.switches[0].name}' needs a "
-                                f"scene (contacts) and a contact integrator")
+                              f"scene (contacts) and a contact integrator")
         self.due = np.zeros(len(self.devices), dtype=np.bool_)
         self._decimation = np.array([d.decimation for d in self.devices], dtype=np.int64)
         self._make_imus(sim.dt)
@@ -64,8 +64,7 @@ class SensorSuite:
         self._from_reactions = bool(getattr(integrator, "constraints", ()) or
                                     getattr(integrator, "springs", ()) or
                                     getattr(integrator, "forces", ()))
-        self._body_wrenches = getattr(integrator, "body_wrenches", None) \
-            if sim.scene is not None else None
+        self._body_wrenches = sim.body_wrenches if sim.scene is not None else None
         self._no_contact = np.zeros((model.njoints, 6))
         # read-only views of the Simulator's state arrays, which it updates in place
         self._state = (sim.q, sim.v, sim.acceleration)
@@ -114,7 +113,7 @@ class SensorSuite:
         for d in self.switches:
             if d.body not in bodies:
                 raise ConfigError(f"sensors: contact sensor '{d.name}': link '{d.link}' has "
-                                    f"no collision shapes in the scene")
+                                  f"no collision shapes in the scene")
         self._switch_body = np.array([d.body for d in self.switches], dtype=np.int64)
         self._threshold2 = np.array([d.threshold ** 2 for d in self.switches])
         self.in_contact = np.zeros(len(self.switches), dtype=np.bool_)

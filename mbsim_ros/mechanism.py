@@ -10,7 +10,7 @@ plus the elements between its frames.
     b.add_force(p, [0, 0, -1])
     b.add_spring(o1, p, stiffness=8, rest_length=0.5)
     b.add_spring(o2, p, stiffness=8, rest_length=0.5)
-    sim = b.build().simulator(dt=0.02)
+    sim = Simulator.from_mechanism(b.build(), dt=0.02)
 
 Fixed joints are merged into their parent body (as urdfdom does for a URDF); their frames stay
 addressable by name. A point mass is three prismatic joints ``<name>_x/_y/_z`` whose q is the
@@ -23,22 +23,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .constraints import (AppliedForce, Attachment, DistanceConstraint, Element,
-                          FrameConstraint, SpringDamper)
-from .model import JointSpec, Model, ModelError
+from .dynamics.closures import ConstraintKinematics
+from .model.constraints import (AppliedForce, Attachment, DistanceConstraint, Element,
+                                FrameConstraint, SpringDamper)
+from .model.model import JointSpec, Model, ModelError
+from .spatial import rpy_matrix
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "free")
 WORLD = "world"
-
-
-def rpy_matrix(rpy) -> np.ndarray:
-    """URDF's roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
-        math.cos(y), math.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 def shape_inertia(mass: float, *, box=None, sphere=None, cylinder=None) -> np.ndarray:
@@ -87,20 +79,6 @@ class Mechanism:
     springs: list[SpringDamper] = field(default_factory=list)
     forces: list[AppliedForce] = field(default_factory=list)
     q0: np.ndarray | None = None
-
-    def simulator(self, dt: float = 1e-3, integrator: str = "compliant", **options):
-        """A Simulator of this mechanism (the compliant integrator takes the elements), reset to
-        q0 projected onto the closures. (The model layer's one call down into sim.)"""
-        from ..dynamics.closures import ConstraintKinematics, project
-        from ..sim import Simulator
-
-        elements = {"constraints": self.constraints, "springs": self.springs,
-                    "forces": self.forces}
-        sim = Simulator(self.model, dt, integrator,
-                        **{k: v for k, v in elements.items() if v}, **options)
-        q0 = self.model.neutral() if self.q0 is None else self.q0
-        sim.reset(project(ConstraintKinematics(self.model), self.constraints, q0)[0])
-        return sim
 
 
 class Builder:
@@ -223,8 +201,6 @@ class Builder:
         specs, frames, fixed_mass = self._tree()
         model = Model(specs, name=self.name, fixed_mass=fixed_mass, gravity=self.gravity)
         q0 = self._initial_configuration(model)
-        from ..dynamics.closures import ConstraintKinematics
-
         oR, op, _ = ConstraintKinematics(model).evaluate(q0)
 
         def frame(name: str, role: str) -> Attachment:
