@@ -28,10 +28,14 @@ simulate: $(STAMP)
 	    --integrator variational --dt 0.001 --steps 5000 --out runs/arm7.npz
 	$(VENV)/bin/mbsim-ros plot runs/arm7.npz --out runs/arm7.png
 
+# The linter first (setup.cfg [flake8]: pyflakes and pycodestyle, 100 columns), then the suite.
+LINTED := mbsim_ros test bench examples launch setup.py
+
 test: $(STAMP)
+	$(PY) -m flake8 $(LINTED)
 	$(PY) -m pytest -q test
 
-# The peers (MuJoCo, PyBullet, DART) for bench/peers.py: only `make bench` installs them.
+# The peers (MuJoCo, PyBullet, DART) for bench/peers: only `make bench` installs them.
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[ros,test,bench]'
 	rm -f $(VENV)/.bench-installed-*
@@ -44,7 +48,7 @@ bench: $(BENCH_STAMP)
 	$(PY) bench/compliant.py --quick
 	$(PY) bench/elastic_foundation.py --quick
 	$(PY) bench/collision.py
-	$(PY) bench/peers.py --report docs/BENCHMARKS.md
+	$(PY) bench/peers --report docs/BENCHMARKS.md
 	$(PY) bench/zoo.py --report docs/ROBOTS.md
 
 # The node's timing figures as the README reports them (60 s per measurement, ~4 minutes).

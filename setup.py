@@ -32,6 +32,7 @@ ROS = {
 }
 TEST = {
     "pytest>=7": "python3-pytest",
+    "flake8>=6": "python3-flake8",  # the linter `make test` runs first (setup.cfg [flake8])
     "example-robot-data>=4.0": "example-robot-data",
     # test/test_colcon.py builds the package in a workspace; in a ROS installation rosdep's
     # one key for colcon brings them all
@@ -40,7 +41,7 @@ TEST = {
     "colcon-python-setup-py>=0.2.8": "python3-colcon-common-extensions",
     "colcon-package-selection>=0.2.10": "python3-colcon-common-extensions",
 }
-# The peers that bench/peers.py compares against (`pip install .[bench]`, `make bench`): wheels
+# The peers that bench/peers compares against (`pip install .[bench]`, `make bench`): wheels
 # from PyPI, not dependencies of the ROS package, so they have no rosdep key and package.xml
 # does not list them.
 BENCH = {

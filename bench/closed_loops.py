@@ -6,7 +6,6 @@ to create a generalized dynamics solver", run with the builder.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -17,13 +16,11 @@ import numpy as np  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "test"))
-from test_builder import X0, two_springs, two_springs_ode  # noqa: E402
-from test_closures import four_bar  # noqa: E402
 
-from mbsim_ros.mechanism import Builder
-from mbsim_ros.sim import Simulator  # noqa: E402
+from mbsim_ros.mechanism import Builder  # noqa: E402
 from mbsim_ros.plotting import ForceRecorder, animate, plot  # noqa: E402
+from mbsim_ros.scenarios import X0, four_bar, two_springs, two_springs_ode  # noqa: E402
+from mbsim_ros.sim import Simulator  # noqa: E402
 
 FIGURES = ROOT / "docs" / "figures"
 

@@ -29,11 +29,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "test"))
 
 from mbsim_ros import Simulator  # noqa: E402
 from mbsim_ros.contact.scene import load_scene  # noqa: E402
-from test_compliant import DOWNHILL, G, THETA, brick_urdf, incline  # noqa: E402
+from mbsim_ros.scenarios import DOWNHILL, G, THETA, brick_urdf, incline  # noqa: E402
 
 FIGURES = ROOT / "docs" / "figures"
 

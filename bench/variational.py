@@ -193,7 +193,8 @@ def main(argv=None) -> int:
     runs, path = energy_figure(seconds)
     for label, err in runs.items():
         finite = err[np.isfinite(err)]
-        diverged = "" if finite.size == err.size else f", diverged at t = {finite.size * 1e-3:.2f} s"
+        diverged = "" if finite.size == err.size \
+            else f", diverged at t = {finite.size * 1e-3:.2f} s"
         print(f"{label:24s} max |E - E0|/|E0| = {np.abs(finite).max():.2e}{diverged}")
     print(f"figure: {path}")
     return 0

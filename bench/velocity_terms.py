@@ -198,7 +198,8 @@ def cost(blocks: int, block: int) -> None:
                     times[k] = time.perf_counter() - start
                 best[mode] = min(best[mode], float(np.median(times)))
         ratio = "  ".join(f"{m} {1e6 * t:6.1f}" for m, t in best.items())
-        print(f"{label:16s} {ratio}  (implicit / explicit {best['implicit'] / best['explicit']:.2f})",
+        speed = best['implicit'] / best['explicit']
+        print(f"{label:16s} {ratio}  (implicit / explicit {speed:.2f})",
               flush=True)
 
 

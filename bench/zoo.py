@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as bench/peers.py: before numpy
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as bench/peers: before numpy
 
 import argparse  # noqa: E402
 import inspect  # noqa: E402
@@ -49,6 +49,8 @@ def make_simulator(model: Model, label: str, dt: float = 1e-3) -> Simulator:
     """The Simulator a run label stands for (INTEGRATORS)."""
     name, options = RUN_OPTIONS.get(label, (label, {}))
     return Simulator(model, dt, name, **options)
+
+
 DT = 1e-3
 SECONDS, QUICK_SECONDS = 2.0, 0.2
 ARMATURE = 1e-3  # kg m^2 on the joints of a singular joint-space inertia (romeo's fingers)

@@ -1,4 +1,5 @@
-"""`ros2 launch mbsim_ros double_pendulum.launch.py [pacing:=...]`: sim.launch.py with config/double_pendulum.yaml."""
+"""`ros2 launch mbsim_ros double_pendulum.launch.py [pacing:=...]`: sim.launch.py with
+config/double_pendulum.yaml."""
 from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource

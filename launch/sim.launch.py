@@ -7,8 +7,9 @@
 double_pendulum, panda, ur5); ``config`` replaces it with any parameters file. ``pacing`` and
 ``integrator``, when given, override the file. ``joint_commands_topic`` / ``joint_states_topic``,
 when given, remap the node's ``~/joint_commands`` and ``joint_states`` there (the hardware side
-of a ros2_control stack: arm7_ros2_control.launch.py). The node is ``mbsim`` (``/mbsim/effort_commands``, ``/joint_states``,
-``/clock``); controllers that follow it set ``use_sim_time: true``.
+of a ros2_control stack: arm7_ros2_control.launch.py). The node is ``mbsim``
+(``/mbsim/effort_commands``, ``/joint_states``, ``/clock``); controllers that follow it set
+``use_sim_time: true``.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction

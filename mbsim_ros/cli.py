@@ -134,8 +134,7 @@ def cmd_simulate(args) -> int:
     from .sim import Simulator
 
     config = _load_config(args.config)
-    options = {k: v for k, v in (("order", args.order), ("root_finder", args.root_finder))
-               if v is not None}
+    options = integrator_options_from(args)
     try:
         if "models" in config:  # a scene file
             sim = Simulator.from_scene(args.config, dt=args.dt, integrator=args.integrator,
@@ -306,6 +305,50 @@ def _model_args(p: argparse.ArgumentParser) -> None:
                                     "file) or a scene (ground, boxes, models)")
 
 
+def integrator_option_table() -> dict[str, dict[str, object]]:
+    """Every option an integrator takes that a command line (or a ROS parameter) can carry:
+    name -> {integrator: its default}; the node declares the same options as its
+    '<integrator>.<option>' parameters (ros/node.py)."""
+    from .integrators import INTEGRATORS
+    from .integrators.base import integrator_options
+
+    table: dict[str, dict[str, object]] = {}
+    for name in sorted(INTEGRATORS):
+        for option, default in integrator_options(name).items():
+            if isinstance(default, (bool, int, float, str)):
+                table.setdefault(option, {})[name] = default
+    return table
+
+
+def _parse_bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def _integrator_option_args(parser: argparse.ArgumentParser) -> None:
+    """--<option> for every integrator option (the node's '<integrator>.<option>' parameters)."""
+    group = parser.add_argument_group("integrator options (given ones go to --integrator)")
+    for option, defaults in integrator_option_table().items():
+        default = next(iter(defaults.values()))
+        kind = _parse_bool if isinstance(default, bool) else type(default)
+        group.add_argument(f"--{option.replace('_', '-')}", dest=f"option_{option}", type=kind,
+                           metavar=type(default).__name__.upper(),
+                           help="default: " + ", ".join(f"{name} {value!r}"
+                                                        for name, value in defaults.items()))
+
+
+def integrator_options_from(args) -> dict:
+    """The integrator options given on the command line (--root-finder: solver's old name)."""
+    options = {key[len("option_"):]: value for key, value in vars(args).items()
+               if key.startswith("option_") and value is not None}
+    if getattr(args, "root_finder", None) is not None:
+        options["root_finder"] = args.root_finder
+    return options
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .integrators import INTEGRATORS
 
@@ -314,10 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="simulate offline and write a trajectory (.npz)")
     _model_args(p)
     p.add_argument("--integrator", default="variational", choices=sorted(INTEGRATORS))
-    p.add_argument("--order", type=int, choices=(2, 4), help="variational: 4 = Yoshida triple "
-                   "jump of the second-order step")
-    p.add_argument("--root-finder", choices=("riqn", "newton", "broyden"),
-                   help="variational: root finder (default riqn)")
+    _integrator_option_args(p)
+    p.add_argument("--root-finder", dest="root_finder", help=argparse.SUPPRESS)  # now --solver
     p.add_argument("--dt", type=float, default=1e-3)
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--q0", type=_floats, help="initial q, comma-separated (nq numbers)")

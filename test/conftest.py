@@ -1,14 +1,18 @@
-"""Shared test helpers: pinocchio as the independent oracle, random states, the robot list."""
+"""Shared test helpers: pinocchio as the independent oracle, random states, the robot list,
+the incline's Coulomb check (box_link_urdf re-exported from mbsim_ros.scenarios)."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from mbsim_ros.model import Model, chain_urdf, example_robot_urdf, load_urdf, shipped_urdf
+from mbsim_ros.scenarios import DOWNHILL, NORMAL, THETA, G, box_link_urdf  # noqa: F401
 
-# (label, source, floating_base): our models and example-robot-data's (the dynamics targets' list + PR2,
-# which has continuous and prismatic joints).
+# (label, source, floating_base): our models and example-robot-data's (the dynamics targets'
+# list + PR2, which has continuous and prismatic joints).
 ROBOTS = [
     ("pendulum", lambda: shipped_urdf("pendulum"), False),
     ("double_pendulum", lambda: shipped_urdf("double_pendulum"), False),
@@ -65,16 +69,6 @@ def random_configuration(model: Model, rng: np.random.Generator) -> np.ndarray:
     return q
 
 
-def box_link_urdf(name: str, mass: float, size, collisions: str) -> str:
-    """A one-link URDF: a solid box's mass and inertia (size: full extents), the given
-    <collision> elements."""
-    x, y, z = size
-    return (f'<robot name="{name}"><link name="{name}"><inertial><mass value="{mass}"/>'
-            f'<inertia ixx="{mass * (y * y + z * z) / 12}" iyy="{mass * (x * x + z * z) / 12}" '
-            f'izz="{mass * (x * x + y * y) / 12}" ixy="0" ixz="0" iyz="0"/></inertial>'
-            f'{collisions}</link></robot>')
-
-
 def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:
     """max |ours - reference| / max(1, max |reference|): relative for large values, absolute
     below 1 (so that near-zero references do not inflate it)."""
@@ -108,3 +102,16 @@ def independent_discrete_lagrangian(pm, data, q0, q1, dt, armature_model=None):
         x = difference(armature_model, q0, q1)
         kinetic += x @ (armature_model.armature * x) / (2.0 * dt)
     return kinetic - 0.5 * dt * (potential0 + pin.computePotentialEnergy(pm, data, q1))
+
+
+def assert_coulomb_slide(moved: np.ndarray, friction: float) -> None:
+    """After 1 s from rest: the slide is Coulomb's g (sin - mu cos) / 2 within 2 % (semi-implicit
+    Euler's s_N = a t (t + dt) / 2 is the first-order error: 1 % at 10 ms), or under 0.1 mm of
+    creep when friction holds; no lift-off or sinking (1e-5 m)."""
+    slide = moved @ DOWNHILL
+    acceleration = G * (math.sin(THETA) - friction * math.cos(THETA))
+    if acceleration > 0:
+        assert abs(slide - 0.5 * acceleration) < 0.02 * 0.5 * acceleration
+    else:
+        assert 0.0 <= slide < 1e-4, "sticks: below 0.1 mm of creep in 1 s"
+    assert abs(moved @ NORMAL) < 1e-5, "no lift-off while sliding"

@@ -14,33 +14,8 @@ from scipy.integrate import solve_ivp
 from mbsim_ros.dynamics import crba, rnea
 from mbsim_ros.model import ModelError, chain_urdf, load_urdf
 from mbsim_ros.mechanism import Builder
+from mbsim_ros.scenarios import X0, two_springs, two_springs_ode
 from mbsim_ros.sim import Simulator
-
-A, B, X0 = np.array([0.25, 0.5, 1.0]), np.array([0.75, 0.5, 1.0]), np.array([0.65, 0.7, 0.5])
-K, REST, WEIGHT = 8.0, 0.5, np.array([0.0, 0.0, -1.0])
-
-
-def two_springs():
-    """The post's example, in its own words: two fixed points, a 1 kg point, its weight as a
-    fixed force, two springs k = 8, natural length 0.5."""
-    b = Builder(gravity=(0, 0, 0))
-    origin = b.add_point("originpoint", A)
-    origin2 = b.add_point("originpoint2", B)
-    free = b.add_point("freepoint", X0, mass=1.0)
-    b.add_force(free, WEIGHT)
-    b.add_spring(origin, free, stiffness=K, damping=0.0, rest_length=REST)
-    b.add_spring(origin2, free, stiffness=K, damping=0.0, rest_length=REST)
-    return b.build()
-
-
-def two_springs_ode(t, y):
-    x, v = y[:3], y[3:]
-    force = WEIGHT.copy()
-    for anchor in (A, B):
-        d = x - anchor
-        length = np.linalg.norm(d)
-        force -= K * (length - REST) * d / length
-    return np.concatenate([v, force])
 
 
 @pytest.fixture(scope="module")

@@ -105,3 +105,34 @@ def test_simulate_records_a_configs_sensors_and_names_a_bad_one(tmp_path):
     result = mbsim("simulate", "--config", config, "--steps", 5, "--out", out, check=False)
     assert result.returncode != 0 and "sensors[0] 'bob'" in result.stderr \
         and "'nope'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_cli_takes_every_integrator_option_the_node_takes():
+    """One table: every scalar option of every integrator (the node's '<integrator>.<option>'
+    parameters) is a --flag of `simulate`, parsed to the option's type."""
+    from mbsim_ros.cli import build_parser, integrator_options_from
+    from mbsim_ros.integrators import INTEGRATORS
+    from mbsim_ros.integrators.base import integrator_options
+
+    parser = build_parser()
+    for name in INTEGRATORS:
+        for option, default in integrator_options(name).items():
+            if not isinstance(default, (bool, int, float, str)):
+                continue  # scene, constraints, springs, forces: from the config
+            text, value = {bool: ("false", False), int: ("7", 7), float: ("0.25", 0.25),
+                           str: ("x", "x")}[type(default)]
+            args = parser.parse_args(["simulate", "--integrator", name,
+                                      f"--{option.replace('_', '-')}", text])
+            assert integrator_options_from(args) == {option: value}
+
+
+def test_simulate_passes_contract_options_and_names_a_wrong_one(tmp_path):
+    out = tmp_path / "rigid.npz"
+    result = mbsim("simulate", "--config", "config/scenes/ball_drop.yaml", "--integrator",
+                   "rigid", "--max-iterations", "20", "--tolerance", "1e-8", "--steps", "20",
+                   "--out", out)
+    assert "max_iterations = 20" in result.stdout and "tolerance = 1e-08" in result.stdout
+    result = mbsim("simulate", "--integrator", "euler", "--erp", "0.3", "--steps", "2",
+                   "--out", tmp_path / "x.npz", check=False)
+    assert result.returncode != 0
+    assert "unknown option 'erp'" in result.stderr and "velocity_terms" in result.stderr

@@ -14,31 +14,10 @@ from scipy.integrate import solve_ivp
 from mbsim_ros.cli import main
 from mbsim_ros.dynamics.closures import ConstraintKinematics, mobility
 from mbsim_ros.mechanism import Builder
+from mbsim_ros.scenarios import COUPLER, CRANK, GROUND, LENGTH, MASS, ROCKER, WIDTH, four_bar
 from mbsim_ros.sim import Simulator
 
-CRANK, COUPLER, ROCKER, GROUND = 0.1, 0.35, 0.3, 0.4   # a Grashof crank-rocker
-MASS = {"crank": 0.2, "coupler": 0.5, "rocker": 0.4}
-LENGTH = {"crank": CRANK, "coupler": COUPLER, "rocker": ROCKER}
-WIDTH, G = 0.02, 9.81
-
-
-def four_bar(directions=("x", "z"), hold_crank: bool = False):
-    """Bars along their local x, joints about y, the coupler's end closed on the rocker's
-    (``hold_crank``: the crank's turn closed on the world too, a structure)."""
-    b = Builder("four_bar")
-    for name, mass in MASS.items():
-        b.add_body(name, mass, box=(LENGTH[name], WIDTH, WIDTH), com=(LENGTH[name] / 2, 0, 0))
-    b.add_joint("crank_joint", "revolute", "world", "crank", axis=(0, 1, 0), position=1.0)
-    b.add_joint("coupler_joint", "revolute", "crank", "coupler", origin=(CRANK, 0, 0),
-                axis=(0, 1, 0), position=-0.5)
-    b.add_joint("rocker_joint", "revolute", "world", "rocker", origin=(GROUND, 0, 0),
-                axis=(0, 1, 0), position=1.5)
-    b.add_point("coupler_end", [COUPLER, 0, 0], body="coupler")
-    b.add_point("rocker_end", [ROCKER, 0, 0], body="rocker")
-    b.add_closure("coupler_end", "rocker_end", directions)
-    if hold_crank:
-        b.add_closure("world", "crank", ["ry"])
-    return b.build()
+G = 9.81
 
 
 def unit(angle: float) -> np.ndarray:

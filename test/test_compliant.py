@@ -7,27 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from conftest import box_link_urdf
+from conftest import assert_coulomb_slide
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.contact.scene import SceneError, load_scene, quaternion_to_matrix
 from mbsim_ros.model.constraints import PointConstraint
 from mbsim_ros.model import shipped_urdf
-
-G = 9.81
-THETA = math.radians(30.0)
-NORMAL = np.array([math.sin(THETA), 0.0, math.cos(THETA)])
-DOWNHILL = np.array([math.cos(THETA), 0.0, -math.sin(THETA)])
-
-
-def brick_urdf() -> str:
-    """Drumwright's incline box: unit mass, 0.1 x 0.2 x 0.05 m, four spherical feet of 1 cm."""
-    m, (x, y, z), r = 1.0, (0.1, 0.2, 0.05), 0.01
-    feet = "".join(
-        f'<collision><origin xyz="{sx * x / 2} {sy * y / 2} {-z / 2 - r}"/>'
-        f'<geometry><sphere radius="{r}"/></geometry></collision>'
-        for sx in (-1, 1) for sy in (-1, 1))
-    return box_link_urdf("brick", m, (x, y, z), feet)
+from mbsim_ros.scenarios import DOWNHILL, NORMAL, THETA, G, brick_urdf, incline
 
 
 @pytest.fixture(scope="module")
@@ -35,16 +21,6 @@ def brick_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("incline") / "brick.urdf"
     path.write_text(brick_urdf())
     return str(path)
-
-
-def incline(brick_path: str, friction: float, dt: float, cone: str = "true") -> Simulator:
-    """Steel (Hertz, E = 200 GPa) feet resting on the incline."""
-    scene = {"ground": {"normal": NORMAL.tolist(), "friction": friction,
-                        "youngs_modulus": 2.0e11, "poisson_ratio": 0.3},
-             "models": [{"urdf": brick_path, "floating_base": True,
-                         "position": (0.045 * NORMAL).tolist(),
-                         "orientation": [0.0, math.sin(THETA / 2), 0.0, math.cos(THETA / 2)]}]}
-    return Simulator.from_scene(scene, dt=dt, cone=cone)
 
 
 @pytest.mark.parametrize("dt", [1e-2, 1e-3])
@@ -69,19 +45,6 @@ def test_box_on_incline_slides_as_coulomb_says(brick_path, dt, friction):
     if friction > 0.0:
         assert rubbing_steps > 0.9 * int(round(1.0 / dt)), rubbing_steps
     assert_coulomb_slide(sim.q[:3] - start, friction)
-
-
-def assert_coulomb_slide(moved: np.ndarray, friction: float) -> None:
-    """After 1 s from rest: the slide is Coulomb's g (sin - mu cos) / 2 within 2 % (semi-implicit
-    Euler's s_N = a t (t + dt) / 2 is the first-order error: 1 % at 10 ms), or under 0.1 mm of
-    creep when friction holds; no lift-off or sinking (1e-5 m)."""
-    slide = moved @ DOWNHILL
-    acceleration = G * (math.sin(THETA) - friction * math.cos(THETA))
-    if acceleration > 0:
-        assert abs(slide - 0.5 * acceleration) < 0.02 * 0.5 * acceleration
-    else:
-        assert 0.0 <= slide < 1e-4, "sticks: below 0.1 mm of creep in 1 s"
-    assert abs(moved @ NORMAL) < 1e-5, "no lift-off while sliding"
 
 
 def test_pyramid_cone_brackets_the_true_cone(brick_path):

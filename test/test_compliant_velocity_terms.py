@@ -17,7 +17,7 @@ from mbsim_ros.dynamics import crba, rnea  # noqa: E402
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives  # noqa: E402
 from mbsim_ros.integrators import make_integrator  # noqa: E402
 from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf  # noqa: E402
-from test_euler import one_joint_urdf  # noqa: E402
+from mbsim_ros.scenarios import one_joint_urdf  # noqa: E402
 
 DT = 1e-3
 

@@ -12,20 +12,10 @@ from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives
 from mbsim_ros.dynamics.workspace import carve, workspace
 from mbsim_ros.integrators import make_integrator
 from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf
+from mbsim_ros.scenarios import one_joint_urdf
 
 DT = 1e-3
 MODES = ("explicit", "implicit")
-
-
-def one_joint_urdf(damping: float, friction: float = 0.0) -> str:
-    """A 2 kg rod on a revolute joint about y, its centre 0.5 m out along x (I_yy about the
-    joint 0.5 + 2 * 0.25 = 1.0 kg m^2)."""
-    return (f'<robot name="one"><link name="base"/><link name="rod"><inertial>'
-            f'<origin xyz="0.5 0 0"/><mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" '
-            f'iyy="0.5" iyz="0" izz="0.5"/></inertial></link>'
-            f'<joint name="hinge" type="revolute"><parent link="base"/><child link="rod"/>'
-            f'<axis xyz="0 1 0"/><limit lower="-10" upper="10" effort="100" velocity="100"/>'
-            f'<dynamics damping="{damping}" friction="{friction}"/></joint></robot>')
 
 
 def potential_scale(model, q) -> float:

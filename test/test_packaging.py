@@ -33,7 +33,7 @@ def test_package_xml_lists_every_dependency_of_setup_py():
 
 
 def test_benchmark_peers_are_an_extra_only():
-    """The peers of bench/peers.py install with `.[bench]` (make bench), never with the package."""
+    """The peers of bench/peers install with `.[bench]` (make bench), never with the package."""
     deps = setup_dependencies()
     names = {name.split(">")[0].split("=")[0] for name in deps["BENCH"]}
     assert names == {"mujoco", "pybullet", "dartpy"}

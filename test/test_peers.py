@@ -1,4 +1,4 @@
-"""bench/peers.py compares like with like: every installed engine, on the models it is given,
+"""bench/peers compares like with like: every installed engine, on the models it is given,
 has the same energy as ours at a random state (1e-9 relative) and reports back the state it was
 set to. Peers that are not installed (CI installs only .[ros,test]) are skipped. Speed is never
 asserted here."""
@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-import peer_engines  # noqa: E402
-import peers  # noqa: E402
+from peers import engines as peer_engines  # noqa: E402
+from peers import __main__ as peers  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ QUADRUPED_ENGINES = ["ours compliant", "ours rigid pgs", "ours rigid pivoting", 
 
 @pytest.mark.parametrize("label", QUADRUPED_ENGINES)
 def test_quadruped_starts_with_every_foot_on_the_ground(label):
-    import peer_quadruped
+    from peers import quadruped as peer_quadruped
 
     if label not in peer_quadruped.ENGINES:
         pytest.skip(f"{label}: its integrator is not registered")
@@ -54,7 +54,7 @@ def test_quadruped_starts_with_every_foot_on_the_ground(label):
 
 def test_our_quadruped_scene_is_the_description():
     """Our contact scene is built from the description's URDF: same energy at a random state."""
-    import peer_quadruped
+    from peers import quadruped as peer_quadruped
 
     if "ours compliant" not in peer_quadruped.ENGINES:
         pytest.skip("the compliant integrator is not registered")
@@ -71,9 +71,9 @@ def test_our_quadruped_scene_is_the_description():
 
 
 def test_svi_proxy_residual_is_the_gradient_of_the_midpoint_action():
-    """The dense (SVI-like) DEL residual of bench/peer_svi_proxy.py is D2 Ld(a, b) + D1 Ld(b, c)
+    """The dense (SVI-like) DEL residual of bench/peers/svi_proxy.py is D2 Ld(a, b) + D1 Ld(b, c)
     of its midpoint discrete Lagrangian: central differences of the action agree."""
-    import peer_svi_proxy
+    from peers import svi_proxy as peer_svi_proxy
     from mbsim_ros.model import chain_urdf
 
     dense = peer_svi_proxy.DenseDEL(chain_urdf(5))

@@ -58,7 +58,7 @@ def test_a_rigid_link_carries_the_rod_tension():
 def test_a_four_bar_held_by_a_closure_passes_its_weight_to_the_ground():
     """The four-bar with its crank's turn closed on the world (0 DOF, at rest): the two ground
     joints carry the whole weight (the holding closure only applies a torque)."""
-    from test_closures import MASS as BARS, four_bar
+    from mbsim_ros.scenarios import MASS as BARS, four_bar
 
     sim = Simulator.from_mechanism(four_bar(hold_crank=True), dt=1e-3)
     assert sim.step().converged

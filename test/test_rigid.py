@@ -10,7 +10,8 @@ import pytest
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.model import shipped_urdf
-from test_compliant import DOWNHILL, NORMAL, THETA, G, assert_coulomb_slide, brick_urdf
+from conftest import assert_coulomb_slide
+from mbsim_ros.scenarios import DOWNHILL, NORMAL, THETA, G, brick_urdf
 
 SOLVERS = ("pgs", "pivoting")
 

@@ -6,8 +6,8 @@
 2. RNEA, CRBA and ABA equal pinocchio's (built from the same file) at a random configuration
    within the limits, without armature and with a random positive armature set on both;
 3. 2 s at 1 ms from the neutral configuration clamped into the joint limits, at rest, under
-   gravity, zero effort, in euler (its default velocity_terms="implicit"; see FLAILING), variational,
-   compliant (joint limits, no scene) and rigid:
+   gravity, zero effort, in euler (its default velocity_terms="implicit"; see FLAILING),
+   variational, compliant (joint limits, no scene) and rigid:
    no step fails, the positions stay finite, and the energy never rises above its start by
    more than rounding plus the integrator's band (BAND below).
 
@@ -24,7 +24,7 @@ import pinocchio as pin
 import pytest
 
 from conftest import pinocchio_model, random_configuration, relative_error, to_pinocchio_q
-from mbsim_ros import Model, ModelError, Simulator, load_urdf
+from mbsim_ros import Model, ModelError, load_urdf
 from mbsim_ros.dynamics import aba, crba, rnea
 from mbsim_ros.model.model import R_COM, R_INERTIA, R_MASS
 

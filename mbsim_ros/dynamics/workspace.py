@@ -1,9 +1,19 @@
-"""One flat float buffer per model that the kernels carve into named arrays (no allocation per
-call, and a single argument to pass through numba's dispatcher)."""
+"""The dynamics kernels' workspace: one flat float buffer that the kernels carve into named
+arrays (no allocation per call, and a single argument to pass through numba's dispatcher).
+
+Every Simulator, ProcessModel and sensor suite owns its buffers (``new_workspace``: part of
+its Data); the Model holds none. The convenience functions of this package (``rnea(model,
+...)``, ``aba``, ``crba``, ``energy``, ...) share one buffer per Model, kept here beside it
+(weakly: it goes with the Model), as pinocchio's Python functions would share one Data."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
+
 from .._jit import step
+
+_CONVENIENCE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def workspace_size(nj: int, nv: int) -> int:
@@ -12,12 +22,17 @@ def workspace_size(nj: int, nv: int) -> int:
     return nj * per_joint + nv * per_dof + 9 + 3 + 36 + 36
 
 
+def new_workspace(model) -> np.ndarray:
+    """A workspace of its own for a simulation's Data."""
+    return np.zeros(workspace_size(model.njoints, model.nv))
+
+
 def workspace(model) -> np.ndarray:
-    """The model's kernel workspace, made on first use (kernels hold the GIL, so one per model
-    is safe for threads)."""
-    ws = model.scratch.get("dynamics")
+    """The workspace the convenience functions share for this model, made on first use
+    (kernels hold the GIL, so one per model is safe for threads)."""
+    ws = _CONVENIENCE.get(model)
     if ws is None:
-        ws = model.scratch["dynamics"] = np.zeros(workspace_size(model.njoints, model.nv))
+        ws = _CONVENIENCE[model] = new_workspace(model)
     return ws
 
 

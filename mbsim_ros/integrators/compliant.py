@@ -41,7 +41,7 @@ from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.rnea_derivative import velocity_terms
-from ..dynamics.workspace import carve, workspace
+from ..dynamics.workspace import carve, new_workspace
 from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
                                  force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
@@ -199,7 +199,7 @@ class CompliantIntegrator(Integrator):
         self.margin = float(margin)
         self.reference_depth = float(hertz_reference_depth)
         self.regularization = float(friction_regularization)
-        self._ws = workspace(model)
+        self._ws = new_workspace(model)
         views = carve(self._ws, model.njoints, model.nv)
         self._frames = (views[0], views[1], views[9])  # oR, op, oS: the kinematics at q0
         nv = model.nv

@@ -38,7 +38,7 @@ from ..dynamics.configuration import integrate_kernel
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
 from ..dynamics.rnea_derivative import velocity_terms
-from ..dynamics.workspace import carve, workspace
+from ..dynamics.workspace import carve, new_workspace
 from .base import Integrator, StepInfo, register
 from .lu import lu_factor, lu_solve
 from .servo import any_servo, clear_saturation, servo_saturation, servo_terms
@@ -191,7 +191,7 @@ class SemiImplicitEuler(Integrator):
         self.velocity_terms = velocity_terms
         self.implicit = velocity_terms == "implicit"
         self._work, self._matrices, self._ints = euler_buffers(model)
-        self._ws = workspace(model)
+        self._ws = new_workspace(model)
         self._info = StepInfo()
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:

@@ -26,7 +26,7 @@ from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinemat
                                    pose_step, world_motion_subspace)
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
-from ..dynamics.workspace import carve, workspace
+from ..dynamics.workspace import carve, new_workspace
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, register
 from .euler import explicit_velocity
@@ -691,7 +691,7 @@ class VariationalIntegrator(Integrator):
         self.Yb = np.zeros((model.njoints, 10))
         for i in range(model.njoints):
             body_inertia(model.joint_real[i], self.Yb[i])
-        self._ws = workspace(model)
+        self._ws = new_workspace(model)
         self._vws = np.zeros(variational_workspace_size(model.njoints, model.nv, model.nq))
         self.p = np.zeros(model.nv)
         self._p_next = np.zeros(model.nv)

@@ -155,7 +155,6 @@ class Model:
                     self.upper_position_limit, self.velocity_limit, self.effort_limit,
                     self.damping, self.friction):
             arr.setflags(write=False)
-        self.scratch: dict = {}  # per-model buffers of the layers below (kernel workspaces)
 
     # --- views for Python code -------------------------------------------------------------
     @property

@@ -9,10 +9,10 @@ integrators on identical models, measured in one run on this machine.
 3. Accuracy-cost frontier: wall time to simulate 10 s of that chain with the relative energy
    error below 1e-4, halving dt from 16 ms until an engine gets there (median of 3 timings of
    the decisive run).
-4. Contact (bench/peer_contact.py): inclined box, sphere stack, quadruped standing.
-Then the papers' DRNEA-vs-SVI ratio, by a labelled proxy (bench/peer_svi_proxy.py).
+4. Contact (bench/contact.py): inclined box, sphere stack, quadruped standing.
+Then the papers' DRNEA-vs-SVI ratio, by a labelled proxy (bench/peers/svi_proxy.py).
 
-Run: `.venv/bin/python bench/peers.py [--quick] [--report docs/BENCHMARKS.md]` (or `make bench`,
+Run: `.venv/bin/python bench/peers [--quick] [--report docs/BENCHMARKS.md]` (or `make bench`,
 which installs the peers: `pip install .[bench]`). A peer that is not installed is left out.
 """
 from __future__ import annotations
@@ -34,13 +34,14 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the peers package
 
 from mbsim_ros.model import chain_urdf, shipped_urdf  # noqa: E402
 
-from peer_engines import (Unsupported, installed_configs, is_ours,  # noqa: E402
+from peers.engines import (Unsupported, installed_configs, is_ours,  # noqa: E402
                           reference_energy)
-from peer_models import Description, describe  # noqa: E402
+from peers.models import Description, describe  # noqa: E402
+from peers.timing import block  # noqa: E402
 
 AGREEMENT_TOLERANCE = 1e-9
 ENERGY_TOLERANCE = 1e-4  # the frontier's target: max |E - E0| / |E0|
@@ -102,10 +103,7 @@ def step_cost_us(desc: Description, factory, steps: int, repeats: int) -> float:
     try:
         for _ in range(repeats + 1):
             engine.reset(q0, v0)
-            start = time.perf_counter()
-            for _ in range(steps):
-                engine.step()
-            runs.append((time.perf_counter() - start) / steps)
+            runs.append(block(engine.step, steps) / steps)
     except FloatingPointError:
         return float("nan")
     if not all(np.all(np.isfinite(x)) for x in engine.state()):
@@ -148,13 +146,10 @@ def energy_run(desc: Description, factory, dt: float, seconds: float,
     samples = int(round(seconds / dt)) // stride
     error, wall = np.empty(samples), 0.0
     for k in range(samples):
-        start = time.perf_counter()
         try:
-            for _ in range(stride):
-                engine.step()
+            wall += block(engine.step, stride)
         except FloatingPointError:
             return EnergyRun(dt, stride, error[:k], wall, k * stride * dt)
-        wall += time.perf_counter() - start
         q, v = engine.state()
         error[k] = (reference_energy(model, q, v) - e0) / abs(e0) \
             if np.all(np.isfinite(q)) and np.all(np.isfinite(v)) else np.inf
@@ -263,7 +258,7 @@ def ratio_line(name: str, values: dict[str, float], unit: str, fmt: str = "{:.3g
 
 def run(quick: bool, emit) -> dict:
     """Every workload; emit(line) receives one line per workload as it finishes."""
-    from peer_contact import contact_workloads, summary_lines
+    from peers.contact import contact_workloads, summary_lines
 
     configs = installed_configs()
     results = {"configs": list(configs), "quick": quick, "load": [os.getloadavg()[0]]}
@@ -301,10 +296,10 @@ def run(quick: bool, emit) -> dict:
     for line in summary_lines(results["contact"]):
         emit(line)
 
-    import peer_svi_proxy
+    from peers import svi_proxy
 
-    results["svi_proxy"] = peer_svi_proxy.costs((10, 100) if quick else (10, 50, 100, 200))
-    emit(peer_svi_proxy.summary_line(results["svi_proxy"]))
+    results["svi_proxy"] = svi_proxy.costs((10, 100) if quick else (10, 50, 100, 200))
+    emit(svi_proxy.summary_line(results["svi_proxy"]))
     results["load"].append(os.getloadavg()[0])
     return results
 
@@ -322,9 +317,9 @@ def main(argv=None) -> int:
 
     results = run(args.quick, emit)
     if args.report:
-        import peer_report
+        from peers import report
 
-        peer_report.write(args.report, results, lines)
+        report.write(args.report, results, lines)
         print(f"report: {args.report}")
     return 0 if max(results["agreement"].values()) <= AGREEMENT_TOLERANCE else 1
 

@@ -6,7 +6,7 @@ default contact model and solver, from one scene description:
   along the slope against g (sin theta - mu cos theta) (0 when it sticks);
 - sphere stack (Drumwright Fig. 10): five 1 kg spheres of radius 0.1 m stacked on the ground,
   2 s at dt = 1 ms and 10 ms: does it stand, and how deep do the spheres sink into each other;
-- quadruped standing (bench/peer_quadruped.py): solo12 held by joint PD, feet slip (ours:
+- quadruped standing (bench/peers/quadruped.py): solo12 held by joint PD, feet slip (ours:
   the compliant integrator and the rigid-LCP baseline with each of its solvers).
 
 The box and the stack run ours through the hook `ours_contact` (the compliant integrator, with
@@ -15,21 +15,21 @@ its defaults); our rows say "n/a" if that integrator is not registered.
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from mbsim_ros.integrators import INTEGRATORS
 
-from peer_engines import available
-from peer_models import mujoco_friction, numbers
+from peers.engines import available
+from peers.models import mujoco_friction, numbers
+from peers.timing import per_call
 
 THETA = np.radians(30.0)
 G = 9.81
 FRICTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
 OURS_NOT_LANDED = "n/a (compliant-contact integrator not landed)"
-OURS_NOT_WIRED = "n/a (compliant integrator registered; bench/peer_contact.py ours_contact " \
+OURS_NOT_WIRED = "n/a (compliant integrator registered; bench/contact.py ours_contact " \
                  "not wired to its scene API yet)"
 
 
@@ -232,12 +232,8 @@ def simulate(engine, seconds: float, dt: float) -> tuple[np.ndarray, float]:
     rather than blocks of steps, keep the other jobs of a shared machine out of the figure
     for slow and fast engines alike."""
     steps = int(round(seconds / dt))
-    out, times = np.empty((steps, len(engine.positions()), 3)), np.empty(steps)
-    for k in range(steps):
-        start = time.perf_counter()
-        engine.step()
-        times[k] = time.perf_counter() - start
-        out[k] = engine.positions()
+    out = np.empty((steps, len(engine.positions()), 3))
+    times = per_call(engine.step, steps, after=lambda k: out.__setitem__(k, engine.positions()))
     return out, (float(np.median(times)) * 1e6 if steps else float("nan"))
 
 
@@ -298,7 +294,7 @@ def sphere_stack(cls, seconds: float, dt: float) -> StackResult:
 
 def contact_workloads(quick: bool) -> dict:
     """Every contact workload for the installed peers (and our status line)."""
-    from peer_quadruped import quadruped
+    from peers.quadruped import quadruped
 
     peers = scene_engines()
     seconds = 0.5 if quick else 1.0

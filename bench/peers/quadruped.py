@@ -1,5 +1,5 @@
 """The quadruped standing (workload 4): solo12 from example-robot-data, written for every peer
-from one description (bench/peer_models.py: our loader's masses and inertias, fixed feet merged
+from one description (bench/peers/models.py: our loader's masses and inertias, fixed feet merged
 into the lower legs), with a contact sphere at each foot frame and no other collision geometry.
 It starts in the SRDF's "standing" posture with the feet on the ground and is held there by a
 joint PD loop (the same gains and code for every engine, efforts held over each 1 ms step).
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +23,10 @@ import pinocchio as pin
 from mbsim_ros.integrators import INTEGRATORS
 from mbsim_ros.model import example_robot_urdf
 
-from peer_contact import dart_ground, pybullet_ground
-from peer_engines import Dart, Engine, MuJoCo, PyBullet, available
-from peer_models import Description, describe, urdf
+from peers.contact import dart_ground, pybullet_ground
+from peers.engines import Dart, Engine, MuJoCo, PyBullet, available
+from peers.models import Description, describe, urdf
+from peers.timing import per_call
 
 FOOT_RADIUS = 0.019  # m
 FOOT_HEIGHT = 0.01910275  # m: of the foot frames above the ground at the SRDF's base height
@@ -180,15 +180,15 @@ def stand(label: str, factory, desc: Description, seconds: float) -> Standing:
     engine.reset(q_ref, np.zeros(desc.nv))
     engine.place_root(start_position())
     steps, settle = int(round(seconds / DT)), int(round(0.5 / DT))
-    feet, times = [], np.empty(steps)
-    for k in range(steps):
-        start = time.perf_counter()
+    feet = []
+
+    def control_step() -> None:  # the PD loop's iteration: read-out, efforts, step
         q, v = engine.state()
         engine.apply(KP * (q_ref - q) - KD * v)
         engine.step()
-        times[k] = time.perf_counter() - start
-        if k >= settle:
-            feet.append(engine.points())
+
+    times = per_call(control_step, steps,
+                     after=lambda k: feet.append(engine.points()) if k >= settle else None)
     feet = np.array(feet)
     slip = np.linalg.norm(feet[:, :, :2] - feet[0, :, :2], axis=2).max()
     lowest = feet[:, :, 2].min()

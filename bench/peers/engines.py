@@ -1,4 +1,4 @@
-"""Each engine behind one small interface, on a Description (bench/peer_models.py):
+"""Each engine behind one small interface, on a Description (bench/peers/models.py):
 ``reset(q, v)``, ``step()``, ``state() -> (q, v)`` in our joint order, and ``own_energy()``,
 the engine's own kinetic + gravitational energy computed from its own model (what the agreement
 check compares). Every engine is stepped from Python, one call per step.
@@ -19,7 +19,7 @@ import numpy as np
 from mbsim_ros import Simulator
 from mbsim_ros.dynamics import energy as our_energy
 
-from peer_models import Description, mjcf, urdf
+from peers.models import Description, mjcf, urdf
 
 
 PYBULLET_MAX_DOF = 128

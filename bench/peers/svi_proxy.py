@@ -26,14 +26,13 @@ finder. It shows how the O(n) and O(n^2) evaluations part as n grows on this mac
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pinocchio as pin
 
 from mbsim_ros.dynamics.configuration import difference
 from mbsim_ros.dynamics.drnea import del_residual_kernel
 from mbsim_ros.model import chain_urdf, load_urdf
+from peers.timing import median_us
 
 DT = 1e-3
 SIZES = (10, 100)
@@ -72,18 +71,6 @@ class DenseDEL:
                     - pin.computePotentialEnergy(self.model, self.data, m))
 
 
-def _median_us(call, calls: int) -> float:
-    """The median over `calls` timed calls (after an untimed one): per-call medians keep the
-    other jobs of a shared machine out of the figure."""
-    call()  # first call: compilation, caches
-    times = np.empty(calls)
-    for k in range(calls):
-        start = time.perf_counter()
-        call()
-        times[k] = time.perf_counter() - start
-    return float(np.median(times)) * 1e6
-
-
 def costs(sizes=SIZES, calls: int = CALLS) -> dict[int, tuple[float, float]]:
     """links -> (ours us, dense us) per residual evaluation: the median over `calls` calls,
     at a random 3-D chain configuration moving at ~1 rad/s."""
@@ -102,8 +89,8 @@ def costs(sizes=SIZES, calls: int = CALLS) -> dict[int, tuple[float, float]]:
             del_residual_kernel(ji, jr, grav, damp, DT, q_prev, q, q_next, x_prev, x_next,
                                 zero, zero, res)
 
-        out[n] = (_median_us(ours, calls),
-                  _median_us(lambda: dense.residual(q_prev, q, q_next, DT), calls))
+        out[n] = (median_us(ours, calls),
+                  median_us(lambda: dense.residual(q_prev, q, q_next, DT), calls))
     return out
 
 

@@ -1,0 +1,90 @@
+"""Workspaces declared once: a flat float buffer's named views, each with its shape in terms of
+the model's sizes (``nj`` joints, ``nv`` velocities, ``nq`` positions) and constants.
+
+    DYNAMICS = Layout("DynamicsViews", [("oR", ("nj", 3, 3)), ("op", ("nj", 3)), ...])
+    DYNAMICS.size(nj=..., nv=...)        # the buffer's length
+    carve = DYNAMICS.carve               # compiled: carve(ws, nj, nv) -> DynamicsViews
+
+(the carve step takes the dimensions the declaration uses, in the order nj, nv, nq).
+
+From the one declaration come the size (for the allocation) and the compiled carve step that
+kernels call to get their views as a namedtuple: by name (``w.oR``) or unpacked in the
+declared order. Views are consecutive and disjoint by construction (test/test_layout.py
+checks every declared layout), so no two names can alias one slice of the buffer.
+"""
+from __future__ import annotations
+
+import sys
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+DIMENSIONS = ("nj", "nv", "nq")
+
+
+class Layout:
+    """A workspace's declaration: ``fields`` = [(name, shape)], a shape's entries ints or one
+    of DIMENSIONS. ``module``: the module that owns the layout (the views' namedtuple class is
+    published there, so numba's cache can find it by name)."""
+
+    def __init__(self, name: str, fields: list[tuple[str, tuple]], module: str) -> None:
+        names = [field for field, _ in fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"layout {name}: a view is declared twice")
+        for field, shape in fields:
+            for entry in shape:
+                if not (isinstance(entry, int) and entry > 0 or entry in DIMENSIONS):
+                    raise ValueError(f"layout {name}: view {field}: bad extent {entry!r}")
+        self.name = name
+        self.fields = list(fields)
+        self.views_type = namedtuple(name, names)
+        self.views_type.__module__ = module
+        setattr(sys.modules[module], name, self.views_type)
+        self.carve = self._compile(module)
+
+    @staticmethod
+    def _extent(shape, sizes: dict) -> tuple[int, ...]:
+        return tuple(sizes[e] if isinstance(e, str) else e for e in shape)
+
+    @property
+    def dimensions(self) -> tuple[str, ...]:
+        """The dimensions the declaration uses, in DIMENSIONS order: the carve step's
+        arguments after the buffer."""
+        used = {e for _, shape in self.fields for e in shape if isinstance(e, str)}
+        return tuple(d for d in DIMENSIONS if d in used)
+
+    def size(self, nj: int = 0, nv: int = 0, nq: int = 0) -> int:
+        """The buffer's length for these sizes."""
+        sizes = {"nj": nj, "nv": nv, "nq": nq}
+        return int(sum(np.prod(self._extent(shape, sizes), dtype=np.int64)
+                       for _, shape in self.fields))
+
+    def spans(self, nj: int = 0, nv: int = 0, nq: int = 0) -> dict[str, tuple[int, int]]:
+        """name -> (start, end) of each view in the buffer (for tests and tools)."""
+        sizes = {"nj": nj, "nv": nv, "nq": nq}
+        out, start = {}, 0
+        for field, shape in self.fields:
+            end = start + int(np.prod(self._extent(shape, sizes), dtype=np.int64))
+            out[field] = (start, end)
+            start = end
+        return out
+
+    def allocate(self, nj: int = 0, nv: int = 0, nq: int = 0) -> np.ndarray:
+        return np.zeros(self.size(nj, nv, nq))
+
+    def _compile(self, module: str):
+        """The carve step, generated from the declaration: consecutive reshaped slices."""
+        lines = [f"def carve(ws, {', '.join(self.dimensions)}):", "    o = 0"]
+        for field, shape in self.fields:
+            extent = " * ".join(str(e) for e in shape)
+            dims = ", ".join(map(str, shape))
+            lines.append(f"    {field} = ws[o:o + {extent}].reshape(({dims},))")
+            lines.append(f"    o += {extent}")
+        lines.append(f"    return {self.name}({', '.join(field for field, _ in self.fields)})")
+        namespace = {self.name: self.views_type}
+        exec(compile("\n".join(lines), f"<layout {self.name}>", "exec"), namespace)  # noqa: S102
+        carve = namespace["carve"]
+        carve.__module__ = module
+        carve.__qualname__ = carve.__name__ = f"carve_{self.name}"
+        return njit(inline="always", error_model="numpy")(carve)

@@ -1,0 +1,45 @@
+"""Workspaces declared once (mbsim_ros/layout.py): every declared layout's views tile its buffer
+exactly (consecutive, disjoint, the declared size), and the compiled carve step hands each name
+exactly its slice, so no two names can alias one piece of a buffer."""
+import numpy as np
+import pytest
+
+from mbsim_ros.dynamics.workspace import DYNAMICS
+from mbsim_ros.integrators.variational import VARIATIONAL
+from mbsim_ros.layout import Layout
+
+LAYOUTS = [DYNAMICS, VARIATIONAL]
+SIZES = [(1, 1, 1), (7, 7, 7), (13, 18, 19)]  # (nj, nv, nq): a pendulum, an arm, a free robot
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.name)
+@pytest.mark.parametrize("nj, nv, nq", SIZES)
+def test_views_tile_the_buffer(layout, nj, nv, nq):
+    spans = layout.spans(nj, nv, nq)
+    ends = [0] + [end for _, end in spans.values()]
+    assert [start for start, _ in spans.values()] == ends[:-1], "consecutive, no gaps"
+    assert all(end > start for start, end in spans.values()), "no empty view"
+    assert ends[-1] == layout.size(nj, nv, nq)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.name)
+def test_the_compiled_carve_gives_each_name_its_slice(layout):
+    nj, nv, nq = 5, 6, 7
+    sizes = {"nj": nj, "nv": nv, "nq": nq}
+    ws = layout.allocate(nj, nv, nq)
+    views = layout.carve(ws, *(sizes[d] for d in layout.dimensions))
+    assert type(views).__name__ == layout.name and views._fields == tuple(
+        name for name, _ in layout.fields)
+    for k, (name, shape) in enumerate(layout.fields):
+        view = getattr(views, name)
+        assert view.shape == tuple(sizes.get(e, e) for e in shape)
+        view[...] = k + 1
+    for k, (start, end) in enumerate(layout.spans(nj, nv, nq).values()):
+        assert np.all(ws[start:end] == k + 1)
+
+
+def test_a_bad_declaration_is_refused():
+    with pytest.raises(ValueError, match="declared twice"):
+        Layout("Twice", [("a", (3,)), ("a", (4,))], __name__)
+    with pytest.raises(ValueError, match="bad extent"):
+        Layout("Bad", [("a", ("n_links", 3))], __name__)
