@@ -26,12 +26,19 @@ from numba import njit
 from numba.core.caching import UserProvidedCacheLocator
 
 
+# Sources whose text ends up in compiled code: kernels, the workspace declarations they inline,
+# and the modules whose constants numba freezes into them (status codes, the Model's columns).
+_COMPILED_MARKS = (b"_jit import", b"numba", b"layout import")
+_FROZEN_CONSTANTS = ("codes.py", "model/model.py")
+
+
 def _source_digest() -> str:
     root = Path(__file__).resolve().parent
     digest = hashlib.sha1()
     for path in sorted(root.rglob("*.py")):
         source = path.read_bytes()
-        if b"_jit import" not in source and b"numba" not in source:
+        if not (any(mark in source for mark in _COMPILED_MARKS)
+                or path.relative_to(root).as_posix() in _FROZEN_CONSTANTS):
             continue
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(source)

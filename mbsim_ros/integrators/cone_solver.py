@@ -40,11 +40,23 @@ def solver_limits(iterations: int = ITERATIONS, gap_tolerance: float = GAP_TOLER
     return np.array([float(iterations), float(gap_tolerance), 0.0])
 
 
+# The solver's buffers, every slot named once here (solver_workspace sizes them from these
+# lists, so a new slot cannot alias another): matrices (rows, rows), vectors (4 rows: a cone's
+# slack has three entries per row), integer vectors (rows).
+(M_HESS, M_L, M_P, M_H, M_LH, M_M3), N_MATRICES = range(6), 6
+(V_RDUAL, V_DY, V_YU, V_RHS, V_S, V_Z, V_W, V_LAM, V_DS, V_DZ, V_SDS, V_SDZ,    # interior_qp
+ V_COEF, V_SCALE, V_Q, V_Y,                                                    # weighted_solve
+ V_EINV, V_C, V_WEIGHT, V_TRIAL_MU,                                            # solve_rows
+ V_RC, V_ZERO, V_YBEST,                                                        # interior_qp
+ V_CONVEX), N_VECTORS = range(24), 24                                          # solve_rows
+(I_INDEX, I_VTYPE, I_TRIAL_KIND, I_PUSHING, I_COUPLED, I_FIRST), N_INTS = range(6), 6
+
+
 def solver_workspace(rows: int) -> tuple:
-    """Buffers for `rows` rows: (six (rows, rows) matrices, 24 vectors, six integer
-    vectors, the active-set memory (3, rows))."""
-    return (np.zeros((6, rows, rows)), np.zeros((24, 4 * rows)),
-            np.zeros((6, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
+    """Buffers for `rows` rows: (the matrices, the vectors, the integer vectors named above,
+    the active-set memory (3, rows))."""
+    return (np.zeros((N_MATRICES, rows, rows)), np.zeros((N_VECTORS, 4 * rows)),
+            np.zeros((N_INTS, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
 
 
 @step
@@ -399,11 +411,11 @@ def interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, first) -> tuple:
     and quadratic cone program solvers", Sec. 4-5); the iterates keep s = D y exactly inside
     the cones. limits: [iteration cap, gap tolerance, out: the returned iterate's residual
     max(dual / size, gap / |f|)]. Returns (status, iterations). P must be positive definite."""
-    hess, L, M3 = mats[0], mats[1], mats[5]
-    r_dual, dy, yu, rhs = vecs[0], vecs[1], vecs[2], vecs[3]
-    s, z, w, lam = vecs[4], vecs[5], vecs[6], vecs[7]
-    ds, dz, sds, sdz = vecs[8], vecs[9], vecs[10], vecs[11]
-    rc, zero, y_best = vecs[20], vecs[21], vecs[22]
+    hess, L, M3 = mats[M_HESS], mats[M_L], mats[M_M3]
+    r_dual, dy, yu, rhs = vecs[V_RDUAL], vecs[V_DY], vecs[V_YU], vecs[V_RHS]
+    s, z, w, lam = vecs[V_S], vecs[V_Z], vecs[V_W], vecs[V_LAM]
+    ds, dz, sds, sdz = vecs[V_DS], vecs[V_DZ], vecs[V_SDS], vecs[V_SDZ]
+    rc, zero, y_best = vecs[V_RC], vecs[V_ZERO], vecs[V_YBEST]
     if not cholesky(P, n, L, first):
         return NOT_POSITIVE, 0
     for i in range(n):  # the unconstrained minimum: the start's scale, a bound on f
@@ -558,12 +570,12 @@ def weighted_solve(H, c, weight, kind, mu, m, pyramid, limits, gamma, mats, vecs
                    ints) -> tuple:
     """gamma for min 1/2 g.H g + c.g + 1/2 sum_i w_i r_i^2 (r = H g + c) over the rows'
     cones; (status, Newton steps)."""
-    index, vtype = ints[0], ints[1]
-    coef, scale, q, y = vecs[12], vecs[13], vecs[14], vecs[15]
-    P = mats[2]
+    index, vtype = ints[I_INDEX], ints[I_VTYPE]
+    coef, scale, q, y = vecs[V_COEF], vecs[V_SCALE], vecs[V_Q], vecs[V_Y]
+    P = mats[M_P]
     n = reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q,
-                       ints[4])
-    status, steps = interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, ints[5])
+                       ints[I_COUPLED])
+    status, steps = interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, ints[I_FIRST])
     for i in range(m):
         gamma[i] = 0.0
     for a in range(n):
@@ -593,10 +605,10 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
     flags and [row count] - reused while the kinds repeat; rounds that do not settle (or whose
     solution adds energy: adds_energy) start again from the convex form's set, and if they
     still do not, the convex form's solution is returned. Returns (status, Newton steps)."""
-    H, L = mats[3], mats[4]
-    first = ints[5]
-    e_inv, c, weight, trial_mu = vecs[16], vecs[17], vecs[18], vecs[19]
-    trial_kind, pushing = ints[2], ints[3]
+    H, L = mats[M_H], mats[M_LH]
+    first = ints[I_FIRST]
+    e_inv, c, weight, trial_mu = vecs[V_EINV], vecs[V_C], vecs[V_WEIGHT], vecs[V_TRIAL_MU]
+    trial_kind, pushing = ints[I_TRIAL_KIND], ints[I_PUSHING]
     mean_w = 0.0
     for i in range(m):
         mean_w += W[i, i]
@@ -632,7 +644,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         same = same and memory[0, i] == kind[i]
     steps = 0
     settled = False
-    convex = vecs[23]  # the convex form's solution, the answer when the rounds do not settle
+    convex = vecs[V_CONVEX]  # the convex form's solution, the answer when the rounds do not settle
     for attempt in range(2 if same else 1):  # a remembered set that does not settle: again
         if same and attempt == 0:             # from the convex form's
             for i in range(m):

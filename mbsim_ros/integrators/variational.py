@@ -27,6 +27,7 @@ from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinemat
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, new_workspace
+from ..layout import Layout
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, register
 from .euler import explicit_velocity
@@ -57,65 +58,21 @@ N_CONFIGURATIONS = 4
 NEWTON_HALVINGS = 4
 
 
+VARIATIONAL = Layout("VariationalViews", [
+    ("oR_k", ("nj", 3, 3)), ("op_k", ("nj", 3)), ("oY_k", ("nj", 10)),  # the kinematics at q_k
+    ("wg", ("nj", 6)), ("mom", ("nj", 6)), ("acc", ("nj", 6)), ("xis", ("nj", 6)),
+    ("Kc", ("nj", 6, 6)), ("IA_k", ("nj", 6, 6)),
+    ("oS_k", ("nv", 6)), ("U_k", ("nv", 6)), ("Dinv_k", ("nv", 6)),
+    ("vec", (N_VECTORS, "nv")), ("qv", (N_CONFIGURATIONS, "nq")),       # rows V_*, Q_* above
+    ("F", (MAX_ANDERSON, "nv")), ("G", (MAX_ANDERSON, "nv")),           # Anderson's histories
+    ("AtA", (MAX_ANDERSON, MAX_ANDERSON)), ("rhs", (2, MAX_ANDERSON)),
+    ("dense", (2, "nv", "nv")), ("S8", (8, 6, 6)), ("powers", (31, 6)),  # Newton's Jacobian
+    ("tmp2", (2, 6)), ("R3", (2, 3, 3))], __name__)
+carve_variational = VARIATIONAL.carve  # carve_variational(vws, nj, nv, nq) -> VariationalViews
+
+
 def variational_workspace_size(nj: int, nv: int, nq: int) -> int:
-    per_joint = 9 + 3 + 10 + 6 + 6 + 6 + 6 + 36 + 36
-    per_dof = 6 + 6 + 6
-    vectors = N_VECTORS * nv + N_CONFIGURATIONS * nq
-    anderson = 2 * MAX_ANDERSON * nv + MAX_ANDERSON * MAX_ANDERSON + 2 * MAX_ANDERSON
-    return nj * per_joint + nv * per_dof + vectors + anderson + 2 * nv * nv + 8 * 36 + 31 * 6 \
-        + 2 * 6 + 18
-
-
-@step
-def carve_variational(vws, nj, nv, nq):
-    o = 0
-    oR_k = vws[o:o + nj * 9].reshape((nj, 3, 3))
-    o += nj * 9
-    op_k = vws[o:o + nj * 3].reshape((nj, 3))
-    o += nj * 3
-    oY_k = vws[o:o + nj * 10].reshape((nj, 10))
-    o += nj * 10
-    wg = vws[o:o + nj * 6].reshape((nj, 6))
-    o += nj * 6
-    mom = vws[o:o + nj * 6].reshape((nj, 6))
-    o += nj * 6
-    acc = vws[o:o + nj * 6].reshape((nj, 6))
-    o += nj * 6
-    xis = vws[o:o + nj * 6].reshape((nj, 6))
-    o += nj * 6
-    Kc = vws[o:o + nj * 36].reshape((nj, 6, 6))
-    o += nj * 36
-    IA_k = vws[o:o + nj * 36].reshape((nj, 6, 6))
-    o += nj * 36
-    oS_k = vws[o:o + nv * 6].reshape((nv, 6))
-    o += nv * 6
-    U_k = vws[o:o + nv * 6].reshape((nv, 6))
-    o += nv * 6
-    Dinv_k = vws[o:o + nv * 6].reshape((nv, 6))
-    o += nv * 6
-    vec = vws[o:o + N_VECTORS * nv].reshape((N_VECTORS, nv))
-    o += N_VECTORS * nv
-    qv = vws[o:o + N_CONFIGURATIONS * nq].reshape((N_CONFIGURATIONS, nq))
-    o += N_CONFIGURATIONS * nq
-    F = vws[o:o + MAX_ANDERSON * nv].reshape((MAX_ANDERSON, nv))
-    o += MAX_ANDERSON * nv
-    G = vws[o:o + MAX_ANDERSON * nv].reshape((MAX_ANDERSON, nv))
-    o += MAX_ANDERSON * nv
-    AtA = vws[o:o + MAX_ANDERSON * MAX_ANDERSON].reshape((MAX_ANDERSON, MAX_ANDERSON))
-    o += MAX_ANDERSON * MAX_ANDERSON
-    rhs = vws[o:o + 2 * MAX_ANDERSON].reshape((2, MAX_ANDERSON))
-    o += 2 * MAX_ANDERSON
-    dense = vws[o:o + 2 * nv * nv].reshape((2, nv, nv))
-    o += 2 * nv * nv
-    S8 = vws[o:o + 8 * 36].reshape((8, 6, 6))
-    o += 8 * 36
-    powers = vws[o:o + 31 * 6].reshape((31, 6))
-    o += 31 * 6
-    tmp2 = vws[o:o + 12].reshape((2, 6))
-    o += 12
-    R3 = vws[o:o + 18].reshape((2, 3, 3))
-    return (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA,
-            rhs, dense, S8, powers, tmp2, R3)
+    return VARIATIONAL.size(nj=nj, nv=nv, nq=nq)
 
 
 @routine
