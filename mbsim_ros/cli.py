@@ -13,11 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import ConfigError, initial_configuration, read_config, resolve_urdf, set_armature
+from .build import Simulated, load_simulated, make_simulator, start_configuration
+from .config import ConfigError, read_config, resolve_urdf, set_armature
 from .dynamics.checks import singular_joints
 from .dynamics.closures import ConstraintKinematics, mobility, project
-from .model import DEFAULT_ROBOT, Model, ModelError, load_urdf, shipped_urdf
-from .model.closures import load_closures, urdf_frames
+from .model import DEFAULT_ROBOT, Model, shipped_urdf
+from .model.closures import urdf_frames
 from .plotting import ForceRecorder, animate, plot
 
 
@@ -48,28 +49,18 @@ def _urdf_source(args, config: dict) -> tuple:
     return urdf, bool(args.floating_base or config.get("floating_base", False))
 
 
-def _model_from_args(args, config: dict) -> Model:
-    """The URDF loaded (balance_inertia from the flag or the config) with the config's
-    armature."""
+def _simulated(args, config: dict) -> Simulated:
+    """What the config simulates (build.py): a scene file's models, or the URDF (flags over
+    the config) with the config's closures and armature. Errors are ValueErrors."""
+    if "models" in config:  # a scene file
+        return load_simulated(scene=args.config)
     urdf, floating = _urdf_source(args, config)
-    balance = bool(args.balance_inertia or config.get("balance_inertia", False))
-    try:
-        model = load_urdf(urdf, floating_base=floating, balance_inertia=balance)
-        set_armature(model, config.get("armature"))
-    except ValueError as exc:  # ModelError, ConfigError
-        raise SystemExit(f"mbsim-ros: {exc}") from None
-    return model
-
-
-def _closures(args, config: dict) -> list:
-    """The config's ``closures`` block as FrameConstraints (empty without one)."""
-    if not config.get("closures"):
-        return []
-    urdf, floating = _urdf_source(args, config)
-    try:
-        return load_closures(config["closures"], urdf_frames(urdf, floating_base=floating))
-    except ModelError as exc:
-        raise SystemExit(f"mbsim-ros: {exc}") from None
+    simulated = load_simulated(urdf=urdf, floating_base=floating,
+                               balance_inertia=bool(args.balance_inertia
+                                                    or config.get("balance_inertia", False)),
+                               closures=config.get("closures"))
+    set_armature(simulated.model, config.get("armature"))
+    return simulated
 
 
 def _sensor_suite(args, config: dict, sim):
@@ -123,36 +114,22 @@ def mobility_summary(model: Model, closures: list, q: np.ndarray) -> dict:
             "q": q.tolist(), "free_directions": found.free_directions}
 
 
-def _initial_q(model: Model, config: dict) -> np.ndarray:
-    try:
-        return initial_configuration(model, config.get("initial_positions"))
-    except ConfigError as exc:
-        raise SystemExit(f"mbsim-ros: {exc}") from None
-
-
 def cmd_simulate(args) -> int:
-    from .sim import Simulator
-
     config = _load_config(args.config)
     options = integrator_options_from(args)
     try:
-        if "models" in config:  # a scene file
-            sim = Simulator.from_scene(args.config, dt=args.dt, integrator=args.integrator,
-                                       **options)
-            model = sim.model
-            q0 = np.array(args.q0) if args.q0 else sim.q.copy()
-        else:
-            model = _model_from_args(args, config)
-            q0 = np.array(args.q0) if args.q0 else _initial_q(model, config)
-            closures = _closures(args, config)
-            if closures:
-                options["constraints"] = closures
-                q0 = project(ConstraintKinematics(model), closures, q0)[0]
-            sim = Simulator(model, dt=args.dt, integrator=args.integrator, **options)
-        sim.reset(q0, np.array(args.v0) if args.v0 else None)
-        suite = None if "models" in config else _sensor_suite(args, config, sim)
-    except ValueError as exc:  # SceneError included
+        simulated = _simulated(args, config)
+        model = simulated.model
+        q0 = np.array(args.q0) if args.q0 else \
+            start_configuration(simulated, config.get("initial_positions"))
+        sim = make_simulator(simulated, q0, args.integrator, args.dt, options)
+        if args.v0:
+            sim.reset(sim.q, np.array(args.v0))
+        suite = None if simulated.scene is not None else _sensor_suite(args, config, sim)
+    except ValueError as exc:  # ConfigError, ModelError, SceneError
         raise SystemExit(f"mbsim-ros: {exc}") from None
+    if simulated.closures:
+        options["constraints"] = simulated.closures
     links = sorted({model.body_names[b] for b in sim.scene.shapes.body if b >= 0}) \
         if sim.scene is not None else []
     n = args.steps
@@ -240,11 +217,15 @@ def model_summary(model: Model) -> dict:
 
 def cmd_inspect(args) -> int:
     config = _load_config(args.config)
-    model = _model_from_args(args, config)
+    try:
+        simulated = _simulated(args, config)
+        q0 = start_configuration(simulated, config.get("initial_positions"))
+    except ValueError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+    model, closures = simulated.model, simulated.closures
     summary = model_summary(model)
-    closures = _closures(args, config)
     if closures:
-        summary["mobility"] = mobility_summary(model, closures, _initial_q(model, config))
+        summary["mobility"] = mobility_summary(model, closures, q0)
         summary["dof"] = summary["mobility"]["dof"]
     if args.json:
         print(json.dumps(summary, indent=2))

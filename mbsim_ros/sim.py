@@ -188,6 +188,11 @@ class Simulator:
         self.integrator.reset(state.q, state.v)
         self.integrator.servos.reset()
 
+    def start_at(self, q, v=None) -> None:
+        """reset(q, v), and make it the start that reset() without arguments returns to."""
+        self.reset(q, v)
+        self._initial = (self.state.q.copy(), self.state.v.copy())
+
     def get_state(self) -> State:
         """A copy of everything that evolves (mbsim_ros.state.State): t, q, v, the last step's
         acceleration and effort, the integrator's memory (variational momentum, compliant
@@ -265,8 +270,7 @@ class Simulator:
             warnings.simplefilter("ignore", LimitWarning)
             sim = cls(loaded.model, dt, integrator, scene=loaded, **options)
         sim.scene = loaded
-        sim.reset(loaded.q0)
-        sim._initial = (sim.state.q.copy(), sim.state.v.copy())
+        sim.start_at(loaded.q0)
         return sim
 
     @classmethod
@@ -282,8 +286,7 @@ class Simulator:
         sim = cls(mechanism.model, dt, integrator,
                   **{k: v for k, v in elements.items() if v}, **options)
         q0 = mechanism.model.neutral() if mechanism.q0 is None else mechanism.q0
-        sim.reset(project(ConstraintKinematics(mechanism.model), mechanism.constraints, q0)[0])
-        sim._initial = (sim.state.q.copy(), sim.state.v.copy())
+        sim.start_at(project(ConstraintKinematics(mechanism.model), mechanism.constraints, q0)[0])
         return sim
 
     def body_wrenches(self) -> np.ndarray:

@@ -31,17 +31,17 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from visualization_msgs.msg import MarkerArray
 
-from ..config import (ConfigError, initial_configuration, read_config, resolve_urdf,
-                      set_armature)
-from ..contact.scene import SceneError, load_scene
+from ..actuators import Actuators, CommandDelay
+from ..build import load_simulated, make_simulator, start_configuration
+from ..config import ConfigError, read_config, resolve_urdf, set_armature
+from ..contact.scene import SceneError
+from ..contact.scene_urdf import scene_urdf
+from ..dynamics.closures import ConstraintKinematics, project
 from ..integrators import INTEGRATORS
 from ..integrators.base import integrator_options as all_options
-from ..dynamics.closures import ConstraintKinematics, project
-from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, load_urdf, shipped_urdf
-from ..model.closures import load_closures, urdf_frames
+from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, shipped_urdf
+from ..model.closures import urdf_frames
 from ..model.urdf import read_urdf
-from ..contact.scene_urdf import scene_urdf
-from ..actuators import Actuators, CommandDelay
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
 from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
@@ -235,29 +235,32 @@ class SimulationNode(Node):
         return s
 
     def _load_model(self):
+        """What the parameters simulate (build.load_simulated): the scene, or the URDF
+        (robot_description text, urdf_path, or the shipped arm) with closures_file's
+        closures."""
         s = self.settings
-        self.scene = None
-        self.closures = []
-        self.urdf_source = None  # the URDF file or text loaded (not for a scene)
         try:
             if s.scene:
-                self.scene = load_scene(s.scene)
-                return self.scene.model
-            if s.robot_description.strip():
-                source = s.robot_description
+                self.simulated = load_simulated(scene=s.scene)
             else:
-                source = resolve_urdf(s.urdf_path) if s.urdf_path else shipped_urdf(DEFAULT_ROBOT)
-            self.urdf_source = source
-            model = load_urdf(source, floating_base=s.floating_base,
-                              balance_inertia=s.balance_inertia)
-            self.closures = load_closures(read_config(s.closures_file).get("closures", []),
-                                          urdf_frames(source, floating_base=s.floating_base)) \
-                if s.closures_file else []
-            return model
+                if s.robot_description.strip():
+                    source = s.robot_description
+                else:
+                    source = resolve_urdf(s.urdf_path) if s.urdf_path \
+                        else shipped_urdf(DEFAULT_ROBOT)
+                closures = read_config(s.closures_file).get("closures", []) \
+                    if s.closures_file else None
+                self.simulated = load_simulated(urdf=source, floating_base=s.floating_base,
+                                                balance_inertia=s.balance_inertia,
+                                                closures=closures)
         except SceneError as exc:
             raise StartupError(f"parameter 'scene': {exc}") from None
         except (ModelError, ConfigError, FileNotFoundError) as exc:
             raise StartupError(" ".join(str(exc).split())) from None
+        self.scene = self.simulated.scene
+        self.closures = self.simulated.closures
+        self.urdf_source = self.simulated.urdf_source  # the URDF file or text (not a scene)
+        return self.simulated.model
 
     def _joint_parameters(self, prefix: str, values: np.ndarray, what: str) -> dict:
         """Declare ``<prefix>.<joint>`` (or the prefix with ``<joint>`` replaced: a key like
@@ -349,7 +352,7 @@ class SimulationNode(Node):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LimitWarning)
             try:
-                q = initial_configuration(self.model, positions, q)
+                q = start_configuration(self.simulated, positions)
             except ConfigError as exc:
                 raise StartupError(str(exc)) from None
         for warning in caught:
@@ -368,22 +371,11 @@ class SimulationNode(Node):
             except ParameterException as exc:
                 raise StartupError(f"parameter '{key}': {exc}") from None
         try:
-            with warnings.catch_warnings():  # its start is q0, clamped and logged already
-                warnings.simplefilter("ignore", LimitWarning)
-                sim = self._simulator(options)
-            sim.reset(self.q0)
+            sim = make_simulator(self.simulated, self.q0, s.integrator, s.dt, options)
         except ValueError as exc:
             raise StartupError(f"integrator '{s.integrator}': {exc}") from None
+        self.q0 = sim.q.copy()  # projected onto the closures
         return sim
-
-    def _simulator(self, options: dict) -> Simulator:
-        s = self.settings
-        if self.scene is not None:
-            return Simulator.from_scene(self.scene, dt=s.dt, integrator=s.integrator, **options)
-        if self.closures:
-            options["constraints"] = self.closures
-            self.q0 = project(ConstraintKinematics(self.model), self.closures, self.q0)[0]
-        return Simulator(self.model, dt=s.dt, integrator=s.integrator, **options)
 
     def _make_sensors(self) -> None:
         """The ``sensors_file``'s IMUs, force-torque sensors and contact switches, and the
