@@ -40,7 +40,7 @@ def console_scripts() -> set[str]:
 
 
 def node_parameters() -> set[str]:
-    from mbsim_ros.ros.node import PARAMETERS
+    from mbsim_ros.ros.parameters import PARAMETERS
 
     return {name for name, *_ in PARAMETERS}
 

@@ -152,7 +152,7 @@ def test_tick_log_ring_and_summary():
 def test_every_node_parameter_is_documented():
     from pathlib import Path
 
-    from mbsim_ros.ros.node import PARAMETERS
+    from mbsim_ros.ros.parameters import PARAMETERS
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "NODE.md").read_text()
     for name, *_ in PARAMETERS:
