@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg
 
-from ..codes import BILATERAL, FIXED, FRICTION, NORMAL, OK, TANGENT, UNILATERAL, message
+from ..codes import BILATERAL, OK, message
 from ..contact.detection import detect_contacts
 from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
@@ -50,20 +49,15 @@ from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, dam
                                 implicit_free_velocity, implicit_impulses, implicit_system,
                                 limit_rows, ltl_factor, reachable_contacts, servo_saturated,
                                 servo_system)
-from .cone_solver import (GAP_TOLERANCE, ITERATIONS, adds_energy, impulse_scale, solve_rows,
-                          solver_limits, solver_workspace)
+from .cone_solver import GAP_TOLERANCE, ITERATIONS, solve_rows, solver_limits, solver_workspace
 from .euler import VELOCITY_TERMS
+from .row_solvers import FALLBACK_ROWS, RIGID_COMPLIANCE, ConeRows
 
 CONES = ("true", "pyramid")
-RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 QP_SOLVERS = ("interior", "clarabel", "osqp")
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
 MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the step's end)
 LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
-# the clarabel fallback of a failed interior-point solve fails fast: at most this many rows,
-# active-set rounds, iterations and seconds per clarabel solve
-# no time limit: a result that depends on the machine's load would not repeat
-FALLBACK_ROWS, FALLBACK_ROUNDS, CLARABEL_ITERATIONS = 200, 2, 50
 LIMIT_DEADBAND = 1e-6  # rad or m: smaller violations (rounding, CFM) go in one step
 
 
@@ -144,7 +138,6 @@ class CompliantIntegrator(Integrator):
     Coriolis and centrifugal forces linearised about the step start's velocity, as Euler's option;
     "explicit": taken at the step start; module docstring)."""
 
-    compiled_solve = True  # subclasses that replace _solve set False
     models_contact = True
     renamed_options = {"qp_solver": "solver", "interior_iterations": "max_iterations"}
 
@@ -224,10 +217,7 @@ class CompliantIntegrator(Integrator):
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
         self._buffers = _RowBuffers(24, nv)
-        self._solvers = {}
-        self._patterns = {}
-        self._clarabel = {}   # row structure -> (solver, CSC order of A's triplets)
-        self._pushing = None  # (row kinds, which rows pushed) of the last step
+        self.rows = ConeRows(dt, solver, cone, self.normal_weight, self.regularization)
         self._info = StepInfo()
         one_dof = [i for i in range(model.njoints) if model.joint_kinds[i] != "free_flyer"]
         bounded = [i for i in one_dof if np.isfinite(model.lower_position_limit[model.idx_q[i]])
@@ -256,14 +246,14 @@ class CompliantIntegrator(Integrator):
             (shapes.own_law("stiffness").copy(), shapes.own_law("damping").copy())
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
-        self._pushing = None
+        self.rows.pushing = None
         self._buffers.memory[:] = 0
         self._n_contacts = 0
         self._row_count = 0
 
     def save_state(self) -> dict:
         """The active set of the last step and the cone solver's warm-start memory."""
-        return {"pushing": copy.deepcopy(self._pushing),
+        return {"pushing": copy.deepcopy(getattr(self.rows, "pushing", None)),
                 "memory": self._buffers.memory.copy()}
 
     def load_state(self, saved: dict) -> None:
@@ -272,7 +262,8 @@ class CompliantIntegrator(Integrator):
             self._buffers = _RowBuffers(memory.shape[1], self.model.nv)
         self._buffers.memory[:] = 0
         self._buffers.memory[:, :memory.shape[1]] = memory
-        self._pushing = copy.deepcopy(saved["pushing"])
+        if hasattr(self.rows, "pushing"):
+            self.rows.pushing = copy.deepcopy(saved["pushing"])
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -375,7 +366,8 @@ class CompliantIntegrator(Integrator):
         if self.joint_limits and self._limit_iv.size:
             rows = limit_rows(q, v, self._limit_iq, self._limit_iv, m.lower_position_limit,
                               m.upper_position_limit, self.margin, self.dt,
-                              self.limit_stiffness, self.limit_damping, self._limit_rate(),
+                              self.limit_stiffness, self.limit_damping,
+                              self.rows.limit_rate(self.dt, self.limit_stiffness),
                               self._recovery, rows, buf.G, buf.phi, buf.kind, buf.k, buf.b,
                               buf.mu)
         if self._friction_iv.size:
@@ -388,11 +380,6 @@ class CompliantIntegrator(Integrator):
             buf.k[rows:end], buf.b[rows:end], buf.mu[rows:end] = k, b, mu
             rows = end
         return rows
-
-    def _limit_rate(self) -> float:
-        """How fast the solve removes a rigid limit row's phi (1/s): 1/h; 0 for soft limits,
-        whose spring-damper law is their recovery (no capped recovery)."""
-        return 1.0 / self.dt if math.isinf(self.limit_stiffness) else 0.0
 
     def _detect(self, v) -> int:
         """Contacts within reach of this step into _contact_int / _contact_real."""
@@ -432,7 +419,7 @@ class CompliantIntegrator(Integrator):
         """buf.gamma[:rows] from W, u and the rows' laws: our compiled interior-point solver,
         or the reference solvers (clarabel, osqp) and the fallback to them."""
         buf, info = self._buffers, self._info
-        if self.qp_solver == "interior" and self.compiled_solve:
+        if self.rows.compiled:
             status, steps = solve_rows(buf.W, buf.u, buf.phi, buf.kind, buf.k, buf.b, buf.mu,
                                        rows, self.dt, self.regularization, RIGID_COMPLIANCE,
                                        self.normal_weight, self.cone == "pyramid",
@@ -446,9 +433,9 @@ class CompliantIntegrator(Integrator):
             if rows > FALLBACK_ROWS:  # clarabel would take seconds: fail fast
                 info.message += f" ({rows} rows: no fallback above {FALLBACK_ROWS})"
                 return False
-        gamma = self._solve(buf.W[:rows, :rows].copy(), buf.u[:rows].copy(), buf.G[:rows],
-                            buf.phi[:rows], buf.kind[:rows], buf.k[:rows], buf.b[:rows],
-                            buf.mu[:rows])
+        gamma = self.rows.solve(buf.W[:rows, :rows].copy(), buf.u[:rows].copy(), buf.G[:rows],
+                                buf.phi[:rows], buf.kind[:rows], buf.k[:rows], buf.b[:rows],
+                                buf.mu[:rows], info)
         if gamma is None:
             return False
         buf.gamma[:rows] = gamma
@@ -492,276 +479,6 @@ class CompliantIntegrator(Integrator):
         return (np.concatenate([G, G_e]), np.concatenate([phi, phi_e]),
                 np.full(rows, BILATERAL), np.concatenate([k, k_e]), np.concatenate([b, b_e]),
                 np.zeros(rows))
-
-    # -- the constraint solve -------------------------------------------------------------------
-
-    def _solve(self, W, u, G, phi, kind, k, b, mu):
-        """gamma (impulses) for the rows; None when no solver succeeds (message in info)."""
-        h = self.dt
-        soft = h * k + b
-        rigid = ~np.isfinite(k)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            e_inv = np.where(rigid, 0.0, 1.0 / (h * soft))
-            erp = np.where(rigid, 1.0 / h, np.where(soft > 0, k / soft, 0.0))
-        tangent = (kind == TANGENT) | (kind == FRICTION)
-        if tangent.any():  # memoryless friction rows: no stiffness, (near) infinite damping
-            e_inv[tangent] = self.regularization * max(np.mean(np.diag(W)), 1e-12)
-        if rigid.any():  # redundant rigid rows (closures) make W singular: a tiny compliance
-            scale = max(float(np.mean(np.diag(W))), 1e-12)
-            e_inv[rigid & (kind == BILATERAL)] = RIGID_COMPLIANCE * scale
-        H = W + np.diag(e_inv)
-        c = u + erp * phi
-        if np.all(kind == BILATERAL):
-            try:
-                return scipy.linalg.solve(H, -c, assume_a="pos")
-            except np.linalg.LinAlgError:
-                self._info.message = "the bilateral constraint matrix is singular"
-                return None
-        if self.qp_solver == "interior":  # the fallback: fail fast, no second start
-            return self._solve_active_set(H, c, kind, mu, W, u, FALLBACK_ROUNDS, restart=False)
-        return self._solve_active_set(H, c, kind, mu, W, u)
-
-    def _solve_active_set(self, H, c, kind, mu, W, u, max_rounds: int = 8,
-                          restart: bool = True):
-        """min 1/2 g.H g + c.g + w/2 sum over pushing rows of r_i^2 (r = H g + c) over the
-        rows' cones, the rows that do not push held at zero (docs/COMPLIANT.md). The first part
-        alone is the convex, maximal-dissipation form; the penalty holds the pushing rows'
-        spring-damper law against the friction cone's pull (no "gliding"). Which rows push:
-        those of the convex form's solution (or the last step's set when the rows repeat), then
-        an active set (a pushing row whose impulse moves its own row by less than the joining
-        threshold is held at zero; a held row that would close, r < 0, pushes). Rounds that do
-        not settle, or whose solution adds energy (cone_solver.adds_energy), start again from
-        the convex form's set (``restart``); if they still do, the convex form's solution (as
-        solve_rows)."""
-        rows_key = kind.tobytes()
-        self._info.iterations = 0
-        remembered = self._pushing is not None and self._pushing[0] == rows_key
-        gamma = None
-        for attempt in range(2 if remembered and restart else 1):
-            if remembered and attempt == 0:
-                pushing = self._pushing[1]   # the same rows as the last step's
-            else:
-                gamma, pushing = self._convex_pushing(H, c, kind, mu)
-                if gamma is None:
-                    return None
-            trial, settled = self._active_set_rounds(H, c, W, u, kind, mu, pushing,
-                                                     max_rounds)
-            if trial is None:
-                return None
-            if settled is not None:
-                self._pushing = (rows_key, settled)
-                return trial
-        if gamma is None:
-            gamma, pushing = self._convex_pushing(H, c, kind, mu)
-        self._pushing = (rows_key, pushing)
-        return gamma
-
-    def _convex_pushing(self, H, c, kind, mu):
-        """(gamma of the convex form, the rows that push in it); (None, None) on failure."""
-        iterations = self._info.iterations
-        gamma = self._solve_weighted(H, c, np.zeros(len(kind)), kind, mu)
-        self._info.iterations += iterations
-        if gamma is None:
-            return None, None
-        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
-        # interior-point solutions leave non-pushing rows slightly positive
-        tolerance = 1e-7 * max(np.abs(gamma).max(), impulse_scale(H, c, len(c)))
-        return gamma, (kind == BILATERAL) | (one_sided & (gamma > tolerance))
-
-    def _active_set_rounds(self, H, c, W, u, kind, mu, pushing, max_rounds: int):
-        """(gamma, the pushing set once no row changes, else None) after at most max_rounds
-        rounds of the weighted problem from `pushing`, ended by a round whose solution adds
-        energy (cone_solver.adds_energy); (None, None) when a solve fails."""
-        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
-        closing = 1e-7 * max(np.abs(c).max(), 1e-9)  # as solve_rows
-        owner = np.arange(len(kind))
-        owner[kind == TANGENT] = np.flatnonzero(kind == TANGENT) // 3 * 3  # contacts come first
-        for _ in range(max_rounds):
-            held = (one_sided & ~pushing)[owner]
-            trial_kind = np.where(held, FIXED, kind)
-            iterations = self._info.iterations
-            gamma = self._solve_weighted(H, c, self.normal_weight * pushing, trial_kind,
-                                         np.where(held, 0.0, mu))
-            self._info.iterations += iterations
-            if gamma is None:
-                return None, None
-            if adds_energy(W, u, c, gamma, len(c)):
-                return gamma, None
-            r = H @ gamma + c
-            leave = one_sided & pushing & (gamma * np.diag(H) <= closing)
-            join = one_sided & ~pushing & (r < -closing)
-            if not (leave.any() or join.any()):
-                return gamma, pushing
-            pushing = (pushing & ~leave) | join
-        return gamma, None
-
-    def _solve_weighted(self, H, c, weight, kind, mu):
-        if self.qp_solver == "osqp" and (self.cone == "pyramid" or not (kind == NORMAL).any()):
-            return self._solve_osqp(H, c, weight, kind, mu)
-        return self._solve_clarabel(H, c, weight, kind, mu, self.cone == "pyramid")
-
-    def _solve_clarabel(self, H, c, weight, kind, mu, pyramid: bool):
-        """min 1/2 g.P g + q.g, P = H + H^T Q H, q = c + H^T Q c, over gamma_n >= 0 and, per
-        contact, the cone |gamma_t| <= mu gamma_n or the pyramid |gamma_t1|, |gamma_t2| <=
-        mu gamma_n (clarabel: an SOCP, or a QP in its nonnegative cone). A solver is kept per row
-        structure and updated with the new numbers (its symbolic factorization reused); new
-        structures are built from index triplets in one go."""
-        import clarabel
-        import scipy.sparse as sp
-
-        P = H + H.T @ (weight[:, None] * H)
-        q = c + H.T @ (weight * c)
-        m = len(kind)
-        rows, cols, vals, cones = [], [], [], []
-        r = 0
-        unilateral = np.flatnonzero((kind == UNILATERAL) | (kind == NORMAL))
-        if unilateral.size:  # s = gamma >= 0
-            rows.append(np.arange(r, r + unilateral.size)), cols.append(unilateral)
-            vals.append(-np.ones(unilateral.size))
-            cones.append(clarabel.NonnegativeConeT(unilateral.size))
-            r += unilateral.size
-        joints = np.flatnonzero(kind == FRICTION)
-        offsets = np.zeros(r + 2 * joints.size)
-        if joints.size:  # joint friction: bound -+ gamma >= 0
-            rows.append(np.arange(r, r + 2 * joints.size)), cols.append(np.repeat(joints, 2))
-            vals.append(np.tile([1.0, -1.0], joints.size))
-            offsets[r:] = np.repeat(mu[joints], 2)
-            cones.append(clarabel.NonnegativeConeT(2 * joints.size))
-            r += 2 * joints.size
-        normals = np.flatnonzero(kind == NORMAL)
-        frictionless = normals[mu[normals] == 0.0]
-        held = np.concatenate([frictionless + 1, frictionless + 2, np.flatnonzero(kind == FIXED)])
-        if held.size:  # gamma = 0
-            rows.append(np.arange(r, r + held.size)), cols.append(held)
-            vals.append(np.ones(held.size))
-            cones.append(clarabel.ZeroConeT(held.size))
-            r += held.size
-        rubbing = normals[mu[normals] > 0.0]
-        if rubbing.size and pyramid:  # mu gamma_n -+ gamma_t >= 0 for t1 and t2
-            block = np.arange(4)
-            for i in rubbing:
-                rows.append(r + np.repeat(block, 2))
-                cols.append(np.array([i, i + 1, i, i + 1, i, i + 2, i, i + 2]))
-                vals.append(np.array([-mu[i], -1.0, -mu[i], 1.0, -mu[i], -1.0, -mu[i], 1.0]))
-                r += 4
-            cones.append(clarabel.NonnegativeConeT(4 * rubbing.size))
-        elif rubbing.size:  # (mu gamma_n, gamma_t1, gamma_t2) in the second-order cone
-            for i in rubbing:
-                rows.append(np.arange(r, r + 3)), cols.append(np.array([i, i + 1, i + 2]))
-                vals.append(np.array([-mu[i], -1.0, -1.0]))
-                cones.append(clarabel.SecondOrderConeT(3))
-                r += 3
-        values = np.concatenate(vals)
-        offsets = np.concatenate([offsets, np.zeros(r - offsets.size)])
-        upper_rows, upper_cols, indptr = self._upper_pattern(m)
-        P_values = P[upper_rows, upper_cols]
-        key = (pyramid, kind.tobytes(), (mu > 0).tobytes())
-        cached = self._clarabel.get(key)
-        if cached is not None and cached[0].is_data_update_allowed():
-            solver, order = cached  # same structure: new numbers only, factorization reused
-            solver.update(P=P_values, q=q, A=values[order], b=offsets)
-        else:
-            rows, cols = np.concatenate(rows), np.concatenate(cols)
-            # where each triplet lands in the CSC data (the matrix sorts its entries)
-            slots = sp.csc_matrix((np.arange(values.size, dtype=float), (rows, cols)),
-                                  shape=(r, m))
-            order = slots.data.astype(np.int64)
-            A = sp.csc_matrix((values[order], slots.indices, slots.indptr), shape=(r, m))
-            P_upper = sp.csc_matrix((P_values, upper_rows, indptr), shape=(m, m))
-            settings = clarabel.DefaultSettings()
-            settings.verbose = False
-            if self.qp_solver == "interior":  # the fallback: fail fast
-                settings.max_iter = CLARABEL_ITERATIONS
-            solver = clarabel.DefaultSolver(P_upper, q, A, offsets, cones, settings)
-            if len(self._clarabel) > 64:
-                self._clarabel.clear()
-            self._clarabel[key] = (solver, order)
-        solution = solver.solve()
-        self._info.iterations = int(solution.iterations)
-        status = str(solution.status)
-        if status != "Solved":
-            if status == "AlmostSolved":  # inaccurate: flagged
-                self._info.fallback = True
-            else:
-                self._info.message = f"clarabel: {status}"
-                return self._fallback(H, c, weight, kind, mu, "clarabel")
-        return np.array(solution.x)
-
-    def _upper_pattern(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Row and column indices (column-major) and column pointers of a dense upper
-        triangle of size m, cached."""
-        pattern = self._patterns.get(m)
-        if pattern is None:
-            cols = np.concatenate([np.full(j + 1, j) for j in range(m)]).astype(np.int64)
-            rows = np.concatenate([np.arange(j + 1) for j in range(m)]).astype(np.int64)
-            indptr = np.concatenate([[0], np.cumsum(np.arange(1, m + 1))]).astype(np.int64)
-            pattern = self._patterns[m] = (rows, cols, indptr)
-        return pattern
-
-    def _solve_osqp(self, H, c, weight, kind, mu):
-        """The same objective over the pyramid -mu gamma_n <= gamma_t1, gamma_t2 <= mu gamma_n
-        (t1 along the slip: exact for the sliding direction); osqp, warm-started, with its
-        matrices' pattern reused while the rows keep their kinds."""
-        import osqp
-        import scipy.sparse as sp
-
-        P = sp.triu(sp.csc_matrix(H + H.T @ (weight[:, None] * H))).tocsc()
-        q = c + H.T @ (weight * c)
-        m = len(kind)
-        rows, cols, vals, lower, upper = [], [], [], [], []
-        r = 0
-        for i in np.flatnonzero((kind == UNILATERAL) | (kind == NORMAL)):
-            rows.append(r), cols.append(i), vals.append(1.0)
-            lower.append(0.0), upper.append(np.inf)
-            r += 1
-        for i in np.flatnonzero(kind == NORMAL):
-            for t in (i + 1, i + 2):
-                for sign in (1.0, -1.0):  # sign * gamma_t - mu gamma_n <= 0
-                    rows += [r, r]
-                    cols += [t, i]
-                    vals += [sign, -mu[i]]
-                    lower.append(-np.inf), upper.append(0.0)
-                    r += 1
-        for i in np.flatnonzero(kind == FIXED):
-            rows.append(r), cols.append(i), vals.append(1.0)
-            lower.append(0.0), upper.append(0.0)
-            r += 1
-        for i in np.flatnonzero(kind == FRICTION):  # joint friction: |gamma| <= bound
-            rows.append(r), cols.append(i), vals.append(1.0)
-            lower.append(-mu[i]), upper.append(mu[i])
-            r += 1
-        A = sp.csc_matrix((vals, (rows, cols)), shape=(r, m))
-        key = (m, tuple(kind), r)
-        solver = self._solvers.get(key)
-        if solver is None:
-            solver = osqp.OSQP()
-            solver.setup(P, q, A, np.array(lower), np.array(upper), verbose=False,
-                         eps_abs=1e-10, eps_rel=1e-10, max_iter=20000, polishing=False)
-            self._solvers = {key: solver}
-        else:
-            solver.update(Px=P.data, q=q, Ax=A.data, l=np.array(lower), u=np.array(upper))
-        result = solver.solve(raise_error=False)
-        self._info.iterations = int(result.info.iter)
-        if result.info.status_val not in (1, 2):  # solved, solved inaccurate
-            self._info.message = f"osqp: {result.info.status}"
-            return self._fallback(H, c, weight, kind, mu, "osqp")
-        self._info.fallback |= result.info.status_val == 2
-        return np.array(result.x)
-
-    def _fallback(self, H, c, weight, kind, mu, failed: str):
-        """The other solver on the same problem (osqp <-> clarabel; the true cone falls back to
-        the pyramid), once, flagged in StepInfo; None if it fails too."""
-        if self._info.fallback:
-            return None
-        self._info.fallback = True
-        message = self._info.message
-        if failed == "clarabel":
-            gamma = self._solve_osqp(H, c, weight, kind, mu)
-        else:
-            gamma = self._solve_clarabel(H, c, weight, kind, mu, self.cone == "pyramid")
-        if gamma is None:
-            self._info.message = f"{message}; fallback failed too: {self._info.message}"
-        return gamma
 
     # -- outputs ------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ by a primal-dual interior-point method with Nesterov-Todd scaling and Mehrotra's
 predictor-corrector (the method of CVXOPT's coneqp: Vandenberghe, "The CVXOPT linear and
 quadratic cone program solvers", 2010), on the variables scaled per block to a unit diagonal
 (a cone's three rows share one scale so the cone stays a cone). The active set of
-pushing rows around it mirrors CompliantIntegrator._solve_active_set.
+pushing rows around it mirrors row_solvers.ConeRows._solve_active_set.
 
 All arrays are preallocated by the caller (``solver_workspace``); m <= the workspace size.
 This module is the compliant-specific part: the rows' reduction to a cone QP and the active
