@@ -13,7 +13,10 @@ from mbsim_ros import Simulator
 from mbsim_ros.contact.scene import load_scene
 from mbsim_ros.dynamics import crba
 from mbsim_ros.integrators import cone_solver as cs
+from mbsim_ros.integrators.base import StepInfo
+from mbsim_ros.integrators.compliant import _RowBuffers
 from mbsim_ros.integrators.compliant_kernels import dof_parents, free_velocity, ltl_factor
+from mbsim_ros.integrators.row_solvers import ConeRows
 from mbsim_ros.model import load_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,6 +152,41 @@ def test_a_separating_sliding_contact_adds_no_energy():
         _, gamma = step_solve(W, u, phi, kind, k, mu, pushing)
         assert gamma @ u + 0.5 * gamma @ W @ gamma <= 0.0
         assert (u + W @ gamma)[0] > 0.0
+
+
+def rows_of(W, u, phi, kind, k, mu, pushing=None):
+    """The compliant step's row buffers holding these rows (no damping)."""
+    m = len(u)
+    rows = _RowBuffers(m, 1)
+    rows.W[:] = W
+    rows.u[:], rows.phi[:], rows.kind[:], rows.k[:], rows.mu[:] = u, phi, kind, k, mu
+    if pushing is not None:
+        rows.memory[0, :m], rows.memory[1, :m], rows.memory[2, 0] = kind, pushing, m
+    return rows
+
+
+@pytest.mark.parametrize("pushing", [None, np.array([1, 0, 0])])
+@pytest.mark.parametrize("solver", ["clarabel", "osqp"])
+def test_python_driven_active_set_ends_where_the_compiled_one_does(solver, pushing):
+    """clarabel and osqp drive the same compiled active set (begin_active_set /
+    advance_active_set) as our solve: on the G1 thumb's rows (above) they end with the same
+    pushing set in memory and the same impulses to their tolerance (1e-5 of the largest)."""
+    W = np.array([[29.7617432, 42.60306512, 2.95701778],
+                  [42.60306512, 126.88766905, 5.56263603],
+                  [2.95701778, 5.56263603, 62.89487267]])
+    u, phi = np.array([3.1124, -12.7415, -0.1330]), np.array([-1e-3, 0.0, 0.0])
+    kind, k, mu = np.array([NORMAL, TANGENT, TANGENT]), np.array([1.04e6, 0, 0]), \
+        np.array([0.8, 0.0, 0.0])
+    ours = rows_of(W, u, phi, kind, k, mu, pushing)
+    theirs = rows_of(W, u, phi, kind, k, mu, pushing)
+    info_ours, info_theirs = StepInfo(), StepInfo()
+    assert ConeRows(1e-3, "interior", "pyramid", 1e3, 1e-7).solve(ours, 3, info_ours)
+    assert ConeRows(1e-3, solver, "pyramid", 1e3, 1e-7).solve(theirs, 3, info_theirs)
+    assert info_theirs.iterations > 0 and not info_theirs.fallback
+    np.testing.assert_array_equal(theirs.memory, ours.memory)
+    assert ours.memory[1, 0] == 1  # the contact is violated and closing: it pushes
+    scale = np.abs(ours.gamma).max()
+    assert np.abs(theirs.gamma - ours.gamma).max() <= 1e-5 * scale
 
 
 @pytest.mark.parametrize("robot", ["solo12", "talos", "panda"])

@@ -22,14 +22,13 @@ Only bilateral rows: (W + E^-1) gamma = -c, one SPD solve.
 """
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from ..codes import BILATERAL, OK, message
+from ..codes import BILATERAL
 from ..contact.detection import detect_contacts
 from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
@@ -49,9 +48,9 @@ from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, dam
                                 implicit_free_velocity, implicit_impulses, implicit_system,
                                 limit_rows, ltl_factor, reachable_contacts, servo_saturated,
                                 servo_system)
-from .cone_solver import GAP_TOLERANCE, ITERATIONS, solve_rows, solver_limits, solver_workspace
+from .cone_solver import GAP_TOLERANCE, ITERATIONS, solver_workspace
 from .euler import VELOCITY_TERMS
-from .row_solvers import FALLBACK_ROWS, RIGID_COMPLIANCE, ConeRows
+from .row_solvers import ConeRows
 
 CONES = ("true", "pyramid")
 QP_SOLVERS = ("interior", "clarabel", "osqp")
@@ -178,7 +177,6 @@ class CompliantIntegrator(Integrator):
         self.qp_solver = solver
         self.interior_iterations = max_iterations
         self.tolerance = float(tolerance)
-        self._limits = solver_limits(max_iterations, tolerance)
         self.joint_limits = bool(joint_limits)
         self.limit_stiffness, self.limit_damping = float(limit_stiffness), float(limit_damping)
         self.constraints = list(constraints)
@@ -217,7 +215,8 @@ class CompliantIntegrator(Integrator):
         self._row_count = 0
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
         self._buffers = _RowBuffers(24, nv)
-        self.rows = ConeRows(dt, solver, cone, self.normal_weight, self.regularization)
+        self.rows = ConeRows(dt, solver, cone, self.normal_weight, self.regularization,
+                             max_iterations, self.tolerance)
         self._info = StepInfo()
         one_dof = [i for i in range(model.njoints) if model.joint_kinds[i] != "free_flyer"]
         bounded = [i for i in one_dof if np.isfinite(model.lower_position_limit[model.idx_q[i]])
@@ -246,15 +245,13 @@ class CompliantIntegrator(Integrator):
             (shapes.own_law("stiffness").copy(), shapes.own_law("damping").copy())
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
-        self.rows.pushing = None
         self._buffers.memory[:] = 0
         self._n_contacts = 0
         self._row_count = 0
 
     def save_state(self) -> dict:
-        """The active set of the last step and the cone solver's warm-start memory."""
-        return {"pushing": copy.deepcopy(getattr(self.rows, "pushing", None)),
-                "memory": self._buffers.memory.copy()}
+        """The last step's rows and pushing set (the active set's memory)."""
+        return {"memory": self._buffers.memory.copy()}
 
     def load_state(self, saved: dict) -> None:
         memory = saved["memory"]  # (3, capacity) of the run that saved it
@@ -262,8 +259,6 @@ class CompliantIntegrator(Integrator):
             self._buffers = _RowBuffers(memory.shape[1], self.model.nv)
         self._buffers.memory[:] = 0
         self._buffers.memory[:, :memory.shape[1]] = memory
-        if hasattr(self.rows, "pushing"):
-            self.rows.pushing = copy.deepcopy(saved["pushing"])
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -416,30 +411,8 @@ class CompliantIntegrator(Integrator):
         return self._buffers
 
     def _impulses(self, rows: int) -> bool:
-        """buf.gamma[:rows] from W, u and the rows' laws: our compiled interior-point solver,
-        or the reference solvers (clarabel, osqp) and the fallback to them."""
-        buf, info = self._buffers, self._info
-        if self.rows.compiled:
-            status, steps = solve_rows(buf.W, buf.u, buf.phi, buf.kind, buf.k, buf.b, buf.mu,
-                                       rows, self.dt, self.regularization, RIGID_COMPLIANCE,
-                                       self.normal_weight, self.cone == "pyramid",
-                                       self._limits, buf.memory, buf.gamma, *buf.solver)
-            info.iterations = steps
-            info.residual = float(self._limits[2])
-            if status == OK:
-                return True
-            info.message = f"interior-point solver: {message(status)}"
-            info.fallback = True
-            if rows > FALLBACK_ROWS:  # clarabel would take seconds: fail fast
-                info.message += f" ({rows} rows: no fallback above {FALLBACK_ROWS})"
-                return False
-        gamma = self.rows.solve(buf.W[:rows, :rows].copy(), buf.u[:rows].copy(), buf.G[:rows],
-                                buf.phi[:rows], buf.kind[:rows], buf.k[:rows], buf.b[:rows],
-                                buf.mu[:rows], info)
-        if gamma is None:
-            return False
-        buf.gamma[:rows] = gamma
-        return True
+        """buf.gamma[:rows] from W, u and the rows' laws, by the row solver (row_solvers.py)."""
+        return self.rows.solve(self._buffers, rows, self._info)
 
     def _element_forces(self, v):
         """Generalized forces of the springs and applied forces at the step start: G^T lambda

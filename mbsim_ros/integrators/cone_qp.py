@@ -39,12 +39,15 @@ def solver_limits(iterations: int = ITERATIONS, gap_tolerance: float = GAP_TOLER
  V_EINV, V_C, V_WEIGHT, V_TRIAL_MU,                                            # solve_rows
  V_RC, V_ZERO, V_YBEST,                                                        # interior_qp
  V_CONVEX), N_VECTORS = range(24), 24                                          # solve_rows
-(I_INDEX, I_VTYPE, I_TRIAL_KIND, I_PUSHING, I_COUPLED, I_FIRST), N_INTS = range(6), 6
+(I_INDEX, I_VTYPE, I_TRIAL_KIND, I_PUSHING, I_COUPLED, I_FIRST,
+ I_ACTIVE), N_INTS = range(7), 7   # I_ACTIVE: the active set's state (cone_solver.py)
+MIN_ROWS = 8  # the integer vectors also hold the active set's few state entries
 
 
 def solver_workspace(rows: int) -> tuple:
     """Buffers for `rows` rows: (the matrices, the vectors, the integer vectors named above,
     the active-set memory (3, rows))."""
+    rows = max(rows, MIN_ROWS)
     return (np.zeros((N_MATRICES, rows, rows)), np.zeros((N_VECTORS, 4 * rows)),
             np.zeros((N_INTS, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
 

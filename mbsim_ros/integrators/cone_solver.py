@@ -11,7 +11,8 @@ by a primal-dual interior-point method with Nesterov-Todd scaling and Mehrotra's
 predictor-corrector (the method of CVXOPT's coneqp: Vandenberghe, "The CVXOPT linear and
 quadratic cone program solvers", 2010), on the variables scaled per block to a unit diagonal
 (a cone's three rows share one scale so the cone stays a cone). The active set of
-pushing rows around it mirrors row_solvers.ConeRows._solve_active_set.
+pushing rows around it is a state machine that row_solvers.ConeRows also drives with clarabel
+and osqp in its place.
 
 All arrays are preallocated by the caller (``solver_workspace``); m <= the workspace size.
 This module is the compliant-specific part: the rows' reduction to a cone QP and the active
@@ -25,8 +26,9 @@ from .._jit import routine, step
 from ..codes import (BILATERAL, BOX, CONE, FIXED, FREE, FRICTION, NONNEG, NORMAL, NOT_POSITIVE,
                      OK, PART, PYRAMID, TANGENT, UNILATERAL)
 from ..dynamics.checks import max_abs
-from .cone_qp import (ACCEPTABLE, DUAL_TOLERANCE, GAP_TOLERANCE, I_COUPLED, I_FIRST,  # noqa: F401
-                      I_INDEX, I_PUSHING, I_TRIAL_KIND, I_VTYPE, ITERATIONS, M_H, M_LH, M_P, V_C,
+from .cone_qp import (ACCEPTABLE, DUAL_TOLERANCE, GAP_TOLERANCE,  # noqa: F401
+                      I_ACTIVE, I_COUPLED, I_FIRST, I_INDEX, I_PUSHING, I_TRIAL_KIND,
+                      I_VTYPE, ITERATIONS, M_H, M_LH, M_P, V_C,
                       V_COEF, V_CONVEX, V_EINV, V_Q, V_SCALE, V_TRIAL_MU, V_WEIGHT, V_Y,
                       interior_qp, solver_limits, solver_workspace)
 from .envelope_cholesky import cholesky, cholesky_solve
@@ -128,19 +130,22 @@ def owner(kind, i) -> int:
     return i - 1 if kind[i - 1] == NORMAL else i - 2
 
 
-@routine
-def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
-               normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
-    """The impulses gamma[:m] of the compliant step (docs/COMPLIANT.md: per row
-    E^-1 = 1/(h(hk + b)), c = u + k/(hk + b) phi; H = W + E^-1; the active set of pushing rows
-    around the weighted cone problem). memory (3, rows) int: the last step's kinds, pushing
-    flags and [row count] - reused while the kinds repeat; rounds that do not settle (or whose
-    solution adds energy: adds_energy) start again from the convex form's set, and if they
-    still do not, the convex form's solution is returned. Returns (status, Newton steps)."""
-    H, L = mats[M_H], mats[M_LH]
-    first = ints[I_FIRST]
-    e_inv, c, weight, trial_mu = vecs[V_EINV], vecs[V_C], vecs[V_WEIGHT], vecs[V_TRIAL_MU]
-    trial_kind, pushing = ints[I_TRIAL_KIND], ints[I_PUSHING]
+# The active set of pushing rows is a state machine (begin_active_set, advance_active_set) that
+# asks its driver for one weighted solve at a time (weight, trial_kind, trial_mu) and takes the
+# solution back in gamma: solve_rows drives it with our interior-point solve, compiled;
+# row_solvers.ConeRows with clarabel or osqp from Python. One set of rules for both.
+SOLVE_CONVEX, SOLVE_ROUND, DONE = 0, 1, 2  # what the active set asks for next
+# its int state (ints[I_ACTIVE]): the phase, rounds taken, rounds allowed per start, whether
+# rounds follow the convex solve, whether the convex form's solution is in hand
+A_PHASE, A_ROUNDS, A_MAX_ROUNDS, A_ROUNDS_AFTER_CONVEX, A_HAVE_CONVEX, N_ACTIVE = range(6)
+
+
+@step
+def prepare_rows(W, u, phi, kind, k, b, m, h, regularization, rigid_compliance, e_inv, c,
+                 H) -> bool:
+    """The rows' laws (docs/COMPLIANT.md: per row E^-1 = 1/(h(hk + b)), c = u + k/(hk + b) phi;
+    rigid rows: E^-1 = 0, c = u + phi/h; friction rows: memoryless, E^-1 the regularization)
+    and H = W + E^-1. Returns whether every row is bilateral (then H gamma = -c is the step)."""
     mean_w = 0.0
     for i in range(m):
         mean_w += W[i, i]
@@ -162,51 +167,163 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         for j in range(m):
             H[i, j] = W[i, j]
         H[i, i] += e_inv[i]
-    impulses = impulse_scale(H, c, m)
-    if all_bilateral:
-        if not cholesky(H, m, L, first):
-            return NOT_POSITIVE, 0
-        for i in range(m):
-            gamma[i] = -c[i]
-        cholesky_solve(L, m, first, gamma)
-        return OK, 0
-    # the pushing rows: the last step's when the rows repeat, else the convex form's solution
-    same = memory[2, 0] == m
+    return all_bilateral
+
+
+@step
+def bilateral_solve(H, c, m, L, first, gamma) -> int:
+    """gamma = -H^-1 c by envelope Cholesky; NOT_POSITIVE when H is not positive definite."""
+    if not cholesky(H, m, L, first):
+        return NOT_POSITIVE
     for i in range(m):
-        same = same and memory[0, i] == kind[i]
+        gamma[i] = -c[i]
+    cholesky_solve(L, m, first, gamma)
+    return OK
+
+
+@routine
+def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
+               normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
+    """The impulses gamma[:m] of the compliant step: the rows' laws (prepare_rows), then the
+    active set of pushing rows (begin_active_set) driven with our interior-point solve of each
+    weighted cone problem it asks for. memory (3, rows) int: the last step's kinds, pushing
+    flags and [row count]. Returns (status, Newton steps)."""
+    H = mats[M_H]
+    c, weight, trial_mu = vecs[V_C], vecs[V_WEIGHT], vecs[V_TRIAL_MU]
+    trial_kind, active = ints[I_TRIAL_KIND], ints[I_ACTIVE]
+    if prepare_rows(W, u, phi, kind, k, b, m, h, regularization, rigid_compliance, vecs[V_EINV],
+                    c, H):
+        return bilateral_solve(H, c, m, mats[M_LH], ints[I_FIRST], gamma), 0
+    phase = begin_active_set(kind, mu, m, normal_weight, memory, True, ACTIVE_SET_ROUNDS,
+                             ints[I_PUSHING], active, weight, trial_kind, trial_mu)
     steps = 0
-    settled = False
-    convex = vecs[V_CONVEX]  # the convex form's solution, the answer when the rounds do not settle
-    for attempt in range(2 if same else 1):  # a remembered set that does not settle: again
-        if same and attempt == 0:             # from the convex form's
-            for i in range(m):
-                pushing[i] = memory[1, i]
-        else:
-            for i in range(m):
-                weight[i] = 0.0
-            status, n_steps = weighted_solve(H, c, weight, kind, mu, m, pyramid, limits, convex,
-                                             mats, vecs, ints)
-            steps += n_steps
-            if status != OK:
-                return status, steps
-            pushing_rows(convex, kind, m, impulses, pushing)
-        status, n_steps, settled = active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limits,
-                                                     normal_weight, pushing, trial_kind,
-                                                     trial_mu, weight, gamma, mats, vecs, ints)
+    while phase != DONE:
+        status, n_steps = weighted_solve(H, c, weight, trial_kind, trial_mu, m, pyramid, limits,
+                                         gamma, mats, vecs, ints)
         steps += n_steps
         if status != OK:
             return status, steps
-        if settled:
-            break
-    if not settled:  # the rounds cycle between sets, or add energy: the convex form's solution
+        phase = advance_active_set(H, c, W, u, kind, mu, m, normal_weight, memory, gamma,
+                                   vecs[V_CONVEX], ints[I_PUSHING], active, weight, trial_kind,
+                                   trial_mu)
+    return OK, steps
+
+
+@step
+def begin_active_set(kind, mu, m, normal_weight, memory, restart, max_rounds, pushing, active,
+                     weight, trial_kind, trial_mu) -> int:
+    """Start the active set: from the last step's pushing rows when the rows repeat (memory;
+    if those rounds do not settle, again from the convex form's set when ``restart``), else
+    from the convex form's solution. Sets the first request; returns the phase."""
+    same = memory[2, 0] == m
+    for i in range(m):
+        same = same and memory[0, i] == kind[i]
+    active[A_ROUNDS], active[A_MAX_ROUNDS], active[A_HAVE_CONVEX] = 0, max_rounds, 0
+    if same:
+        for i in range(m):
+            pushing[i] = memory[1, i]
+        active[A_ROUNDS_AFTER_CONVEX] = restart
+        request_round(kind, mu, m, normal_weight, pushing, weight, trial_kind, trial_mu)
+        active[A_PHASE] = SOLVE_ROUND
+    else:
+        active[A_ROUNDS_AFTER_CONVEX] = True
+        request_convex(kind, mu, m, weight, trial_kind, trial_mu)
+        active[A_PHASE] = SOLVE_CONVEX
+    return active[A_PHASE]
+
+
+@step
+def request_convex(kind, mu, m, weight, trial_kind, trial_mu):
+    """Ask for the convex form: no penalty, every row as it is."""
+    for i in range(m):
+        weight[i] = 0.0
+        trial_kind[i] = kind[i]
+        trial_mu[i] = mu[i]
+
+
+@step
+def request_round(kind, mu, m, normal_weight, pushing, weight, trial_kind, trial_mu):
+    """Ask for one round: the one-sided rows that do not push (and their friction rows) held at
+    zero, the pushing rows' law penalised with normal_weight."""
+    for i in range(m):
+        o = owner(kind, i)
+        held = one_sided(kind[o]) and not pushing[o]
+        trial_kind[i] = FIXED if held else kind[i]
+        trial_mu[i] = 0.0 if held else mu[i]
+        weight[i] = normal_weight if pushing[i] else 0.0
+
+
+@step
+def advance_active_set(H, c, W, u, kind, mu, m, normal_weight, memory, gamma, convex, pushing,
+                       active, weight, trial_kind, trial_mu) -> int:
+    """Take the solution (gamma) of the request and decide the next one; returns the phase.
+    After the convex form: its pushing rows (pushing_rows), then rounds (unless this convex
+    solve only ends a remembered set's failed rounds). After a round: a pushing row whose
+    impulse moves its own row by less than the joining threshold leaves, a held row that would
+    close (r < 0 beyond it) joins; no change settles the set. A round whose solution adds
+    energy (adds_energy: the penalty held a row's law with the friction rows), or the last
+    allowed round, ends the rounds unsettled: the convex form's solution is the answer (solved
+    first if not in hand). At DONE gamma is the answer and memory holds the set."""
+    if active[A_PHASE] == SOLVE_CONVEX:
+        for i in range(m):
+            convex[i] = gamma[i]
+        active[A_HAVE_CONVEX] = True
+        pushing_rows(convex, kind, m, impulse_scale(H, c, m), pushing)
+        if not active[A_ROUNDS_AFTER_CONVEX]:
+            return finish_active_set(kind, m, pushing, memory, active)
+        active[A_ROUNDS] = 0
+        request_round(kind, mu, m, normal_weight, pushing, weight, trial_kind, trial_mu)
+        active[A_PHASE] = SOLVE_ROUND
+        return SOLVE_ROUND
+    if not adds_energy(W, u, c, gamma, m):
+        if not update_pushing(H, c, kind, m, gamma, pushing):
+            return finish_active_set(kind, m, pushing, memory, active)
+        active[A_ROUNDS] += 1
+        if active[A_ROUNDS] < active[A_MAX_ROUNDS]:
+            request_round(kind, mu, m, normal_weight, pushing, weight, trial_kind, trial_mu)
+            return SOLVE_ROUND
+    if active[A_HAVE_CONVEX]:  # unsettled: the convex form's solution
         for i in range(m):
             gamma[i] = convex[i]
-        pushing_rows(convex, kind, m, impulses, pushing)
+        pushing_rows(convex, kind, m, impulse_scale(H, c, m), pushing)
+        return finish_active_set(kind, m, pushing, memory, active)
+    request_convex(kind, mu, m, weight, trial_kind, trial_mu)
+    active[A_PHASE] = SOLVE_CONVEX
+    return SOLVE_CONVEX
+
+
+@step
+def update_pushing(H, c, kind, m, gamma, pushing) -> bool:
+    """One round's change of the pushing set; returns whether any row changed. Leave: an
+    impulse that moves its own row by less than a held row must close to join (the same units
+    both ways: a test on the impulse, relative to the largest, made a light joint's limit row,
+    H_ii ~ 1e5, leave and join in turn)."""
+    closing = 1e-7 * max(max_abs(c, m), 1e-9)
+    changed = False
+    for i in range(m):
+        if not one_sided(kind[i]):
+            continue
+        ri = c[i]
+        for j in range(m):
+            ri += H[i, j] * gamma[j]
+        if pushing[i] and gamma[i] * H[i, i] <= closing:
+            pushing[i] = False
+            changed = True
+        elif not pushing[i] and ri < -closing:
+            pushing[i] = True
+            changed = True
+    return changed
+
+
+@step
+def finish_active_set(kind, m, pushing, memory, active) -> int:
+    """Remember this step's rows and pushing set for the next step's start; DONE."""
     memory[2, 0] = m
     for i in range(m):
         memory[0, i] = kind[i]
         memory[1, i] = pushing[i]
-    return OK, steps
+    active[A_PHASE] = DONE
+    return DONE
 
 
 @step
@@ -217,52 +334,6 @@ def pushing_rows(gamma, kind, m, impulses, pushing):
     tolerance = 1e-7 * max(max_abs(gamma, m), impulses)
     for i in range(m):
         pushing[i] = kind[i] == BILATERAL or (one_sided(kind[i]) and gamma[i] > tolerance)
-
-
-@routine
-def active_set_rounds(H, c, W, u, kind, mu, m, pyramid, limits, normal_weight, pushing,
-                      trial_kind, trial_mu, weight, gamma, mats, vecs, ints) -> tuple:
-    """Up to ACTIVE_SET_ROUNDS rounds of the weighted problem from the pushing set: rows not
-    pushing are held at zero, the pushing rows' law is penalised; a pushing row whose impulse
-    moves its own row by less than the joining threshold leaves, a held row that would close
-    (r < 0 beyond it) joins. (status, Newton steps, settled: no row changed in the last round).
-    A round whose solution adds energy (adds_energy: the penalty held a row's law with the
-    friction rows) ends them unsettled."""
-    c_scale = max(max_abs(c, m), 1e-9)
-    steps = 0
-    for _ in range(ACTIVE_SET_ROUNDS):
-        for i in range(m):
-            o = owner(kind, i)
-            held = one_sided(kind[o]) and not pushing[o]
-            trial_kind[i] = FIXED if held else kind[i]
-            trial_mu[i] = 0.0 if held else mu[i]
-            weight[i] = normal_weight if pushing[i] else 0.0
-        status, n_steps = weighted_solve(H, c, weight, trial_kind, trial_mu, m, pyramid,
-                                         limits, gamma, mats, vecs, ints)
-        steps += n_steps
-        if status != OK:
-            return status, steps, False
-        if adds_energy(W, u, c, gamma, m):
-            return OK, steps, False
-        changed = False
-        for i in range(m):
-            if not one_sided(kind[i]):
-                continue
-            ri = c[i]
-            for j in range(m):
-                ri += H[i, j] * gamma[j]
-            # leave: an impulse that moves its own row by less than a held row must close to
-            # join (the same units both ways: a test on the impulse, relative to the largest,
-            # made a light joint's limit row, H_ii ~ 1e5, leave and join in turn)
-            if pushing[i] and gamma[i] * H[i, i] <= 1e-7 * c_scale:
-                pushing[i] = False
-                changed = True
-            elif not pushing[i] and ri < -1e-7 * c_scale:
-                pushing[i] = True
-                changed = True
-        if not changed:
-            return OK, steps, True
-    return OK, steps, False
 
 
 @step

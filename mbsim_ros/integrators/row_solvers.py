@@ -3,24 +3,26 @@ assembles the rows and their laws (W, u, phi, kind, stiffness, damping, friction
 them to one of these for the impulses.
 
 - ``ConeRows``: the compliant rows (Drumwright 2019): implicit spring-dampers, the friction
-  cone, the active set of pushing rows; our compiled interior-point solve
-  (``cone_solver.solve_rows``, called by the step on its own buffers) with clarabel and osqp as
-  references and fallbacks, through the Python active set below.
+  cone, the active set of pushing rows (all compiled in cone_solver.py), each weighted cone
+  problem solved by our compiled interior-point solve, or by clarabel or osqp (references and
+  fallbacks) with this module driving the same compiled active set.
 - ``LcpRows``: ODE's bounded LCP (ERP and CFM) by projected Gauss-Seidel or Dantzig pivoting
   (lcp.py): the rigid baseline.
 
-Each has ``compiled`` (the step calls the compiled solve itself), ``limit_rate(dt, step)``
-(how fast a violated rigid limit row is removed) and ``solve(W, u, G, phi, kind, k, b, mu,
-info) -> gamma or None``.
+Each has ``limit_rate(dt, stiffness)`` (how fast a violated rigid limit row is removed) and
+``solve(rows, m, info) -> bool``: the impulses rows.gamma[:m] from the step's row buffers
+(compliant._RowBuffers: W, u, phi, kind, k, b, mu, the solver buffers and memory).
 """
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
-from ..codes import BILATERAL, FIXED, FRICTION, NORMAL, OK, TANGENT, UNILATERAL, message
+from ..codes import FIXED, FRICTION, NORMAL, OK, TANGENT, UNILATERAL, message
 from .base import StepInfo
-from .cone_solver import adds_energy, impulse_scale
+from .cone_qp import (GAP_TOLERANCE, I_ACTIVE, I_FIRST, I_PUSHING, I_TRIAL_KIND, ITERATIONS, M_H,
+                      M_LH, V_C, V_CONVEX, V_EINV, V_TRIAL_MU, V_WEIGHT, solver_limits)
+from .cone_solver import (ACTIVE_SET_ROUNDS, DONE, advance_active_set, begin_active_set,
+                          bilateral_solve, prepare_rows, solve_rows)
 from .lcp import dantzig_kernel, natural_residual, pgs_kernel
 
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
@@ -33,128 +35,77 @@ PIVOTING_PASSES = 8     # re-solves with the friction bounds from the last norma
 
 
 class ConeRows:
-    """The compliant rows' solve: ``solver`` "interior" (compiled, the step calls it; this
-    class is its fallback), "clarabel" or "osqp"."""
+    """The compliant rows' solve: ``solver`` "interior" (our compiled solve; clarabel with
+    FALLBACK_ROUNDS rounds when it fails), "clarabel" or "osqp". The laws, the reduction and the
+    active set are cone_solver.py's, compiled, for all three: with clarabel or osqp this class
+    drives the active set's state machine, solving each weighted problem it asks for."""
 
     def __init__(self, dt: float, solver: str, cone: str, normal_weight: float,
-                 regularization: float) -> None:
+                 regularization: float, max_iterations: int = ITERATIONS,
+                 tolerance: float = GAP_TOLERANCE) -> None:
         self.dt = dt
         self.qp_solver = solver
         self.cone = cone
         self.normal_weight = normal_weight
         self.regularization = regularization
-        self.compiled = solver == "interior"
+        self.limits = solver_limits(max_iterations, tolerance)
         self.info = StepInfo()
         self._solvers = {}
         self._patterns = {}
         self._clarabel = {}   # row structure -> (solver, CSC order of A's triplets)
-        self.pushing = None  # (row kinds, which rows pushed) of the last step
 
     def limit_rate(self, dt: float, limit_stiffness: float) -> float:
         """How fast the solve removes a rigid limit row's phi (1/s): 1/h; 0 for soft limits,
         whose spring-damper law is their recovery (no capped recovery)."""
         return 1.0 / dt if np.isinf(limit_stiffness) else 0.0
 
-    def solve(self, W, u, G, phi, kind, k, b, mu, info):
-        """gamma (impulses) for the rows; None when no solver succeeds (message in info)."""
+    def solve(self, rows, m: int, info: StepInfo) -> bool:
+        """rows.gamma[:m] from the step's rows (W, u, phi, kind, k, b, mu; the active-set
+        memory and the solver buffers); False when no solver succeeds (message in info)."""
         self.info = info
-        h = self.dt
-        soft = h * k + b
-        rigid = ~np.isfinite(k)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            e_inv = np.where(rigid, 0.0, 1.0 / (h * soft))
-            erp = np.where(rigid, 1.0 / h, np.where(soft > 0, k / soft, 0.0))
-        tangent = (kind == TANGENT) | (kind == FRICTION)
-        if tangent.any():  # memoryless friction rows: no stiffness, (near) infinite damping
-            e_inv[tangent] = self.regularization * max(np.mean(np.diag(W)), 1e-12)
-        if rigid.any():  # redundant rigid rows (closures) make W singular: a tiny compliance
-            scale = max(float(np.mean(np.diag(W))), 1e-12)
-            e_inv[rigid & (kind == BILATERAL)] = RIGID_COMPLIANCE * scale
-        H = W + np.diag(e_inv)
-        c = u + erp * phi
-        if np.all(kind == BILATERAL):
-            try:
-                return scipy.linalg.solve(H, -c, assume_a="pos")
-            except np.linalg.LinAlgError:
-                self.info.message = "the bilateral constraint matrix is singular"
-                return None
-        if self.qp_solver == "interior":  # the fallback: fail fast, no second start
-            return self._solve_active_set(H, c, kind, mu, W, u, FALLBACK_ROUNDS, restart=False)
-        return self._solve_active_set(H, c, kind, mu, W, u)
+        if self.qp_solver != "interior":
+            return self._drive(rows, m, ACTIVE_SET_ROUNDS, restart=True)
+        status, steps = solve_rows(rows.W, rows.u, rows.phi, rows.kind, rows.k, rows.b, rows.mu,
+                                   m, self.dt, self.regularization, RIGID_COMPLIANCE,
+                                   self.normal_weight, self.cone == "pyramid", self.limits,
+                                   rows.memory, rows.gamma, *rows.solver)
+        info.iterations = steps
+        info.residual = float(self.limits[2])
+        if status == OK:
+            return True
+        info.message = f"interior-point solver: {message(status)}"
+        info.fallback = True
+        if m > FALLBACK_ROWS:  # clarabel would take seconds: fail fast
+            info.message += f" ({m} rows: no fallback above {FALLBACK_ROWS})"
+            return False
+        return self._drive(rows, m, FALLBACK_ROUNDS, restart=False)
 
-    def _solve_active_set(self, H, c, kind, mu, W, u, max_rounds: int = 8,
-                          restart: bool = True):
-        """min 1/2 g.H g + c.g + w/2 sum over pushing rows of r_i^2 (r = H g + c) over the
-        rows' cones, the rows that do not push held at zero (docs/COMPLIANT.md). The first part
-        alone is the convex, maximal-dissipation form; the penalty holds the pushing rows'
-        spring-damper law against the friction cone's pull (no "gliding"). Which rows push:
-        those of the convex form's solution (or the last step's set when the rows repeat), then
-        an active set (a pushing row whose impulse moves its own row by less than the joining
-        threshold is held at zero; a held row that would close, r < 0, pushes). Rounds that do
-        not settle, or whose solution adds energy (cone_solver.adds_energy), start again from
-        the convex form's set (``restart``); if they still do, the convex form's solution (as
-        solve_rows)."""
-        rows_key = kind.tobytes()
+    def _drive(self, rows, m: int, max_rounds: int, restart: bool) -> bool:
+        """The laws and the active set (cone_solver.py), each weighted problem solved by
+        clarabel or osqp (the fallback: at most max_rounds rounds, no second start)."""
+        mats, vecs, ints = rows.solver
+        H, c, weight, trial_mu = mats[M_H], vecs[V_C], vecs[V_WEIGHT], vecs[V_TRIAL_MU]
+        trial_kind, pushing, active = ints[I_TRIAL_KIND], ints[I_PUSHING], ints[I_ACTIVE]
+        if prepare_rows(rows.W, rows.u, rows.phi, rows.kind, rows.k, rows.b, m, self.dt,
+                        self.regularization, RIGID_COMPLIANCE, vecs[V_EINV], c, H):
+            status = bilateral_solve(H, c, m, mats[M_LH], ints[I_FIRST], rows.gamma)
+            if status != OK:
+                self.info.message = f"bilateral rows: {message(status)}"
+            return status == OK
         self.info.iterations = 0
-        remembered = self.pushing is not None and self.pushing[0] == rows_key
-        gamma = None
-        for attempt in range(2 if remembered and restart else 1):
-            if remembered and attempt == 0:
-                pushing = self.pushing[1]   # the same rows as the last step's
-            else:
-                gamma, pushing = self._convex_pushing(H, c, kind, mu)
-                if gamma is None:
-                    return None
-            trial, settled = self._active_set_rounds(H, c, W, u, kind, mu, pushing,
-                                                     max_rounds)
-            if trial is None:
-                return None
-            if settled is not None:
-                self.pushing = (rows_key, settled)
-                return trial
-        if gamma is None:
-            gamma, pushing = self._convex_pushing(H, c, kind, mu)
-        self.pushing = (rows_key, pushing)
-        return gamma
-
-    def _convex_pushing(self, H, c, kind, mu):
-        """(gamma of the convex form, the rows that push in it); (None, None) on failure."""
-        iterations = self.info.iterations
-        gamma = self._solve_weighted(H, c, np.zeros(len(kind)), kind, mu)
-        self.info.iterations += iterations
-        if gamma is None:
-            return None, None
-        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
-        # interior-point solutions leave non-pushing rows slightly positive
-        tolerance = 1e-7 * max(np.abs(gamma).max(), impulse_scale(H, c, len(c)))
-        return gamma, (kind == BILATERAL) | (one_sided & (gamma > tolerance))
-
-    def _active_set_rounds(self, H, c, W, u, kind, mu, pushing, max_rounds: int):
-        """(gamma, the pushing set once no row changes, else None) after at most max_rounds
-        rounds of the weighted problem from `pushing`, ended by a round whose solution adds
-        energy (cone_solver.adds_energy); (None, None) when a solve fails."""
-        one_sided = (kind == UNILATERAL) | (kind == NORMAL)
-        closing = 1e-7 * max(np.abs(c).max(), 1e-9)  # as solve_rows
-        owner = np.arange(len(kind))
-        owner[kind == TANGENT] = np.flatnonzero(kind == TANGENT) // 3 * 3  # contacts come first
-        for _ in range(max_rounds):
-            held = (one_sided & ~pushing)[owner]
-            trial_kind = np.where(held, FIXED, kind)
-            iterations = self.info.iterations
-            gamma = self._solve_weighted(H, c, self.normal_weight * pushing, trial_kind,
-                                         np.where(held, 0.0, mu))
-            self.info.iterations += iterations
+        phase = begin_active_set(rows.kind, rows.mu, m, self.normal_weight, rows.memory, restart,
+                                 max_rounds, pushing, active, weight, trial_kind, trial_mu)
+        while phase != DONE:
+            gamma = self._solve_weighted(H[:m, :m], c[:m], weight[:m], trial_kind[:m],
+                                         trial_mu[:m])
             if gamma is None:
-                return None, None
-            if adds_energy(W, u, c, gamma, len(c)):
-                return gamma, None
-            r = H @ gamma + c
-            leave = one_sided & pushing & (gamma * np.diag(H) <= closing)
-            join = one_sided & ~pushing & (r < -closing)
-            if not (leave.any() or join.any()):
-                return gamma, pushing
-            pushing = (pushing & ~leave) | join
-        return gamma, None
+                return False
+            rows.gamma[:m] = gamma
+            phase = advance_active_set(H, c, rows.W, rows.u, rows.kind, rows.mu, m,
+                                       self.normal_weight, rows.memory, rows.gamma,
+                                       vecs[V_CONVEX], pushing, active, weight, trial_kind,
+                                       trial_mu)
+        return True
 
     def _solve_weighted(self, H, c, weight, kind, mu):
         if self.qp_solver == "osqp" and (self.cone == "pyramid" or not (kind == NORMAL).any()):
@@ -238,7 +189,7 @@ class ConeRows:
                 self._clarabel.clear()
             self._clarabel[key] = (solver, order)
         solution = solver.solve()
-        self.info.iterations = int(solution.iterations)
+        self.info.iterations += int(solution.iterations)
         status = str(solution.status)
         if status != "Solved":
             if status == "AlmostSolved":  # inaccurate: flagged
@@ -302,7 +253,7 @@ class ConeRows:
         else:
             solver.update(Px=P.data, q=q, Ax=A.data, l=np.array(lower), u=np.array(upper))
         result = solver.solve(raise_error=False)
-        self.info.iterations = int(result.info.iter)
+        self.info.iterations += int(result.info.iter)
         if result.info.status_val not in (1, 2):  # solved, solved inaccurate
             self.info.message = f"osqp: {result.info.status}"
             return self._fallback(H, c, weight, kind, mu, "osqp")
@@ -329,8 +280,6 @@ class LcpRows:
     """ODE's bounded LCP on the rows (ERP, CFM): ``solver`` "pgs" (projected Gauss-Seidel with
     SOR, quickstep) or "pivoting" (Dantzig, dWorldStep, falling back to PGS)."""
 
-    compiled = False
-
     def __init__(self, dt: float, solver: str, erp: float, cfm: float, max_iterations: int,
                  sor: float, tolerance: float) -> None:
         self.dt = dt
@@ -354,12 +303,14 @@ class LcpRows:
         self._reals = np.zeros((6, rows))
         self._x = np.zeros(rows)
 
-    def solve(self, W, u, G, phi, kind, k, b, mu, info):
-        """gamma (impulses) of ODE's bounded LCP for the rows (None: no finite solution)."""
+    def solve(self, rows, m: int, info: StepInfo) -> bool:
+        """rows.gamma[:m]: the impulses of ODE's bounded LCP for the rows (False: no finite
+        solution)."""
         self.info = info
-        problem = self._problem(W, u, phi, kind, mu)
-        self._reserve(len(kind))
-        x = self._x[:len(kind)]
+        problem = self._problem(rows.W[:m, :m].copy(), rows.u[:m], rows.phi[:m], rows.kind[:m],
+                                rows.mu[:m])
+        self._reserve(m)
+        x = self._x[:m]
         x[:] = 0.0
         if self.solver == "pivoting":
             self._pivot(problem, x)
@@ -368,8 +319,9 @@ class LcpRows:
         info.residual = natural_residual(*problem[:-1], x)
         if not (np.all(np.isfinite(x)) and np.isfinite(info.residual)):
             info.message = "the LCP solution is not finite"
-            return None
-        return x.copy()
+            return False
+        rows.gamma[:m] = x
+        return True
 
     def _problem(self, W, u, phi, kind, mu) -> tuple:
         """(A, c, lo, hi, owner, friction, order) of the kernels in lcp.py."""
