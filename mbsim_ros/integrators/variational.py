@@ -41,9 +41,10 @@ S_ROOT, S_GUESS, S_MAX_ITER, S_ANDERSON, S_NEWTON_MAX, S_SPLIT_LEVELS = range(6)
 YOSHIDA_G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 YOSHIDA_G2 = -(2.0 ** (1.0 / 3.0)) / (2.0 - 2.0 ** (1.0 / 3.0))
 MAX_ANDERSON = 8
-# Newton that stops improving within this factor of the tolerance has reached the rounding floor
-# of the residual (sums of world-frame impulses with long lever arms): the step is accepted.
-STAGNATION_FACTOR = 1e3
+# The residual's rounding floor, in units of the double's epsilon times its terms (rounding_floor):
+# a root finder that stops improving at or below it is accepted there (the tolerance asked for
+# less than rounding allows); above it, stagnation is not convergence.
+ROUNDING_FLOOR = 16.0 * 2.220446049250313e-16
 # rows of the (n_vectors, nv) block of the variational workspace
 V_B, V_R, V_X, V_DX, V_VK, V_WORK, V_Y, V_GNEW, V_PCUR, V_UEFF, V_DIAG, V_RES = range(12)
 # (IG3: explicit_velocity takes rows V_WORK, V_Y, V_GNEW as its first three work rows)
@@ -220,8 +221,8 @@ def keep_if_best(rnorm, best, x, x_best) -> float:
 
 
 @routine
-def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, threshold, rnorm,
-               ws, vws):
+def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, threshold, floor,
+               rnorm, ws, vws):
     """Alg. 3, preconditioned: x <- x + h (M(q_k) + a + h c/2)^-1 r (Anderson-mixed when
     depth > 0); the best iterate is kept in its row. Returns (max |r|, iterations, reached the
     rounding floor, best max |r|)."""
@@ -234,7 +235,7 @@ def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, thresh
     iterations = 0
     previous = np.inf
     while rnorm > threshold and iterations < max_iter:
-        if rnorm > 0.9 * previous and rnorm < STAGNATION_FACTOR * threshold:
+        if rnorm > 0.9 * previous and rnorm <= floor:
             return rnorm, iterations, True, best
         previous = rnorm
         minv_apply(joint_int, oS_k, U_k, Dinv_k, r, pA, oa, dx)
@@ -307,8 +308,8 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
 
 
 @routine
-def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, ws,
-                 vws):
+def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, floor, rnorm,
+                 ws, vws):
     """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,
     J delta = -r, alpha halved (up to NEWTON_HALVINGS times) while the residual grows; stops at
     the rounding floor when it no longer halves the residual."""
@@ -321,7 +322,7 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
     iterations = 0
     previous = np.inf
     while rnorm > threshold and iterations < max_iter:
-        if rnorm > 0.5 * previous and rnorm < STAGNATION_FACTOR * threshold:
+        if rnorm > 0.5 * previous and rnorm <= floor:
             return rnorm, iterations, True
         previous = rnorm
         for i in range(nj):
@@ -372,13 +373,31 @@ def finish_step(joint_int, joint_real, gravity, armature, h, u, ws, vws, q_out, 
         p_out[k] += 0.5 * h * u[k] - (vec[V_LINEAR, k] - 2.0 * armature[k] / h) * x[k]
 
 
+@step
+def rounding_floor(Yb, op_k, h, scale) -> float:
+    """The size of max |r| that rounding alone leaves: r sums, over subtrees, the bodies' world
+    impulses m_i = Y_i xi_i / h about the world origin, whose twists xi_i (SE(3) logs of
+    rotations with unit-size entries) carry an absolute error of about epsilon (1 + |p_i|):
+    ROUNDING_FLOOR (bodies scale + sum_i (m_i (1 + |p_i|^2) + trace I_i) / h)."""
+    nj = Yb.shape[0]
+    impulses = 0.0
+    for i in range(nj):
+        lever = op_k[i, 0] ** 2 + op_k[i, 1] ** 2 + op_k[i, 2] ** 2
+        impulses += Yb[i, 0] * (1.0 + lever) + Yb[i, 4] + Yb[i, 7] + Yb[i, 9]
+    return ROUNDING_FLOOR * (nj * scale + impulses / abs(h))  # h < 0: the Yoshida middle step
+
+
 @routine
-def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws, vws, stats):
-    """Find x with r(q_k (+) x) = 0 from the current x: the chosen root finder, then, if it did
-    not finish, Newton restarted from its best iterate (never from a diverged one).
-    Returns (max |r|, solved)."""
+def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws, vws, stats):
+    """Find x with r(q_k (+) x) = 0 from the current x to max |r| <= tol (1 + max |b|) (or the
+    rounding floor, if that is above it): the chosen root finder, then, if it did not finish,
+    Newton restarted from its best iterate (never from a diverged one).
+    Returns (max |r| relative to 1 + max |b|, solved)."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
     vec = carve_variational(vws, nj, nv, nq)[12]
+    scale = 1.0 + max_abs(vec[V_B], nv)
+    threshold = tol * scale
+    floor = rounding_floor(Yb, carve_variational(vws, nj, nv, nq)[1], h, scale)
     rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
     root = settings[S_ROOT]
     max_iter = settings[S_MAX_ITER]
@@ -388,7 +407,7 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws,
     if root == 0:
         rnorm, iterations, at_floor, best = riqn_solve(joint_int, joint_real, Yb, damping, h, q,
                                                        max_iter, settings[S_ANDERSON],
-                                                       threshold, rnorm, ws, vws)
+                                                       threshold, floor, rnorm, ws, vws)
     elif root == 2:
         rnorm, iterations, at_floor, best = broyden_solve(joint_int, joint_real, Yb, damping, h,
                                                           q, max_iter, threshold, rnorm, ws,
@@ -401,11 +420,11 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws,
             rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
         newton_max = max_iter if root == 1 else settings[S_NEWTON_MAX]
         rnorm, n_it, at_floor = newton_solve(joint_int, joint_real, Yb, damping, h, q,
-                                             newton_max, threshold, rnorm, ws, vws)
+                                             newton_max, threshold, floor, rnorm, ws, vws)
         iterations += n_it
     stats[0] += iterations
     stats[1] += 1 if unsolved and root != 1 else 0
-    return rnorm, rnorm <= threshold or at_floor
+    return rnorm / scale, rnorm <= threshold or at_floor
 
 
 @routine
@@ -486,21 +505,20 @@ def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q,
     """Solve the DEL that begin_step set up without friction, then (if any joint has friction)
     again with the first half of the friction impulse that solution implies, warm-started (the
     second half goes into the new momentum: friction_after). stats[0] += iterations, stats[1]
-    += fallbacks; the final max |r| is left in its row. Returns (has friction, solved)."""
+    += fallbacks; the final max |r| (relative to 1 + max |b|) is left in its row. Returns
+    (has friction, solved)."""
     nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
     vec = carve_variational(vws, nj, nv, nq)[12]
     u_eff = vec[V_UEFF]
-    threshold = tol * (1.0 + max_abs(vec[V_B], nv))
-    rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold, ws,
-                              vws, stats)
+    rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws, vws,
+                              stats)
     has_friction = solved and friction_before(joint_int, armature, friction, h, u, nq, vws,
                                               u_eff)
     if has_friction:
         for k in range(nv):
             vec[V_B, k] = p[k] + 0.5 * h * u_eff[k]
-        threshold = tol * (1.0 + max_abs(vec[V_B], nv))
-        rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, threshold,
-                                  ws, vws, stats)
+        rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws,
+                                  vws, stats)
     vec[V_RES, 0] = rnorm
     return has_friction, solved
 
@@ -615,7 +633,7 @@ class VariationalIntegrator(Integrator):
     renamed_options = {"root_finder": "solver"}
 
     def __init__(self, model, dt: float, *, solver: str = "riqn",
-                 initial_guess: str = "IG2", tolerance: float = 1e-10,
+                 initial_guess: str = "IG2", tolerance: float = 1e-9,
                  max_iterations: int = 50, anderson: int = 0,
                  newton_fallback_iterations: int = 20, split_levels: int = 3,
                  order: int = 2) -> None:
