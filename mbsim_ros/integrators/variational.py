@@ -77,19 +77,21 @@ def variational_workspace_size(nj: int, nv: int, nq: int) -> int:
 
 
 @routine
-def residual(joint_int, joint_real, Yb, linear, h, q, x, b, oR_k, op_k, oS_k, wg, q_next,
-             oR, op, Rq, pq, mom, acc, xis, tmp2, r) -> float:
-    """DRNEA (Alg. 2) at q_next = q (+) x: r = b - sum J_i(q_k)^T (m_i - wg_i) - linear x, with
-    linear = c/2 + a/h (damping's F- and the armature's D1 Ld). Returns max |r|; leaves body
-    momenta in mom and relative twists in xis."""
+def residual(joint_int, joint_real, Yb, h, q, dyn, vw) -> float:
+    """DRNEA (Alg. 2) at q_next = q (+) x (row V_X): r = b - sum J_i(q_k)^T (m_i - wg_i) -
+    linear x into row V_R, with linear = c/2 + a/h (damping's F- and the armature's D1 Ld).
+    Returns max |r|; leaves body momenta in mom and relative twists in xis."""
+    vec, q_next = vw.vec, vw.qv[Q_NEXT]
+    x, b, linear, r = vec[V_X], vec[V_B], vec[V_LINEAR], vec[V_R]
+    mom, acc, wg = vw.mom, vw.acc, vw.wg
     integrate_kernel(joint_int, q, x, 1.0, q_next)
-    nj = joint_int.shape[0]
-    for i in range(nj):
-        pose_step(i, joint_int, joint_real, q_next, oR, op, Rq, pq)
-        discrete_momentum(Yb[i], oR_k[i], op_k[i], oR[i], op[i], h, xis[i], tmp2, mom[i])
+    for i in range(joint_int.shape[0]):
+        pose_step(i, joint_int, joint_real, q_next, dyn.oR, dyn.op, dyn.Rq, dyn.pq)
+        discrete_momentum(Yb[i], vw.oR_k[i], vw.op_k[i], dyn.oR[i], dyn.op[i], h, vw.xis[i],
+                          vw.tmp2, mom[i])
         for c in range(6):
             acc[i, c] = wg[i, c] - mom[i, c]
-    project_subtree_sums(joint_int, oS_k, acc, r)
+    project_subtree_sums(joint_int, vw.oS_k, acc, r)
     for k in range(r.shape[0]):
         r[k] += b[k] - linear[k] * x[k]
     return max_abs(r, r.shape[0])
@@ -160,16 +162,16 @@ def anderson_mix(x, f, k, depth, F, G, AtA, rhs, g_new):
 
 @routine
 def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, servo, iq,
-               saturated, guess, ws, vws) -> int:
+               saturated, guess, ws, dyn, vw) -> int:
     """Kinematics, gravity half-impulses and the factorisation of the preconditioner
     M(q_k) + a + h c/2 + h s (-dr/dx times h, but for the configuration dependence; s: the
     servos' linear terms, row V_SERVO_LINEAR); b = p_k + h/2 u (u: row V_UTOTAL);
     v_k from that factorisation; the initial guess x (Lee et al. 2016 sec. 3.3: IG1 x = 0,
     IG2 x = h v_k, IG3 a semi-implicit Euler step with implicit damping)."""
-    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
-    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    nj, nv = joint_int.shape[0], p.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+     dense, S8, powers, tmp2, R3) = vw
     b, x, dx, v_k = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK]
     precond, linear, servo_linear = vec[V_PRECOND], vec[V_LINEAR], vec[V_SERVO_LINEAR]
     for k in range(nv):
@@ -199,17 +201,6 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     return OK
 
 
-@routine
-def evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws) -> float:
-    """The residual r at the current x into its row; returns max |r|."""
-    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
-    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
-    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
-    return residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, vec[V_X], vec[V_B], oR_k,
-                    op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2, vec[V_R])
-
-
 @step
 def keep_if_best(rnorm, best, x, x_best) -> float:
     """x_best <- x when rnorm improves on best; returns the best max |r| so far."""
@@ -222,14 +213,12 @@ def keep_if_best(rnorm, best, x, x_best) -> float:
 
 @routine
 def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, threshold, floor,
-               rnorm, ws, vws):
+               rnorm, dyn, vw):
     """Alg. 3, preconditioned: x <- x + h (M(q_k) + a + h c/2)^-1 r (Anderson-mixed when
     depth > 0); the best iterate is kept in its row. Returns (max |r|, iterations, reached the
     rounding floor, best max |r|)."""
-    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
-    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
-    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    nv = damping.shape[0]
+    vec = vw.vec
     r, x, dx, g_new = vec[V_R], vec[V_X], vec[V_DX], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
     iterations = 0
@@ -238,30 +227,29 @@ def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, thresh
         if rnorm > 0.9 * previous and rnorm <= floor:
             return rnorm, iterations, True, best
         previous = rnorm
-        minv_apply(joint_int, oS_k, U_k, Dinv_k, r, pA, oa, dx)
+        minv_apply(joint_int, vw.oS_k, vw.U_k, vw.Dinv_k, r, dyn.pA, dyn.oa, dx)
         for k in range(nv):
             dx[k] *= h
         if depth > 0:
-            anderson_mix(x, dx, iterations, depth, F, G, AtA, rhs, g_new)
+            anderson_mix(x, dx, iterations, depth, vw.F, vw.G, vw.AtA, vw.rhs, g_new)
         else:
             for k in range(nv):
                 x[k] += dx[k]
         iterations += 1
-        rnorm = residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, x, vec[V_B], oR_k,
-                         op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
+        rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
         best = keep_if_best(rnorm, best, x, vec[V_XBEST])
     return rnorm, iterations, False, best
 
 
 @routine
-def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, ws,
-                  vws):
+def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, dyn,
+                  vw):
     """Broyden's "good" update of the inverse Jacobian H, from H0 = -h (M(q_k) + a + h c/2)^-1.
     Returns (max |r|, iterations, False, best max |r|)."""
-    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
-    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    nv = damping.shape[0]
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+     dense, S8, powers, tmp2, R3) = vw
     r, x, dx, work, y, row = vec[V_R], vec[V_X], vec[V_DX], vec[V_WORK], vec[V_Y], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
     H = dense[1]
@@ -281,8 +269,7 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
             x[k] += dx[k]
             y[k] = r[k]
         iterations += 1
-        rnorm = residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, x, vec[V_B], oR_k,
-                         op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2, r)
+        rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
         best = keep_if_best(rnorm, best, x, vec[V_XBEST])
         denom = 0.0
         for k in range(nv):
@@ -309,14 +296,14 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
 
 @routine
 def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, floor, rnorm,
-                 ws, vws):
+                 dyn, vw):
     """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,
     J delta = -r, alpha halved (up to NEWTON_HALVINGS times) while the residual grows; stops at
     the rounding floor when it no longer halves the residual."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
-    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+     dense, S8, powers, tmp2, R3) = vw
     r, x, work, q_base = vec[V_R], vec[V_X], vec[V_WORK], qv[Q_TRIAL]
     Jac = dense[0]
     iterations = 0
@@ -341,9 +328,7 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
                 work[k] = alpha * delta[k]
             integrate_kernel(joint_int, q_base, work, 1.0, qv[Q_NEXT])
             difference_step(joint_int, q, qv[Q_NEXT], x, R3, tmp2[0])
-            trial = residual(joint_int, joint_real, Yb, vec[V_LINEAR], h, q, x, vec[V_B], oR_k,
-                             op_k, oS_k, wg, qv[Q_NEXT], oR, op, Rq, pq, mom, acc, xis, tmp2,
-                             r)
+            trial = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
             if trial < rnorm:
                 break
             alpha *= 0.5
@@ -352,14 +337,14 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
 
 
 @routine
-def finish_step(joint_int, joint_real, gravity, armature, h, u, ws, vws, q_out, p_out):
+def finish_step(joint_int, joint_real, gravity, armature, h, u, dyn, vw, q_out, p_out):
     """The discrete momentum at the new time (discrete Legendre transform):
     p_k+1 = sum_i J_i(q_k+1)^T (m_i + wg_i(q_k+1)) + h/2 u - (c/2 + s - a/h) x
     (c/2 + s + a/h: the linear row that begin_step left)."""
     nj, nv, nq = joint_int.shape[0], p_out.shape[0], q_out.shape[0]
-    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+     dense, S8, powers, tmp2, R3) = vw
     x = vec[V_X]
     for k in range(nq):
         q_out[k] = qv[Q_NEXT, k]
@@ -388,17 +373,17 @@ def rounding_floor(Yb, op_k, h, scale) -> float:
 
 
 @routine
-def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws, vws, stats):
+def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw, stats):
     """Find x with r(q_k (+) x) = 0 from the current x to max |r| <= tol (1 + max |b|) (or the
     rounding floor, if that is above it): the chosen root finder, then, if it did not finish,
     Newton restarted from its best iterate (never from a diverged one).
     Returns (max |r| relative to 1 + max |b|, solved)."""
-    nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
-    vec = carve_variational(vws, nj, nv, nq)[12]
+    nv = damping.shape[0]
+    vec = vw[12]
     scale = 1.0 + max_abs(vec[V_B], nv)
     threshold = tol * scale
-    floor = rounding_floor(Yb, carve_variational(vws, nj, nv, nq)[1], h, scale)
-    rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+    floor = rounding_floor(Yb, vw.op_k, h, scale)
+    rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
     root = settings[S_ROOT]
     max_iter = settings[S_MAX_ITER]
     iterations = 0
@@ -407,20 +392,20 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws, vws, 
     if root == 0:
         rnorm, iterations, at_floor, best = riqn_solve(joint_int, joint_real, Yb, damping, h, q,
                                                        max_iter, settings[S_ANDERSON],
-                                                       threshold, floor, rnorm, ws, vws)
+                                                       threshold, floor, rnorm, dyn, vw)
     elif root == 2:
         rnorm, iterations, at_floor, best = broyden_solve(joint_int, joint_real, Yb, damping, h,
-                                                          q, max_iter, threshold, rnorm, ws,
-                                                          vws)
+                                                          q, max_iter, threshold, rnorm, dyn,
+                                                          vw)
     unsolved = rnorm > threshold and not at_floor
     if root == 1 or unsolved:  # Newton: the chosen root finder, or the fallback
         if root != 1 and not rnorm <= best:  # restart from the best iterate
             for k in range(nv):
                 vec[V_X, k] = vec[V_XBEST, k]
-            rnorm = evaluate(joint_int, joint_real, Yb, damping, h, q, ws, vws)
+            rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
         newton_max = max_iter if root == 1 else settings[S_NEWTON_MAX]
         rnorm, n_it, at_floor = newton_solve(joint_int, joint_real, Yb, damping, h, q,
-                                             newton_max, threshold, floor, rnorm, ws, vws)
+                                             newton_max, threshold, floor, rnorm, dyn, vw)
         iterations += n_it
     stats[0] += iterations
     stats[1] += 1 if unsolved and root != 1 else 0
@@ -428,7 +413,7 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws, vws, 
 
 
 @routine
-def friction_before(joint_int, armature, friction, h, u, nq, vws, u_eff) -> bool:
+def friction_before(joint_int, armature, friction, h, u, nq, vw, u_eff) -> bool:
     """Coulomb joint friction, first half: F-_j = clamp(-M_jj x_j / h, -h f_j / 2, h f_j / 2)
     with x the frictionless solution (the impulse that stops joint j when the others are left
     free of it, from the diagonal of M, armature included), applied as the held effort
@@ -442,7 +427,7 @@ def friction_before(joint_int, armature, friction, h, u, nq, vws, u_eff) -> bool
     if not any_friction:
         return False
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+     dense, S8, powers, tmp2, R3) = vw
     diagonal, x = vec[V_DIAG], vec[V_X]
     mass_matrix_diagonal(joint_int, armature, oS_k, oY_k, Kc.reshape((nj, 36)), tmp2[0],
                          diagonal)
@@ -466,12 +451,12 @@ def friction_after(friction, h, p_out):
 
 @routine
 def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, q, p, u,
-            servo, iq, saturated, settings, tol, ws, vws, q_out, p_out, stats) -> int:
+            servo, iq, saturated, settings, tol, ws, dyn, vw, q_out, p_out, stats) -> int:
     """One DEL step of length h from (q, p) under u and the joint servos to (q_out, p_out):
     solved again while a servo's effort (at the midpoint) newly saturates; the final max |r|
     is left in its row; stats as solve_friction."""
-    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
-    vec = carve_variational(vws, nj, nv, nq)[12]
+    nv = p.shape[0]
+    vec = vw[12]
     u_total, v_mid = vec[V_UTOTAL], vec[V_DX]
     servoed = any_servo(iq)
     if servoed:
@@ -479,12 +464,12 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
     while True:
         servo_forces(h, servo, iq, saturated, q, u, u_total, vec[V_SERVO_LINEAR])
         code = begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u_total,
-                          servo, iq, saturated, settings[S_GUESS], ws, vws)
+                          servo, iq, saturated, settings[S_GUESS], ws, dyn, vw)
         if code != OK:
             return code
         has_friction, solved = solve_friction(joint_int, joint_real, damping, friction,
-                                              armature, Yb, h, q, p, u_total, settings, tol, ws,
-                                              vws, stats)
+                                              armature, Yb, h, q, p, u_total, settings, tol, dyn,
+                                              vw, stats)
         if not solved:
             return NOT_CONVERGED
         if not servoed:
@@ -493,7 +478,7 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
             v_mid[k] = vec[V_X, k] / h
         if not servo_saturation(0.5 * h, servo, iq, saturated, q, u, v_mid):
             break
-    finish_step(joint_int, joint_real, gravity, armature, h, u_total, ws, vws, q_out, p_out)
+    finish_step(joint_int, joint_real, gravity, armature, h, u_total, dyn, vw, q_out, p_out)
     if has_friction:
         friction_after(friction, h, p_out)
     return OK
@@ -501,37 +486,37 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
 
 @routine
 def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q, p, u, settings,
-                   tol, ws, vws, stats):
+                   tol, dyn, vw, stats):
     """Solve the DEL that begin_step set up without friction, then (if any joint has friction)
     again with the first half of the friction impulse that solution implies, warm-started (the
     second half goes into the new momentum: friction_after). stats[0] += iterations, stats[1]
     += fallbacks; the final max |r| (relative to 1 + max |b|) is left in its row. Returns
     (has friction, solved)."""
-    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
-    vec = carve_variational(vws, nj, nv, nq)[12]
+    nv, nq = p.shape[0], q.shape[0]
+    vec = vw[12]
     u_eff = vec[V_UEFF]
-    rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws, vws,
+    rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw,
                               stats)
-    has_friction = solved and friction_before(joint_int, armature, friction, h, u, nq, vws,
+    has_friction = solved and friction_before(joint_int, armature, friction, h, u, nq, vw,
                                               u_eff)
     if has_friction:
         for k in range(nv):
             vec[V_B, k] = p[k] + 0.5 * h * u_eff[k]
-        rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, ws,
-                                  vws, stats)
+        rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn,
+                                  vw, stats)
     vec[V_RES, 0] = rnorm
     return has_friction, solved
 
 
 @routine
 def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, u,
-                  servo, iq, saturated, settings, tol, ws, vws, q_out, p_out, stats) -> int:
+                  servo, iq, saturated, settings, tol, ws, dyn, vw, q_out, p_out, stats) -> int:
     """A DEL step of length h from the stage start (its rows) to (q_out, p_out); when it cannot
     be solved, again from the same start as 2, 4, ... pieces of h / pieces (up to
     settings[S_SPLIT_LEVELS] halvings). stats[2] = the most pieces a stage needed; the worst
     final max |r| of the accepted pieces is left in the residual row."""
-    nj, nv, nq = joint_int.shape[0], damping.shape[0], q_out.shape[0]
-    vec, qv = carve_variational(vws, nj, nv, nq)[12:14]
+    nv, nq = damping.shape[0], q_out.shape[0]
+    vec, qv = vw[12:14]
     code = NOT_CONVERGED
     worst = 0.0
     for level in range(settings[S_SPLIT_LEVELS] + 1):
@@ -544,7 +529,7 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
         for piece in range(pieces):
             code = substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
                            h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, servo, iq, saturated,
-                           settings, tol, ws, vws, q_out, p_out, stats)
+                           settings, tol, ws, dyn, vw, q_out, p_out, stats)
             worst = max(worst, vec[V_RES, 0])
             if code != OK:
                 break
@@ -572,8 +557,8 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     nj = joint_int.shape[0]
     nv = p.shape[0]
     nq = q.shape[0]
-    (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = carve_variational(vws, nj, nv, nq)
+    dyn, vw = carve(ws, nj, nv), carve_variational(vws, nj, nv, nq)  # views, carved once
+    vec, qv = vw.vec, vw.qv
     for k in range(nq):
         qv[Q_CUR, k] = q[k]
     for k in range(nv):
@@ -584,8 +569,8 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     worst = 0.0
     for s in range(substeps.shape[0]):
         code = split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
-                             dt * substeps[s], u, servo, iq, saturated, settings, tol, ws, vws,
-                             q_out, p_out, stats)
+                             dt * substeps[s], u, servo, iq, saturated, settings, tol, ws, dyn,
+                             vw, q_out, p_out, stats)
         worst = max(worst, vec[V_RES, 0])
         if code != OK:
             residual_out[0] = worst
@@ -595,7 +580,7 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
         for k in range(nv):
             vec[V_PCUR, k] = p_out[k]
     residual_out[0] = worst
-    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     if not minv_factor(joint_int, armature, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
         return SINGULAR
     minv_apply(joint_int, oS, U, Dinv, p_out, pA, oa, v_out)
