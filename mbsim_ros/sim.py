@@ -43,6 +43,17 @@ class Data:
         self.v_next = np.empty(model.nv)
         self.actuated = np.zeros(model.nv)
         self.actuators = None  # actuators.Actuators
+        self._fused = None  # (state, advance, rollout, arguments) of integrator.fused
+
+    def fused(self, state: State) -> tuple | None:
+        """The integrator's fused step bound to ``state`` and these buffers, or None when it has
+        none or the step needs Python around it (active servos, actuator models)."""
+        if self.actuators is not None or self.integrator.servos.active:
+            return None
+        if self._fused is None or self._fused[0] is not state:
+            bound = self.integrator.fused(state, self)
+            self._fused = (state, None, None, None) if bound is None else (state, *bound)
+        return None if self._fused[1] is None else self._fused[1:]
 
 
 def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
@@ -51,6 +62,11 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     and the applied effort are written into ``state`` in place and the step count advances; a
     step that fails leaves q and v as they were and returns converged=False."""
     integrator = data.integrator
+    fused = data.fused(state)
+    if fused is not None:  # one compiled call: the step and the state's update
+        info = integrator.step_info(fused[0](tau, *fused[2]))
+        state.steps += info.converged
+        return info
     servos = integrator.servos
     if data.actuators is not None:
         tau = data.actuators.apply(tau, state.v, servos.table, data.actuated)
@@ -248,6 +264,37 @@ class Simulator:
         if not info.converged:
             state.failed = info.copy()
         return info
+
+    def rollout(self, taus) -> tuple[np.ndarray, np.ndarray]:
+        """Steps under each row of taus (N x nv): (Q (N x nq), V (N x nv)), the state after
+        each step; the Simulator ends at the last. Euler and variational run all N in one
+        compiled call with no Python between steps (MuJoCo's rollout; the same bits as N
+        ``step`` calls); with active servos, actuator models or another integrator the steps
+        run one by one. A step that fails stops the rollout: its row and the rows after it are
+        NaN and ``failed`` says why."""
+        state = self.state
+        if state.failed is not None:
+            raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
+                               f"{state.failed.message}; call reset()")
+        taus = np.ascontiguousarray(taus, dtype=float)
+        if taus.ndim != 2 or taus.shape[1] != self.model.nv:
+            raise ValueError(f"taus must have shape (N, {self.model.nv}), got {taus.shape}")
+        if not all_finite_kernel(taus.reshape(-1)):
+            raise ValueError("taus contains NaN or infinity")
+        Q = np.full((len(taus), self.model.nq), np.nan)
+        V = np.full((len(taus), self.model.nv), np.nan)
+        fused = self.data.fused(state)
+        if fused is not None:
+            done, code = fused[1](taus, Q, V, *fused[2])
+            state.steps += done
+            if done < len(taus):
+                state.failed = self.integrator.step_info(code)
+            return Q, V
+        for s, tau in enumerate(taus):
+            if not self.step(tau).converged:
+                break
+            Q[s], V[s] = state.q, state.v
+        return Q, V
 
     @classmethod
     def from_scene(cls, scene, dt: float = 1e-3, integrator: str = "compliant",

@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..codes import message
+from ..codes import OK, message
 from .servo import Servos
 
 
@@ -96,6 +96,20 @@ class Integrator:
 
     def commit(self) -> None:
         """The caller accepted the last step (integrators with internal state advance it)."""
+
+    def fused(self, state, data) -> tuple | None:
+        """(advance, rollout, arguments) for a step that commits into ``state`` in the same
+        compiled call (fused.py): ``advance(tau, *arguments) -> code`` writes q, v,
+        acceleration, effort (and this integrator's memory) on success;
+        ``rollout(taus, Q, V, *arguments) -> (steps done, code)`` runs len(taus) of them.
+        The arguments are bound to these arrays (state's and data's are written in place, never
+        replaced). None: no fused step (sim.step takes the general path)."""
+        return None
+
+    def step_info(self, code: int) -> StepInfo:
+        """The StepInfo of a fused step that returned ``code``."""
+        return StepInfo(0, 0.0, code == OK, False, "" if code == OK else
+                        self.failure_message(code))
 
 
 INTEGRATORS: dict[str, Callable[..., Integrator]] = {}

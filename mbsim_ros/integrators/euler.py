@@ -40,6 +40,7 @@ from ..dynamics.minv import minv_apply
 from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, new_workspace
 from .base import Integrator, StepInfo, register
+from .fused import begin_fused, commit_state, store_rollout_row
 from .lu import lu_factor, lu_solve
 from .servo import any_servo, clear_saturation, servo_saturation, servo_terms
 
@@ -96,6 +97,37 @@ def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armatur
     if not (all_finite(q_out) and all_finite(v_out)):
         return DIVERGED
     return OK
+
+
+@kernel
+def euler_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, dt,
+                  implicit, q, v, servo, iq, saturated, ws, work, matrices, ints, q_next, v_next,
+                  acceleration, effort, inv_dt) -> int:
+    """euler_step_kernel from (q, v) under tau, committed into q, v, acceleration and effort
+    when it succeeds (fused.py); q and v unchanged when it does not."""
+    begin_fused(tau, effort)
+    code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
+                             implicit, q, v, tau, servo, iq, saturated, ws, work, matrices, ints,
+                             q_next, v_next)
+    if code == OK:
+        commit_state(q, v, q_next, v_next, acceleration, inv_dt)
+    return code
+
+
+@kernel
+def euler_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature, dt,
+                  implicit, q, v, servo, iq, saturated, ws, work, matrices, ints, q_next, v_next,
+                  acceleration, effort, inv_dt) -> tuple:
+    """len(taus) steps of euler_advance, the state after each into rows of Q and V; stops at
+    the first that fails: (steps done, its code)."""
+    for s in range(taus.shape[0]):
+        code = euler_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
+                             armature, dt, implicit, q, v, servo, iq, saturated, ws, work,
+                             matrices, ints, q_next, v_next, acceleration, effort, inv_dt)
+        if code != OK:
+            return s, code
+        store_rollout_row(s, q, v, Q, V)
+    return taus.shape[0], OK
 
 
 @routine
@@ -204,6 +236,14 @@ class SemiImplicitEuler(Integrator):
         self._info.converged = code == OK
         self._info.message = "" if code == OK else self.failure_message(code)
         return self._info
+
+    def fused(self, state, data) -> tuple:
+        m, servos = self.model, self.servos
+        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
+                     self.dt, self.implicit, state.q, state.v, servos.table, servos.iq,
+                     servos.saturated, self._ws, self._work, self._matrices, self._ints,
+                     data.q_next, data.v_next, state.acceleration, state.effort, 1.0 / self.dt)
+        return euler_advance, euler_rollout, arguments
 
     def failure_message(self, code: int) -> str:
         """StepInfo.message for a kernel code of euler_step_kernel."""

@@ -31,6 +31,7 @@ from ..layout import Layout
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, register
 from .euler import explicit_velocity
+from .fused import begin_fused, commit_state, store_rollout_row
 from .servo import any_servo, clear_saturation, servo_forces, servo_saturation
 
 
@@ -590,6 +591,43 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
 
 
 @kernel
+def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
+                        substeps, q, v, p, servo, iq, saturated, settings, tol, ws, vws, q_next,
+                        p_next, v_next, stats, residual_out, acceleration, effort,
+                        inv_dt) -> int:
+    """variational_step_kernel from (q, p) under tau, committed into q, v, p, acceleration and
+    effort when it succeeds (fused.py); the state unchanged when it does not."""
+    begin_fused(tau, effort)
+    code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature,
+                                   Yb, dt, substeps, q, p, tau, servo, iq, saturated, settings,
+                                   tol, ws, vws, q_next, p_next, v_next, stats, residual_out)
+    if code == OK:
+        commit_state(q, v, q_next, v_next, acceleration, inv_dt)
+        for k in range(p.shape[0]):
+            p[k] = p_next[k]
+    return code
+
+
+@kernel
+def variational_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature,
+                        Yb, dt, substeps, q, v, p, servo, iq, saturated, settings, tol, ws, vws,
+                        q_next, p_next, v_next, stats, residual_out, acceleration, effort,
+                        inv_dt) -> tuple:
+    """len(taus) steps of variational_advance, the state after each into rows of Q and V;
+    stops at the first that fails: (steps done, its code). stats and residual_out: the last
+    step's."""
+    for s in range(taus.shape[0]):
+        code = variational_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
+                                   armature, Yb, dt, substeps, q, v, p, servo, iq, saturated,
+                                   settings, tol, ws, vws, q_next, p_next, v_next, stats,
+                                   residual_out, acceleration, effort, inv_dt)
+        if code != OK:
+            return s, code
+        store_rollout_row(s, q, v, Q, V)
+    return taus.shape[0], OK
+
+
+@kernel
 def momentum_kernel(joint_int, joint_real, armature, q, v, ws, p_out):
     """p = (M(q) + a) v, the continuous Legendre transform (to start from a velocity): the world
     momentum of every body, summed over subtrees and projected, without forming M."""
@@ -680,6 +718,20 @@ class VariationalIntegrator(Integrator):
         info.converged = code == OK
         info.message = "" if code == OK else self.failure_message(code)
         return info
+
+    def fused(self, state, data) -> tuple:
+        m, servos = self.model, self.servos
+        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
+                     self.Yb, self.dt, self.substeps, state.q, state.v, self.p, servos.table,
+                     servos.iq, servos.saturated, self.settings, self.tolerance, self._ws,
+                     self._vws, data.q_next, self._p_next, data.v_next, self._stats,
+                     self._residual, state.acceleration, state.effort, 1.0 / self.dt)
+        return variational_advance, variational_rollout, arguments
+
+    def step_info(self, code: int) -> StepInfo:
+        stats = self._stats
+        return StepInfo(int(stats[0]), float(self._residual[0]), code == OK, bool(stats[1]),
+                        "" if code == OK else self.failure_message(code), int(stats[2]))
 
     def failure_message(self, code: int) -> str:
         message = _FAILURES.get(code, f"kernel code {code}")

@@ -1,0 +1,34 @@
+"""Steps that commit into the state in the same compiled call: the integrators with a compiled
+step (euler, variational) pair it with the state's update, so that ``Simulator.step`` costs one
+dispatch beyond the step itself, and ``Simulator.rollout`` runs N steps with no Python between
+them. These are the pieces they share."""
+from __future__ import annotations
+
+from .._jit import step
+
+
+@step
+def begin_fused(tau, effort):
+    """The effort the step applies is its command (no servos, no actuators on this path)."""
+    for k in range(tau.shape[0]):
+        effort[k] = tau[k]
+
+
+@step
+def commit_state(q, v, q_next, v_next, acceleration, inv_dt):
+    """q, v <- the step's result; acceleration = (v_next - v) / dt (the mean acceleration the
+    step did, as sim.step computes it)."""
+    for k in range(q.shape[0]):
+        q[k] = q_next[k]
+    for k in range(v.shape[0]):
+        acceleration[k] = (v_next[k] - v[k]) * inv_dt
+        v[k] = v_next[k]
+
+
+@step
+def store_rollout_row(s, q, v, Q, V):
+    """Row s of the rollout's trajectories: the state after step s."""
+    for k in range(q.shape[0]):
+        Q[s, k] = q[k]
+    for k in range(v.shape[0]):
+        V[s, k] = v[k]
