@@ -5,8 +5,11 @@ import warnings
 
 import numpy as np
 
+from .codes import BAD_ARG0
 from .dynamics.checks import all_finite_kernel, as_vector, check_mass_matrix
 from .dynamics.energy import energy as _energy
+from .dynamics.kinematics import wrenches_in_body_axes
+from .dynamics.workspace import new_workspace
 from .integrators import Integrator, StepInfo, make_integrator
 from .integrators.base import check_integrator_choice
 from .model import LimitWarning, Model, start_within_limits
@@ -64,7 +67,7 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     integrator = data.integrator
     fused = data.fused(state)
     if fused is not None:  # one compiled call: the step and the state's update
-        info = integrator.step_info(fused[0](tau, *fused[2]))
+        info = integrator.step_info(fused[0](tau, *fused[2]))  # tau finite: checked above
         state.steps += info.converged
         return info
     servos = integrator.servos
@@ -119,6 +122,7 @@ class Simulator:
         self._reactions = None
         self._kinematics = None
         self._no_wrenches = np.zeros((model.njoints, 6))
+        self._body_axes = None  # (workspace, out) of body_wrenches(axes="body")
         self.scene = options.get("scene")
         self._initial = None
         self.reset()
@@ -258,9 +262,17 @@ class Simulator:
             raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
                                f"{state.failed.message}; call reset()")
         tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
-        if not all_finite_kernel(tau):
-            raise ValueError("tau contains NaN or infinity")
-        info = step(self.model, self.data, state, tau)
+        fused = self.data.fused(state)
+        if fused is not None:  # sim.step's fused path, inline: the kernel checks tau
+            code = fused[0](tau, *fused[2])
+            if code == BAD_ARG0:
+                raise ValueError("tau contains NaN or infinity")
+            info = self.integrator.step_info(code)
+            state.steps += info.converged
+        else:
+            if not all_finite_kernel(tau):
+                raise ValueError("tau contains NaN or infinity")
+            info = step(self.model, self.data, state, tau)
         if not info.converged:
             state.failed = info.copy()
         return info
@@ -336,13 +348,24 @@ class Simulator:
         sim.start_at(project(ConstraintKinematics(mechanism.model), mechanism.constraints, q0)[0])
         return sim
 
-    def body_wrenches(self) -> np.ndarray:
+    def body_wrenches(self, axes: str = "world") -> np.ndarray:
         """(joints, 6): the last step's contact wrench on every body ([force, torque about the
-        body frame's origin], world axes; zero off contact and for integrators without
-        contact). A view refilled per call, allocation-free: what the node publishes."""
-        if not self.integrator.models_contact:
-            return self._no_wrenches
-        return self.integrator.body_wrenches()
+        body frame's origin]; zero off contact and for integrators without contact) in world
+        axes, or with ``axes="body"`` in each body's own axes at the current q (ROS's
+        WrenchStamped in the link's frame: what the node publishes). A buffer refilled per
+        call, allocation-free."""
+        if axes not in ("world", "body"):
+            raise ValueError(f"axes must be 'world' or 'body', got {axes!r}")
+        world = self.integrator.body_wrenches() if self.integrator.models_contact \
+            else self._no_wrenches
+        if axes == "world":
+            return world
+        if self._body_axes is None:
+            self._body_axes = (new_workspace(self.model), np.zeros((self.model.njoints, 6)))
+        ws, out = self._body_axes
+        wrenches_in_body_axes(self.model.joint_int, self.model.joint_real, self.state.q,
+                              self.model.nv, ws, world, out)
+        return out
 
     def contacts(self) -> list:
         """The contacts of the last step (point, normal, depth, force, link): empty for an

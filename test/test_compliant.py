@@ -168,6 +168,40 @@ def test_resting_sphere_wrench_is_its_weight():
     assert np.abs(wrench[3:]).max() < 1e-9, "force through the centre: no torque about it"
 
 
+def test_body_wrench_in_the_links_axes_is_its_weight_rotated():
+    """A 2 kg brick lying on its side (rolled 90 degrees about x, yawed 0.6 rad): in world axes
+    its contact force is (0, 0, m g); in its own axes (what the node publishes with frame_id the
+    link) R^T (0, 0, m g) = (0, m g, 0) whatever the yaw, and the torque about its centre 0."""
+    roll, yaw = np.pi / 2, 0.6
+    qx = np.array([np.sin(roll / 2), 0.0, 0.0, np.cos(roll / 2)])
+    qz = np.array([0.0, 0.0, np.sin(yaw / 2), np.cos(yaw / 2)])
+    quat = np.array([  # qz * qx (x, y, z, w)
+        qz[3] * qx[0] + qz[0] * qx[3] + qz[1] * qx[2] - qz[2] * qx[1],
+        qz[3] * qx[1] - qz[0] * qx[2] + qz[1] * qx[3] + qz[2] * qx[0],
+        qz[3] * qx[2] + qz[0] * qx[1] - qz[1] * qx[0] + qz[2] * qx[3],
+        qz[3] * qx[3] - qz[0] * qx[0] - qz[1] * qx[1] - qz[2] * qx[2]])
+    sim = Simulator.from_scene({"ground": {"friction": 0.5}, "models": [
+        {"box": {"size": [0.1, 0.2, 0.05], "mass": 2.0}, "position": [0.0, 0.0, 0.1],
+         "orientation": quat.tolist(), "name": "brick"}]}, dt=1e-3)
+    for _ in range(300):
+        assert sim.step().converged
+    body = sim.model.body_names.index("brick")
+    world = sim.body_wrenches()[body].copy()
+    local = sim.body_wrenches(axes="body")[body]
+    assert world[:3] == pytest.approx([0.0, 0.0, 2.0 * G], abs=1e-6)
+    assert local[:3] == pytest.approx([0.0, 2.0 * G, 0.0], abs=1e-5)
+    assert np.abs(local[3:]).max() < 1e-6 and np.abs(world[3:]).max() < 1e-6
+    qw = sim.q[3:7]  # the brick's orientation now (it settled; x, y, z, w)
+    x, y, z, w = qw
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    np.testing.assert_allclose(local[:3], R.T @ world[:3], atol=1e-12)
+    np.testing.assert_allclose(local[3:], R.T @ world[3:], atol=1e-12)
+    with pytest.raises(ValueError, match="axes"):
+        sim.body_wrenches(axes="link")
+
+
 def test_scenes_need_a_contact_integrator():
     with pytest.raises(ValueError, match="does not model contact"):
         Simulator.from_scene({"models": [{"sphere": {"radius": 0.1}}]}, integrator="variational")

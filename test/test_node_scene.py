@@ -31,7 +31,7 @@ def test_resting_ball_publishes_its_weight_and_markers(tmp_path):
         client.spin_until(lambda: len(wrenches) > 200 and markers, 60.0,
                           "contact wrenches and markers")
         last = wrenches[-1]
-        assert last.header.frame_id == "world"
+        assert last.header.frame_id == "ball"  # the link frame (ROS convention)
         assert abs(last.wrench.force.z - MASS * G) < 1e-6
         assert abs(last.wrench.force.x) < 1e-9 and abs(last.wrench.torque.x) < 1e-9
         points = [m for m in markers[-1].markers if m.ns == "contact_points"][0]

@@ -292,6 +292,14 @@ def run(quick: bool, emit) -> dict:
     emit(ratio_line(f"frontier {horizon:g} s below {ENERGY_TOLERANCE:g} (measured or "
                     f"extrapolated)", {k: f.wall for k, f in results["frontier"].items()}, "s"))
 
+    from peers.dispatch import dispatch_workloads
+    from peers.dispatch import summary_lines as dispatch_lines
+
+    results["dispatch"] = dispatch_workloads(
+        {"arm7": descs[0], "chain100": describe(chain_urdf(100), "chain100")}, quick)
+    for line in dispatch_lines(results["dispatch"]):
+        emit(line)
+
     results["contact"] = contact_workloads(quick)
     for line in summary_lines(results["contact"]):
         emit(line)

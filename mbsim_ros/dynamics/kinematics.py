@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 
-from .._jit import step
+from .._jit import kernel, step
+from .workspace import carve
 from ..model.model import (FREE_FLYER, I_IDX_Q, I_IDX_V, I_NV, I_PARENT, I_TYPE, PRISMATIC,
                            R_AXIS, R_COM, R_INERTIA, R_MASS, R_POS, R_ROT)
 
@@ -261,3 +262,19 @@ def gravity_acceleration(gravity, out):
     """The world's spatial acceleration that stands in for gravity: (-g, 0)."""
     out[0], out[1], out[2] = -gravity[0], -gravity[1], -gravity[2]
     out[3] = out[4] = out[5] = 0.0
+
+
+@kernel
+def wrenches_in_body_axes(joint_int, joint_real, q, nv, ws, world, out):
+    """out[i] = (R_i^T f_i, R_i^T n_i): each body's wrench (force, torque about the body
+    frame's origin) from world axes into its own axes at configuration q (R_i: the body's
+    world rotation, by forward kinematics into the workspace)."""
+    nj = joint_int.shape[0]
+    views = carve(ws, nj, nv)
+    for i in range(nj):
+        pose_step(i, joint_int, joint_real, q, views.oR, views.op, views.Rq, views.pq)
+        R = views.oR[i]
+        for half in range(2):
+            f0, f1, f2 = world[i, 3 * half], world[i, 3 * half + 1], world[i, 3 * half + 2]
+            for r in range(3):
+                out[i, 3 * half + r] = R[0, r] * f0 + R[1, r] * f1 + R[2, r] * f2

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..dynamics.aba import aba_kernel
-from ..codes import DIVERGED, OK, SINGULAR
+from ..codes import BAD_ARG0, DIVERGED, OK, SINGULAR
 from ..dynamics.checks import all_finite
 from ..dynamics.configuration import integrate_kernel
 from ..dynamics.crba import mass_matrix_diagonal
@@ -105,7 +105,8 @@ def euler_advance(tau, joint_int, joint_real, gravity, damping, friction, armatu
                   acceleration, effort, inv_dt) -> int:
     """euler_step_kernel from (q, v) under tau, committed into q, v, acceleration and effort
     when it succeeds (fused.py); q and v unchanged when it does not."""
-    begin_fused(tau, effort)
+    if not begin_fused(tau, effort):
+        return BAD_ARG0
     code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
                              implicit, q, v, tau, servo, iq, saturated, ws, work, matrices, ints,
                              q_next, v_next)

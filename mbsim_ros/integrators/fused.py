@@ -1,17 +1,23 @@
 """Steps that commit into the state in the same compiled call: the integrators with a compiled
 step (euler, variational) pair it with the state's update, so that ``Simulator.step`` costs one
 dispatch beyond the step itself, and ``Simulator.rollout`` runs N steps with no Python between
-them. These are the pieces they share."""
+them. These are the pieces they share. A fused step returns BAD_ARG0 for a tau that is not
+finite, before touching anything."""
 from __future__ import annotations
 
 from .._jit import step
+from ..dynamics.checks import all_finite
 
 
 @step
-def begin_fused(tau, effort):
-    """The effort the step applies is its command (no servos, no actuators on this path)."""
+def begin_fused(tau, effort) -> bool:
+    """The effort the step applies is its command (no servos, no actuators on this path);
+    False (and nothing written) when tau is not finite: the step must not run."""
+    if not all_finite(tau):
+        return False
     for k in range(tau.shape[0]):
         effort[k] = tau[k]
+    return True
 
 
 @step

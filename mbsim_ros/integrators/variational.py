@@ -16,7 +16,7 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..arrays import copy_into
-from ..codes import DIVERGED, NOT_CONVERGED, OK, SINGULAR
+from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, SINGULAR
 from ..dynamics.checks import all_finite, max_abs
 from ..dynamics.configuration import difference_step, integrate_kernel
 from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
@@ -597,7 +597,8 @@ def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, 
                         inv_dt) -> int:
     """variational_step_kernel from (q, p) under tau, committed into q, v, p, acceleration and
     effort when it succeeds (fused.py); the state unchanged when it does not."""
-    begin_fused(tau, effort)
+    if not begin_fused(tau, effort):
+        return BAD_ARG0
     code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature,
                                    Yb, dt, substeps, q, p, tau, servo, iq, saturated, settings,
                                    tol, ws, vws, q_next, p_next, v_next, stats, residual_out)

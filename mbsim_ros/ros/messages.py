@@ -88,12 +88,11 @@ class BaseStateWriter:
 
 
 class WrenchWriter:
-    """geometry_msgs/WrenchStamped of one link's contact wrench: force and torque in the world
-    frame's axes (frame_id ``world``), the torque about the link frame's origin (not the world
-    origin); zero while the link touches nothing. Joint wrenches: ``frame_id`` = the child
-    link (the joint frame), torque about its origin."""
+    """geometry_msgs/WrenchStamped of a wrench in a link's frame (``frame_id``: force and
+    torque in its axes, the torque about its origin: ROS's convention): a link's contact wrench
+    (zero while it touches nothing) or a joint's wrench (frame_id the child link)."""
 
-    def __init__(self, link: str, frame_id: str = "world") -> None:
+    def __init__(self, link: str, frame_id: str) -> None:
         self.msg = WrenchStamped()
         self.msg.header.frame_id = frame_id
         self.link = link

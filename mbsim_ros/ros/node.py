@@ -329,6 +329,7 @@ class SimulationNode(Node):
             self.base_pose_pub = self.create_publisher(PoseStamped, "~/base_pose", reliable)
             self.base_twist_pub = self.create_publisher(TwistStamped, "~/base_twist", reliable)
         self.contact_pubs = {}
+        prefix = self.settings.frame_prefix  # link frames as robot_state_publisher names them
         if self.scene is not None:
             bodies = sorted({int(b) for b in self.scene.shapes.body if b >= 0})
             for body in bodies:
@@ -336,7 +337,7 @@ class SimulationNode(Node):
                 topic = f"~/contact_wrenches/{topic_segment(link)}"
                 self.contact_pubs[body] = (self.create_publisher(WrenchStamped, topic,
                                                                  reliable),
-                                           WrenchWriter(link))
+                                           WrenchWriter(link, frame_id=prefix + link))
             self.marker_pub = self.create_publisher(MarkerArray, "~/contact_markers", reliable)
             self.create_timer(1.0 / 30.0, self._publish_markers)
         self.joint_wrench_pubs = {}
@@ -345,7 +346,7 @@ class SimulationNode(Node):
                 topic = f"~/joint_wrenches/{topic_segment(joint)}"
                 self.joint_wrench_pubs[joint] = (self.create_publisher(WrenchStamped, topic,
                                                                        reliable),
-                                                 WrenchWriter(joint, frame_id=body))
+                                                 WrenchWriter(joint, frame_id=prefix + body))
         # lockstep: the executor delivers commands (each one is a tick); realtime / fast: the
         # loop thread takes them itself right before each step (no executor in the tick path)
         group = None if self.settings.pacing == "lockstep" else PolledGroup()
@@ -441,7 +442,7 @@ class SimulationNode(Node):
     def _publish_wrenches(self, t_ns: int) -> None:
         """Every link that can touch gets its contact wrench each publication (zero when it
         does not touch), so a subscriber sees the contact end."""
-        wrenches = self.sim.body_wrenches()
+        wrenches = self.sim.body_wrenches(axes="body")
         for body, (publisher, writer) in self.contact_pubs.items():
             publisher.publish(writer.fill(t_ns, wrenches[body]))
 

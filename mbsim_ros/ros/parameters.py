@@ -66,8 +66,9 @@ PARAMETERS = [
     ("publish_joint_wrenches", False, "publish ~/joint_wrenches/<joint> (WrenchStamped, the "
                                       "parent's wrench on the child, joint frame) with the "
                                       "joint states", {}),
-    ("frame_prefix", "", "prefix of the base frame's id in ~/odom, /tf and ~/base_twist (as "
-                         "robot_state_publisher's frame_prefix; 'world' has none)", {}),
+    ("frame_prefix", "", "prefix of the link frames' ids in ~/odom, /tf, ~/base_twist and the "
+                         "wrench topics (as robot_state_publisher's frame_prefix; 'world' has "
+                         "none)", {}),
     ("actuators.delay_ticks", 0, "actuator model: every command reaches the joints this many "
                                  "steps late", _int_range(0, 100000)),
     ("actuators.velocity_limits", False, "actuator model: no effort drives a joint further "
