@@ -26,7 +26,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: see mbsim_ro
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,106 +33,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mbsim_ros import Simulator  # noqa: E402
 from mbsim_ros.contact.standing import standing_scene  # noqa: E402
-from mbsim_ros.dynamics import crba  # noqa: E402
 from mbsim_ros.model import example_robot_urdf  # noqa: E402
+from mbsim_ros.scenarios import LEGGED, OMEGA, ZETA, stand  # noqa: E402
+from mbsim_ros.scenarios import STANDING_INTEGRATORS as INTEGRATORS  # noqa: E402
 
-# label -> example-robot-data path: every legged robot that loads (romeo: a singular M without
-# armature; romeo_laas_small: an invalid inertia; icub x2: a point-mass inertia; human and
-# simple_humanoid_classical: no collision geometry to stand on)
-LEGGED = {
-    "solo": "solo_description/robots/solo.urdf",
-    "solo12": "solo_description/robots/solo12.urdf",
-    "go1": "go1_description/urdf/go1.urdf",
-    "go2": "go2_description/urdf/go2.urdf",
-    "a1": "a1_description/urdf/a1.urdf",
-    "b1": "b1_description/urdf/b1.urdf",
-    "b1-z1": "b1_description/urdf/b1-z1.urdf",
-    "anymal_b": "anymal_b_simple_description/robots/anymal.urdf",
-    "anymal_b-kinova": "anymal_b_simple_description/robots/anymal-kinova.urdf",
-    "anymal_c": "anymal_c_simple_description/urdf/anymal.urdf",
-    "laikago": "laikago_description/urdf/laikago.urdf",
-    "hyq": "hyq_description/robots/hyq_no_sensors.urdf",
-    "quadruped": "quadruped_description/urdf/quadruped.urdf",
-    "bolt": "bolt_description/robots/bolt.urdf",
-    "g1": "g1_description/urdf/g1_29dof_rev_1_0.urdf",
-    "g1_hands": "g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf",
-    "talos": "talos_data/robots/talos_reduced.urdf",
-    "talos_full": "talos_data/robots/talos_full_v2.urdf",
-    "romeo_small": "romeo_description/urdf/romeo_small.urdf",
-    "simple_humanoid": "simple_humanoid_description/urdf/simple_humanoid.urdf",
-    "centauro": "centauro_description/urdf/centauro.urdf",
-}
-OMEGA, ZETA = 30.0, 0.7
-INTEGRATORS = {"compliant": {}, "rigid": {"solver": "pgs"}}
 WARM_UP = 10  # steps left out of the slowest-step figure
-
-
-class InertiaScaledPD:
-    """Joint PD on the one-DOF joints toward q_target with kp_j = M_jj w^2, kd_j = 2 z w M_jj
-    (M at the current q): through the integrator's implicit servo, or as tau (explicit)."""
-
-    def __init__(self, sim: Simulator, q_target: np.ndarray, explicit: bool = False) -> None:
-        m = sim.model
-        self.sim, self.q_target, self.explicit = sim, q_target.copy(), explicit
-        self.iv = np.array([m.idx_v[i] for i in range(m.njoints)
-                            if m.joint_kinds[i] != "free_flyer"], dtype=int)
-        self.iq = np.array([m.idx_q[i] for i in range(m.njoints)
-                            if m.joint_kinds[i] != "free_flyer"], dtype=int)
-        self.kp, self.kd, self.tau = np.zeros(m.nv), np.zeros(m.nv), np.zeros(m.nv)
-
-    def step(self):
-        sim = self.sim
-        diagonal = np.diag(crba(sim.model, sim.q))[self.iv]
-        self.kp[self.iv] = diagonal * OMEGA ** 2
-        self.kd[self.iv] = 2.0 * ZETA * OMEGA * diagonal
-        if self.explicit:
-            self.tau[self.iv] = self.kp[self.iv] * (self.q_target[self.iq] - sim.q[self.iq]) \
-                - self.kd[self.iv] * sim.v[self.iv]
-            return sim.step(self.tau)
-        sim.servos.set_gains(p=self.kp, d=self.kd)
-        if not sim.servos.active:
-            sim.servos.command(position=self.q_target)
-        return sim.step()
-
-
-def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
-          scene=None, velocity_terms: str = "implicit") -> dict:
-    """One robot standing: finished, message, the lowest contact of any link and of the feet
-    (the links touching the ground at the start) (m), step times (s), the most energy gained
-    over the start (J) and the fastest one-DOF joint (rad/s)."""
-    scene = scene if scene is not None else standing_scene(example_robot_urdf(LEGGED[label]))
-    sim = Simulator.from_scene(scene, dt=1e-3, integrator=integrator,
-                               velocity_terms=velocity_terms, **INTEGRATORS[integrator])
-    pd = InertiaScaledPD(sim, scene.q0, explicit)
-    steps = int(round(seconds / sim.dt))
-    times = np.zeros(steps)
-    lowest, feet_lowest, message, done, fallbacks = np.inf, np.inf, "", 0, 0
-    feet = None  # the links touching the ground in the start posture
-    start_energy, gained, speed = sim.energy(), 0.0, 0.0
-    for k in range(steps):
-        start = time.perf_counter()
-        info = pd.step()
-        times[k] = time.perf_counter() - start
-        if not info.converged:
-            message = f"t = {sim.t:.3f} s: {info.message}"
-            break
-        done += 1
-        fallbacks += info.fallback
-        gained = max(gained, sim.energy() - start_energy)
-        speed = max(speed, float(np.abs(sim.v[pd.iv]).max()))
-        contacts = sim.contacts()
-        if feet is None:
-            feet = {c.link for c in contacts if c.depth > -1e-3}
-        for contact in contacts:
-            lowest = min(lowest, -contact.depth)
-            if contact.link in feet:
-                feet_lowest = min(feet_lowest, -contact.depth)
-    return {"finished": done == steps, "message": message, "lowest": lowest,
-            "feet": feet_lowest,
-            "fallbacks": fallbacks, "gained": gained, "speed": speed,
-            "times": times[:done + 1], "base": float(sim.q[2]), "start": float(scene.q0[2])}
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ from mbsim_ros import Simulator  # noqa: E402
 from mbsim_ros.contact.scene import load_scene  # noqa: E402
 from mbsim_ros.integrators.euler import VELOCITY_TERMS  # noqa: E402
 from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf  # noqa: E402
+from mbsim_ros.scenarios import spin  # noqa: E402  (the free body)
 
 FIGURES = ROOT / "docs" / "figures"
 DT = 1e-3
@@ -85,30 +86,6 @@ def closed_form(trials: int) -> None:
 
 
 # --- 2. a free body in the compliant integrator -------------------------------------------------
-
-def free_body_urdf(offset: float) -> str:
-    """1.5 kg, principal moments 0.025, 0.05, 0.065 kg m^2, its centre `offset` m from the
-    frame origin along x (and the principal axes turned)."""
-    pose = f'<origin xyz="{offset} {0.4 * offset} 0" rpy="0.3 0.2 0.1"/>' if offset else ""
-    return (f'<robot name="body"><link name="body"><inertial>{pose}<mass value="1.5"/>'
-            f'<inertia ixx="0.025" ixy="0" ixz="0" iyy="0.05" iyz="0" izz="0.065"/>'
-            f'</inertial></link></robot>')
-
-
-def spin(offset: float, speed: float, mode: str, steps: int) -> np.ndarray:
-    """E(t) / E(0) of the free body spinning at `speed` rad/s about a wobbling major axis."""
-    model = load_urdf(free_body_urdf(offset), floating_base=True)
-    model.gravity = [0.0, 0.0, 0.0]
-    w = np.array([1.0, 0.5, 40.0])
-    sim = Simulator(model, DT, "compliant", velocity_terms=mode)
-    sim.reset(model.neutral(), np.concatenate([[0.3, 0.1, -0.2], w * speed / np.linalg.norm(w)]))
-    energies = [sim.energy()]
-    for _ in range(steps):
-        if not sim.step().converged:
-            break
-        energies.append(sim.energy())
-    return np.array(energies) / energies[0]
-
 
 def free_bodies(steps: int) -> dict:
     print(f"\n2. compliant, a free body, no gravity, {steps} steps: max E/E0 (end E/E0)")

@@ -87,7 +87,7 @@ def write(path: Path, robots: list[Robot], seconds: float, load: list[float],
         f"(StepInfo.iterations: RIQN/Newton for variational, the constraint solver's for "
         f"compliant and rigid), the median time of one step, and dE, the energy drift: max "
         f"over the run of E(t) - E(0), relative to |g| sum m_i r_i (r_i: the reach of body "
-        f"i's centre of mass from the base frame, `energy_scale` in bench/zoo.py); or the "
+        f"i's centre of mass from the base frame, `energy_scale` in mbsim_ros/zoo.py); or the "
         f"time at which the run stopped.",
         "## Totals\n\n" + summary,
         f"## Failures, grouped by message\n\n{failure_lines(robots)}\n\n{mujoco_lines(robots)}"

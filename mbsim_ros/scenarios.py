@@ -6,15 +6,23 @@ and anyone who wants to see them run (docs/REFERENCES.md):
 - the "generalized dynamics solver" post's first example: a point mass on two springs under its
   weight (``two_springs``, and its equations of motion ``two_springs_ode`` for a reference);
 - a Grashof crank-rocker four-bar closed on itself (``four_bar``), the post's closed loop;
-- a one-joint rod with URDF damping and friction (``one_joint_urdf``).
+- a one-joint rod with URDF damping and friction (``one_joint_urdf``);
+- every legged robot of example-robot-data standing on a steel floor under inertia-scaled joint
+  PD (``LEGGED``, ``stand``: bench/standing.py, docs/COMPLIANT.md#standing);
+- a free rigid body spinning about a wobbling axis (``free_body_urdf``, ``spin``: the
+  velocity-terms figures, docs/COMPLIANT.md).
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
+from .contact.standing import standing_scene
+from .dynamics import crba
 from .mechanism import Builder, Mechanism
+from .model import example_robot_urdf, load_urdf
 from .sim import Simulator
 
 # Drumwright's incline
@@ -117,3 +125,124 @@ def one_joint_urdf(damping: float, friction: float = 0.0) -> str:
             f'<joint name="hinge" type="revolute"><parent link="base"/><child link="rod"/>'
             f'<axis xyz="0 1 0"/><limit lower="-10" upper="10" effort="100" velocity="100"/>'
             f'<dynamics damping="{damping}" friction="{friction}"/></joint></robot>')
+
+
+# label -> example-robot-data path: every legged robot that loads (romeo: a singular M without
+# armature; romeo_laas_small: an invalid inertia; icub x2: a point-mass inertia; human and
+# simple_humanoid_classical: no collision geometry to stand on)
+LEGGED = {
+    "solo": "solo_description/robots/solo.urdf",
+    "solo12": "solo_description/robots/solo12.urdf",
+    "go1": "go1_description/urdf/go1.urdf",
+    "go2": "go2_description/urdf/go2.urdf",
+    "a1": "a1_description/urdf/a1.urdf",
+    "b1": "b1_description/urdf/b1.urdf",
+    "b1-z1": "b1_description/urdf/b1-z1.urdf",
+    "anymal_b": "anymal_b_simple_description/robots/anymal.urdf",
+    "anymal_b-kinova": "anymal_b_simple_description/robots/anymal-kinova.urdf",
+    "anymal_c": "anymal_c_simple_description/urdf/anymal.urdf",
+    "laikago": "laikago_description/urdf/laikago.urdf",
+    "hyq": "hyq_description/robots/hyq_no_sensors.urdf",
+    "quadruped": "quadruped_description/urdf/quadruped.urdf",
+    "bolt": "bolt_description/robots/bolt.urdf",
+    "g1": "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+    "g1_hands": "g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf",
+    "talos": "talos_data/robots/talos_reduced.urdf",
+    "talos_full": "talos_data/robots/talos_full_v2.urdf",
+    "romeo_small": "romeo_description/urdf/romeo_small.urdf",
+    "simple_humanoid": "simple_humanoid_description/urdf/simple_humanoid.urdf",
+    "centauro": "centauro_description/urdf/centauro.urdf",
+}
+OMEGA, ZETA = 30.0, 0.7
+STANDING_INTEGRATORS = {"compliant": {}, "rigid": {"solver": "pgs"}}
+
+
+class InertiaScaledPD:
+    """Joint PD on the one-DOF joints toward q_target with kp_j = M_jj w^2, kd_j = 2 z w M_jj
+    (M at the current q): through the integrator's implicit servo, or as tau (explicit)."""
+
+    def __init__(self, sim: Simulator, q_target: np.ndarray, explicit: bool = False) -> None:
+        m = sim.model
+        self.sim, self.q_target, self.explicit = sim, q_target.copy(), explicit
+        self.iv = np.array([m.idx_v[i] for i in range(m.njoints)
+                            if m.joint_kinds[i] != "free_flyer"], dtype=int)
+        self.iq = np.array([m.idx_q[i] for i in range(m.njoints)
+                            if m.joint_kinds[i] != "free_flyer"], dtype=int)
+        self.kp, self.kd, self.tau = np.zeros(m.nv), np.zeros(m.nv), np.zeros(m.nv)
+
+    def step(self):
+        sim = self.sim
+        diagonal = np.diag(crba(sim.model, sim.q))[self.iv]
+        self.kp[self.iv] = diagonal * OMEGA ** 2
+        self.kd[self.iv] = 2.0 * ZETA * OMEGA * diagonal
+        if self.explicit:
+            self.tau[self.iv] = self.kp[self.iv] * (self.q_target[self.iq] - sim.q[self.iq]) \
+                - self.kd[self.iv] * sim.v[self.iv]
+            return sim.step(self.tau)
+        sim.servos.set_gains(p=self.kp, d=self.kd)
+        if not sim.servos.active:
+            sim.servos.command(position=self.q_target)
+        return sim.step()
+
+
+def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
+          scene=None, velocity_terms: str = "implicit") -> dict:
+    """One robot standing: finished, message, the lowest contact of any link and of the feet
+    (the links touching the ground at the start) (m), step times (s), the most energy gained
+    over the start (J) and the fastest one-DOF joint (rad/s)."""
+    scene = scene if scene is not None else standing_scene(example_robot_urdf(LEGGED[label]))
+    sim = Simulator.from_scene(scene, dt=1e-3, integrator=integrator,
+                               velocity_terms=velocity_terms, **STANDING_INTEGRATORS[integrator])
+    pd = InertiaScaledPD(sim, scene.q0, explicit)
+    steps = int(round(seconds / sim.dt))
+    times = np.zeros(steps)
+    lowest, feet_lowest, message, done, fallbacks = np.inf, np.inf, "", 0, 0
+    feet = None  # the links touching the ground in the start posture
+    start_energy, gained, speed = sim.energy(), 0.0, 0.0
+    for k in range(steps):
+        start = time.perf_counter()
+        info = pd.step()
+        times[k] = time.perf_counter() - start
+        if not info.converged:
+            message = f"t = {sim.t:.3f} s: {info.message}"
+            break
+        done += 1
+        fallbacks += info.fallback
+        gained = max(gained, sim.energy() - start_energy)
+        speed = max(speed, float(np.abs(sim.v[pd.iv]).max()))
+        contacts = sim.contacts()
+        if feet is None:
+            feet = {c.link for c in contacts if c.depth > -1e-3}
+        for contact in contacts:
+            lowest = min(lowest, -contact.depth)
+            if contact.link in feet:
+                feet_lowest = min(feet_lowest, -contact.depth)
+    return {"finished": done == steps, "message": message, "lowest": lowest,
+            "feet": feet_lowest,
+            "fallbacks": fallbacks, "gained": gained, "speed": speed,
+            "times": times[:done + 1], "base": float(sim.q[2]), "start": float(scene.q0[2])}
+
+
+def free_body_urdf(offset: float) -> str:
+    """1.5 kg, principal moments 0.025, 0.05, 0.065 kg m^2, its centre `offset` m from the
+    frame origin along x (and the principal axes turned)."""
+    pose = f'<origin xyz="{offset} {0.4 * offset} 0" rpy="0.3 0.2 0.1"/>' if offset else ""
+    return (f'<robot name="body"><link name="body"><inertial>{pose}<mass value="1.5"/>'
+            f'<inertia ixx="0.025" ixy="0" ixz="0" iyy="0.05" iyz="0" izz="0.065"/>'
+            f'</inertial></link></robot>')
+
+
+def spin(offset: float, speed: float, mode: str, steps: int, dt: float = 1e-3) -> np.ndarray:
+    """E(t) / E(0) of the free body (zero gravity, compliant integrator with velocity_terms
+    `mode`) spinning at `speed` rad/s about a wobbling major axis."""
+    model = load_urdf(free_body_urdf(offset), floating_base=True)
+    model.gravity = [0.0, 0.0, 0.0]
+    w = np.array([1.0, 0.5, 40.0])
+    sim = Simulator(model, dt, "compliant", velocity_terms=mode)
+    sim.reset(model.neutral(), np.concatenate([[0.3, 0.1, -0.2], w * speed / np.linalg.norm(w)]))
+    energies = [sim.energy()]
+    for _ in range(steps):
+        if not sim.step().converged:
+            break
+        energies.append(sim.energy())
+    return np.array(energies) / energies[0]

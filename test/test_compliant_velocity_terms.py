@@ -3,21 +3,16 @@ docs/COMPLIANT.md, "Velocity terms"): with no rows the implicit free velocity is
 implicit's step, a free-flyer's frame-rate term is linearised with the rest, a damped joint
 takes the exact linear step, a fast-spinning free body never gains energy, and the option is
 checked (bench/velocity_terms.py has the figures)."""
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-from velocity_terms import spin  # noqa: E402  (the bench's free body)
-from mbsim_ros import Simulator  # noqa: E402
-from mbsim_ros.dynamics import crba, rnea  # noqa: E402
-from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives  # noqa: E402
-from mbsim_ros.integrators import make_integrator  # noqa: E402
-from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf  # noqa: E402
-from mbsim_ros.scenarios import one_joint_urdf  # noqa: E402
+from mbsim_ros import Simulator
+from mbsim_ros.scenarios import spin  # the free body of bench/velocity_terms.py
+from mbsim_ros.dynamics import crba, rnea
+from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives
+from mbsim_ros.integrators import make_integrator
+from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf
+from mbsim_ros.scenarios import one_joint_urdf
 
 DT = 1e-3
 

@@ -8,17 +8,12 @@ Asserted: every step converges, no foot (a link touching the ground at the start
 than 2 mm, no step falls back to clarabel (the slow path; wall-clock time is not asserted in
 tests). Over the bench's 3 s the humanoids fall (their ankles' gains are tiny) and hit the floor
 with other links: docs/COMPLIANT.md#standing lists what that does."""
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-import standing  # noqa: E402
-from mbsim_ros.contact.standing import lowest_point, standing_scene  # noqa: E402
-from mbsim_ros.model import example_robot_urdf  # noqa: E402
+from mbsim_ros import scenarios as standing
+from mbsim_ros.contact.standing import lowest_point, standing_scene
+from mbsim_ros.model import example_robot_urdf
 
 SECONDS = 0.5
 
@@ -34,7 +29,7 @@ def scenes():
     return get
 
 
-@pytest.mark.parametrize("integrator", list(standing.INTEGRATORS))
+@pytest.mark.parametrize("integrator", list(standing.STANDING_INTEGRATORS))
 @pytest.mark.parametrize("label", list(standing.LEGGED))
 def test_legged_robot_stands(scenes, label, integrator):
     result = standing.stand(label, integrator, SECONDS, scene=scenes(label))

@@ -14,10 +14,8 @@
 bench/zoo.py runs the same robots and writes docs/ROBOTS.md (the figures behind the bands)."""
 from __future__ import annotations
 
-import sys
 import warnings
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -28,9 +26,7 @@ from mbsim_ros import Model, ModelError, load_urdf
 from mbsim_ros.dynamics import aba, crba, rnea
 from mbsim_ros.model.model import R_COM, R_INERTIA, R_MASS
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-import zoo  # noqa: E402
+from mbsim_ros import zoo
 
 ZOO = zoo.zoo_urdfs()
 NO_LINK = "ur3"  # ur3.urdf: a <robot> with a comment and no <link>; urdfdom refuses it too
