@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from mbsim_ros.dynamics.workspace import DYNAMICS
+from mbsim_ros.estimation.batch import EULER_CHUNK, VARIATIONAL_CHUNK
 from mbsim_ros.integrators.variational import VARIATIONAL
 from mbsim_ros.layout import Layout
 
-LAYOUTS = [DYNAMICS, VARIATIONAL]
+LAYOUTS = [DYNAMICS, VARIATIONAL, VARIATIONAL_CHUNK, EULER_CHUNK]
 SIZES = [(1, 1, 1), (7, 7, 7), (13, 18, 19)]  # (nj, nv, nq): a pendulum, an arm, a free robot
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import kernel, parallel_kernel, routine, step
+from ..layout import Layout
 from ..dynamics.checks import BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite
 from ..integrators.euler import EULER_ROWS, euler_step_kernel
 from ..integrators.servo import SERVO_ROWS
@@ -18,6 +19,16 @@ from ..integrators.variational import variational_step_kernel
 from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE
 
 BAD_X = 1
+
+# Each chunk's float buffer (one row of the ProcessModel's per-chunk buffers), declared once.
+VARIATIONAL_CHUNK = Layout("VariationalChunkViews", [
+    ("q", ("nq",)), ("p", ("nv",)), ("q_out", ("nq",)), ("p_out", ("nv",)),
+    ("v_out", ("nv",)), ("residual", (1,))], __name__)
+EULER_CHUNK = Layout("EulerChunkViews", [
+    ("q", ("nq",)), ("v", ("nv",)), ("q_out", ("nq",)), ("v_out", ("nv",)),
+    ("work", (EULER_ROWS, "nv"))], __name__)
+carve_variational_chunk = VARIATIONAL_CHUNK.carve  # (buf, nv, nq) -> VariationalChunkViews
+carve_euler_chunk = EULER_CHUNK.carve              # (buf, nv, nq) -> EulerChunkViews
 
 
 @kernel
@@ -71,12 +82,10 @@ def unservoed(nv):
 def variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
                       substeps, settings, tol, X, U, start, end, ws, vws, buf, stats, codes, out):
     """Particles start..end-1: x = (q, p) -> (q', p') by variational_step_kernel.
-    buf: 2 nq + 3 nv + 1 floats of per-chunk state vectors."""
+    buf: the chunk's state vectors (VARIATIONAL_CHUNK)."""
     nv = U.shape[1]
     nq = X.shape[1] - nv
-    q, p = buf[0:nq], buf[nq:nq + nv]
-    q_out, p_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
-    v_out, residual = buf[2 * nq + 2 * nv:2 * nq + 3 * nv], buf[2 * nq + 3 * nv:]
+    q, p, q_out, p_out, v_out, residual = carve_variational_chunk(buf, nv, nq)
     servo, iq, saturated = unservoed(nv)
     for n in range(start, end):
         load_row(X, n, q, p)
@@ -93,13 +102,11 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, armatur
 def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit, X, U,
                 start, end, ws, buf, matrices, ints, codes, out):
     """Particles start..end-1: x = (q, v) -> (q', v') by euler_step_kernel.
-    buf: 2 nq + (2 + EULER_ROWS) nv floats of per-chunk vectors; matrices, ints: as
+    buf: the chunk's state vectors and Euler's work rows (EULER_CHUNK); matrices, ints: as
     euler_buffers makes them."""
     nv = U.shape[1]
     nq = X.shape[1] - nv
-    q, v = buf[0:nq], buf[nq:nq + nv]
-    q_out, v_out = buf[nq + nv:2 * nq + nv], buf[2 * nq + nv:2 * nq + 2 * nv]
-    work = buf[2 * nq + 2 * nv:2 * nq + (2 + EULER_ROWS) * nv].reshape((EULER_ROWS, nv))
+    q, v, q_out, v_out, work = carve_euler_chunk(buf, nv, nq)
     servo, iq, saturated = unservoed(nv)
     for n in range(start, end):
         load_row(X, n, q, v)

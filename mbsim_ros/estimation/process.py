@@ -14,14 +14,14 @@ from ..dynamics.rnea import rnea
 from ..dynamics.rnea_derivative import rnea_derivatives
 from ..dynamics.workspace import workspace_size
 from ..integrators import make_integrator
-from ..integrators.euler import EULER_ROWS, euler_buffers
+from ..integrators.euler import euler_buffers
 from ..integrators.servo import no_servo
 from ..integrators.variational import (momentum_kernel, variational_step_kernel,
                                        variational_workspace_size)
 from ..model import Model
 from ..spatial import Ad, dexp, exp_se3
-from .batch import (euler_batch, euler_batch_parallel, first_bad_row, thread_count,
-                    variational_batch, variational_batch_parallel)
+from .batch import (EULER_CHUNK, VARIATIONAL_CHUNK, euler_batch, euler_batch_parallel,
+                    first_bad_row, thread_count, variational_batch, variational_batch_parallel)
 
 INTEGRATORS = ("variational", "euler")
 # Below this many particles per thread the parallel launch costs more than it saves (bench).
@@ -96,10 +96,10 @@ class ProcessModel:
         self._unservoed = no_servo(nv)
         if self.integrator_name == "variational":
             self._vws = np.zeros((chunks, variational_workspace_size(m.njoints, nv, nq)))
-            self._buf = np.zeros((chunks, 2 * nq + 3 * nv + 1))
+            self._buf = np.zeros((chunks, VARIATIONAL_CHUNK.size(nv=nv, nq=nq)))
         else:
             self._vws = np.zeros((chunks, 1))
-            self._buf = np.zeros((chunks, 2 * nq + (2 + EULER_ROWS) * nv))
+            self._buf = np.zeros((chunks, EULER_CHUNK.size(nv=nv, nq=nq)))
             _, matrices, ints = euler_buffers(m)
             self._mats = np.zeros((chunks,) + matrices.shape)
             self._ints = np.zeros((chunks,) + ints.shape, dtype=np.int64)
