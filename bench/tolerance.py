@@ -1,8 +1,10 @@
 """What the variational integrator's ``tolerance`` buys: per tolerance, the root finder's
 iterations and the step's cost against the errors a user sees (the energy error of a passive
-run, the drift of the conserved momentum of a free-floating robot in zero gravity, and the
-trajectory's distance from a run solved to the rounding floor). The default tolerance is chosen
-from this table (docs/VARIATIONAL.md, "Tolerance"). Writes docs/figures/tolerance.png.
+run, the drift of the conserved momentum of a free-floating robot in zero gravity, the
+trajectory's distance from a run solved to the rounding floor, and the energy drift of the
+passive 10-link chain over 100 s, where an inexact solve's error accumulates). The default
+tolerance is chosen from these tables (docs/VARIATIONAL.md, "Tolerance"). Writes
+docs/figures/tolerance.png.
 
 Run: `.venv/bin/python bench/tolerance.py [--quick]`.
 """
@@ -18,7 +20,7 @@ import pinocchio as pin
 
 from mbsim_ros import Simulator
 from mbsim_ros.config import resolve_urdf
-from mbsim_ros.model import load_urdf, shipped_urdf
+from mbsim_ros.model import chain_urdf, load_urdf, shipped_urdf
 
 FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"
 TOLERANCES = (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12)
@@ -83,6 +85,29 @@ def table(name: str, model, dt: float, seconds: float, speed: float, momentum=No
     return rows
 
 
+def chain_drift(seconds: float, orders=(2, 4)) -> None:
+    """The passive 10-link chain (1 m, 1 kg links, 0.3 rad at every joint: Lee et al. Fig. 2) at
+    1 ms: max relative energy error and drift (mean error over the last tenth of the run minus
+    the first tenth) per order and tolerance."""
+    model = load_urdf(chain_urdf(10, axes="y", link_length=1.0, link_mass=1.0))
+    print(f"\n10-link chain, {seconds:g} s at 1 ms: energy max error / drift (relative)")
+    for order in orders:
+        cells = []
+        for tol in TOLERANCES[2:]:
+            sim = Simulator(model, 1e-3, "variational", order=order, tolerance=tol)
+            sim.reset(np.full(model.nq, 0.3))
+            e0, errors = sim.energy(), []
+            for k in range(int(round(seconds / 1e-3))):
+                sim.step()
+                if k % 10 == 0:
+                    errors.append((sim.energy() - e0) / abs(e0))
+            errors = np.array(errors)
+            tenth = max(1, len(errors) // 10)
+            drift = errors[-tenth:].mean() - errors[:tenth].mean()
+            cells.append(f"{tol:.0e}: {np.abs(errors).max():.1e} / {drift:+.1e}")
+        print(f"  order {order}: " + " | ".join(cells))
+
+
 def plot(results: dict) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -124,6 +149,7 @@ def main() -> None:
         results[f"talos floating, no gravity, {dt * 1e3:g} ms"] = table(
             "talos (floating, zero gravity)", talos, dt, seconds, 0.5, momentum)
     plot(results)
+    chain_drift(20.0 if args.quick else 100.0)
 
 
 if __name__ == "__main__":

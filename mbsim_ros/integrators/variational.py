@@ -700,7 +700,7 @@ class VariationalIntegrator(Integrator):
     renamed_options = {"root_finder": "solver"}
 
     def __init__(self, model, dt: float, *, solver: str = "riqn",
-                 initial_guess: str = "IG2", tolerance: float = 1e-9,
+                 initial_guess: str = "IG2", tolerance: float = 1e-10,
                  max_iterations: int = 50, anderson: int = 0,
                  newton_fallback_iterations: int = 20, split_levels: int = 3,
                  order: int = 2) -> None:
