@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from peer_report import _table, machine
+from peers.report import _table, machine
 from zoo import DT, INTEGRATORS, SLOW_ITERATIONS, Robot, Run, failures, totals
 
 

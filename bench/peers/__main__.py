@@ -10,6 +10,8 @@ integrators on identical models, measured in one run on this machine.
    error below 1e-4, halving dt from 16 ms until an engine gets there (median of 3 timings of
    the decisive run).
 4. Contact (bench/contact.py): inclined box, sphere stack, quadruped standing.
+5. Dispatch (bench/peers/dispatch.py): aba() against pinocchio.aba, what Simulator.step adds
+   to its kernel, Simulator.rollout against one call per step and mujoco.rollout.
 Then the papers' DRNEA-vs-SVI ratio, by a labelled proxy (bench/peers/svi_proxy.py).
 
 Run: `.venv/bin/python bench/peers [--quick] [--report docs/BENCHMARKS.md]` (or `make bench`,
