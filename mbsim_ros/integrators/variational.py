@@ -53,12 +53,9 @@ V_PRECOND, V_LINEAR, V_XBEST, V_PPIECE = range(12, 16)
 # the substep's force with the servos' (servo.servo_forces) and the servos' linear terms
 V_UTOTAL, V_SERVO_LINEAR = range(16, 18)
 N_VECTORS = 18
-# rows of the (n_configurations, nq) block; Q_KIN: the configuration whose kinematics (and, when
-# the cache says so, ABA factorisation with the armature alone) the dynamics workspace holds
-Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE, Q_KIN = range(5)
-N_CONFIGURATIONS = 5
-# the cache view: [kinematics at Q_KIN in the dynamics views, their factorisation of M + a]
-C_KINEMATICS, C_FACTOR = range(2)
+# rows of the (n_configurations, nq) block
+Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE = range(4)
+N_CONFIGURATIONS = 4
 # Newton's backtracking: at most this many halvings of a step that raises the residual
 NEWTON_HALVINGS = 4
 
@@ -72,7 +69,7 @@ VARIATIONAL = Layout("VariationalViews", [
     ("F", (MAX_ANDERSON, "nv")), ("G", (MAX_ANDERSON, "nv")),           # Anderson's histories
     ("AtA", (MAX_ANDERSON, MAX_ANDERSON)), ("rhs", (2, MAX_ANDERSON)),
     ("dense", (2, "nv", "nv")), ("S8", (8, 6, 6)), ("powers", (31, 6)),  # Newton's Jacobian
-    ("tmp2", (2, 6)), ("R3", (2, 3, 3)), ("cache", (2,))], __name__)
+    ("tmp2", (2, 6)), ("R3", (2, 3, 3))], __name__)
 carve_variational = VARIATIONAL.carve  # carve_variational(vws, nj, nv, nq) -> VariationalViews
 
 
@@ -164,34 +161,6 @@ def anderson_mix(x, f, k, depth, F, G, AtA, rhs, g_new):
         x[j] = s
 
 
-@step
-def same_configuration(q, q_cached) -> bool:
-    """q equals q_cached bit for bit."""
-    for k in range(q.shape[0]):
-        if q[k] != q_cached[k]:
-            return False
-    return True
-
-
-@step
-def copy_kinematics(dyn, vw, nj, nv, factored):
-    """The dynamics views' kinematics (oR, op, oS, oY) into the step-start ones (the _k views),
-    and their factorisation of M + a (U, Dinv) when ``factored``."""
-    for i in range(nj):
-        for r in range(3):
-            vw.op_k[i, r] = dyn.op[i, r]
-            for c in range(3):
-                vw.oR_k[i, r, c] = dyn.oR[i, r, c]
-        for c in range(10):
-            vw.oY_k[i, c] = dyn.oY[i, c]
-    for k in range(nv):
-        for c in range(6):
-            vw.oS_k[k, c] = dyn.oS[k, c]
-            if factored:
-                vw.U_k[k, c] = dyn.U[k, c]
-                vw.Dinv_k[k, c] = dyn.Dinv[k, c]
-
-
 @routine
 def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, servo, iq,
                saturated, guess, ws, dyn, vw) -> int:
@@ -203,25 +172,16 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     nj, nv = joint_int.shape[0], p.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cache) = vw
+     dense, S8, powers, tmp2, R3) = vw
     b, x, dx, v_k = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK]
     precond, linear, servo_linear = vec[V_PRECOND], vec[V_LINEAR], vec[V_SERVO_LINEAR]
-    armature_only = True
     for k in range(nv):
         precond[k] = armature[k] + 0.5 * h * damping[k] + h * servo_linear[k]
         linear[k] = precond[k] / h
-        armature_only = armature_only and precond[k] == armature[k]
-    cached = cache[C_KINEMATICS] == 1.0 and same_configuration(q, qv[Q_KIN])
-    factored = cached and armature_only and cache[C_FACTOR] == 1.0
-    cache[C_KINEMATICS], cache[C_FACTOR] = 0.0, 0.0  # the residuals overwrite the workspace
-    if cached:  # the last step ended here: its kinematics (and factorisation), not again
-        copy_kinematics(dyn, vw, nj, nv, factored)
     for i in range(nj):
-        if not cached:
-            kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
+        kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
         gravity_wrench(oY_k[i], gravity, 0.5 * h, wg[i])
-    if not factored and not minv_factor(joint_int, precond, oS_k, oY_k, IA_k, U_k, Dinv_k,
-                                        small, tmp):
+    if not minv_factor(joint_int, precond, oS_k, oY_k, IA_k, U_k, Dinv_k, small, tmp):
         return SINGULAR
     for k in range(nv):
         b[k] = p[k] + 0.5 * h * u[k]
@@ -290,7 +250,7 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
     nv = damping.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cache) = vw
+     dense, S8, powers, tmp2, R3) = vw
     r, x, dx, work, y, row = vec[V_R], vec[V_X], vec[V_DX], vec[V_WORK], vec[V_Y], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
     H = dense[1]
@@ -344,7 +304,7 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cache) = vw
+     dense, S8, powers, tmp2, R3) = vw
     r, x, work, q_base = vec[V_R], vec[V_X], vec[V_WORK], qv[Q_TRIAL]
     Jac = dense[0]
     iterations = 0
@@ -385,17 +345,15 @@ def finish_step(joint_int, joint_real, gravity, armature, h, u, dyn, vw, q_out, 
     nj, nv, nq = joint_int.shape[0], p_out.shape[0], q_out.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cache) = vw
+     dense, S8, powers, tmp2, R3) = vw
     x = vec[V_X]
     for k in range(nq):
         q_out[k] = qv[Q_NEXT, k]
-        qv[Q_KIN, k] = q_out[k]
     for i in range(nj):
         kinematics_step(i, joint_int, joint_real, q_out, oR, op, oS, oY, Rq, pq)
         gravity_wrench(oY[i], gravity, 0.5 * h, acc[i])
         for c in range(6):
             acc[i, c] += mom[i, c]
-    cache[C_KINEMATICS] = 1.0  # the dynamics views hold the kinematics at q_out
     project_subtree_sums(joint_int, oS, acc, p_out)
     for k in range(nv):
         p_out[k] += 0.5 * h * u[k] - (vec[V_LINEAR, k] - 2.0 * armature[k] / h) * x[k]
@@ -470,7 +428,7 @@ def friction_before(joint_int, armature, friction, h, u, nq, vw, u_eff) -> bool:
     if not any_friction:
         return False
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cache) = vw
+     dense, S8, powers, tmp2, R3) = vw
     diagonal, x = vec[V_DIAG], vec[V_X]
     mass_matrix_diagonal(joint_int, armature, oS_k, oY_k, Kc.reshape((nj, 36)), tmp2[0],
                          diagonal)
@@ -626,7 +584,6 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     if not minv_factor(joint_int, armature, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
         return SINGULAR
-    vw.cache[C_FACTOR] = 1.0  # and M(q_out) + a factored: the next step starts from both
     minv_apply(joint_int, oS, U, Dinv, p_out, pA, oa, v_out)
     if not (all_finite(q_out) and all_finite(p_out) and all_finite(v_out)):
         return DIVERGED
@@ -745,7 +702,6 @@ class VariationalIntegrator(Integrator):
         """p_0 = (M(q_0) + a) v_0."""
         m = self.model
         momentum_kernel(m.joint_int, m.joint_real, m.armature, q, v, self._ws, self.p)
-        carve_variational(self._vws, m.njoints, m.nv, m.nq).cache[:] = 0.0  # ws rewritten
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         m = self.model
