@@ -46,30 +46,35 @@ class Data:
         self.v_next = np.empty(model.nv)
         self.actuated = np.zeros(model.nv)
         self.actuators = None  # actuators.Actuators
-        self._fused = None  # (state, advance, rollout, arguments) of integrator.fused
+        self._bound_to = None  # the State that _fused is bound to
+        self._fused = None     # integrator.fused(state, self): (advance, rollout, arguments)
 
     def fused(self, state: State) -> tuple | None:
         """The integrator's fused step bound to ``state`` and these buffers, or None when it has
         none or the step needs Python around it (active servos, actuator models)."""
         if self.actuators is not None or self.integrator.servos.active:
             return None
-        if self._fused is None or self._fused[0] is not state:
-            bound = self.integrator.fused(state, self)
-            self._fused = (state, None, None, None) if bound is None else (state, *bound)
-        return None if self._fused[1] is None else self._fused[1:]
+        if self._bound_to is not state:
+            self._fused, self._bound_to = self.integrator.fused(state, self), state
+        return self._fused
 
 
 def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
-    """One step of the state under joint efforts tau (nv, checked by the caller): the one step
-    function the Simulator, and through it the node, use. On success q, v, the acceleration
+    """One step of the state under joint efforts tau (nv; ValueError before anything changes
+    when it is not finite): the one step function the Simulator, and through it the node, use. On success q, v, the acceleration
     and the applied effort are written into ``state`` in place and the step count advances; a
     step that fails leaves q and v as they were and returns converged=False."""
     integrator = data.integrator
     fused = data.fused(state)
     if fused is not None:  # one compiled call: the step and the state's update
-        info = integrator.step_info(fused[0](tau, *fused[2]))  # tau finite: checked above
+        code = fused[0](tau, *fused[2])
+        if code == BAD_ARG0:
+            raise ValueError("tau contains NaN or infinity")
+        info = integrator.step_info(code)
         state.steps += info.converged
         return info
+    if not all_finite_kernel(tau):
+        raise ValueError("tau contains NaN or infinity")
     servos = integrator.servos
     if data.actuators is not None:
         tau = data.actuators.apply(tau, state.v, servos.table, data.actuated)
@@ -262,17 +267,7 @@ class Simulator:
             raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
                                f"{state.failed.message}; call reset()")
         tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
-        fused = self.data.fused(state)
-        if fused is not None:  # sim.step's fused path, inline: the kernel checks tau
-            code = fused[0](tau, *fused[2])
-            if code == BAD_ARG0:
-                raise ValueError("tau contains NaN or infinity")
-            info = self.integrator.step_info(code)
-            state.steps += info.converged
-        else:
-            if not all_finite_kernel(tau):
-                raise ValueError("tau contains NaN or infinity")
-            info = step(self.model, self.data, state, tau)
+        info = step(self.model, self.data, state, tau)
         if not info.converged:
             state.failed = info.copy()
         return info

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 from conftest import assert_coulomb_slide
 
 from mbsim_ros import Simulator, load_urdf
@@ -172,14 +173,7 @@ def test_body_wrench_in_the_links_axes_is_its_weight_rotated():
     """A 2 kg brick lying on its side (rolled 90 degrees about x, yawed 0.6 rad): in world axes
     its contact force is (0, 0, m g); in its own axes (what the node publishes with frame_id the
     link) R^T (0, 0, m g) = (0, m g, 0) whatever the yaw, and the torque about its centre 0."""
-    roll, yaw = np.pi / 2, 0.6
-    qx = np.array([np.sin(roll / 2), 0.0, 0.0, np.cos(roll / 2)])
-    qz = np.array([0.0, 0.0, np.sin(yaw / 2), np.cos(yaw / 2)])
-    quat = np.array([  # qz * qx (x, y, z, w)
-        qz[3] * qx[0] + qz[0] * qx[3] + qz[1] * qx[2] - qz[2] * qx[1],
-        qz[3] * qx[1] - qz[0] * qx[2] + qz[1] * qx[3] + qz[2] * qx[0],
-        qz[3] * qx[2] + qz[0] * qx[1] - qz[1] * qx[0] + qz[2] * qx[3],
-        qz[3] * qx[3] - qz[0] * qx[0] - qz[1] * qx[1] - qz[2] * qx[2]])
+    quat = Rotation.from_euler("xz", [np.pi / 2, 0.6]).as_quat()  # roll, then yaw (x, y, z, w)
     sim = Simulator.from_scene({"ground": {"friction": 0.5}, "models": [
         {"box": {"size": [0.1, 0.2, 0.05], "mass": 2.0}, "position": [0.0, 0.0, 0.1],
          "orientation": quat.tolist(), "name": "brick"}]}, dt=1e-3)
@@ -196,15 +190,37 @@ def test_body_wrench_in_the_links_axes_is_its_weight_rotated():
     assert world[:3] == pytest.approx([0.0, 0.0, 2.0 * G], abs=1e-6)
     assert local[:3] == pytest.approx([0.0, 2.0 * G, 0.0], abs=1e-5)
     assert np.abs(local[3:]).max() < 1e-6 and np.abs(world[3:]).max() < 1e-6
-    qw = sim.q[3:7]  # the brick's orientation now (it settled; x, y, z, w)
-    x, y, z, w = qw
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    R = quaternion_to_matrix(sim.q[3:7])  # the brick's orientation now (it settled)
     np.testing.assert_allclose(local[:3], R.T @ world[:3], atol=1e-12)
     np.testing.assert_allclose(local[3:], R.T @ world[3:], atol=1e-12)
     with pytest.raises(ValueError, match="axes"):
         sim.body_wrenches(axes="link")
+
+
+def test_wrenches_in_body_axes_rotate_by_each_links_world_rotation(robot):
+    """The kernel behind body_wrenches(axes="body") on every robot of the dynamics list
+    (Panda, UR5, Solo12, Talos, HyQ, PR2, ...): arbitrary world wrenches (forces and torques of
+    order 1 on every body) come back as R_i^T f_i, R_i^T n_i with R_i pinocchio's oMi rotation
+    at a random q, to 1e-13 (a few roundings of a 3x3 product)."""
+    import pinocchio as pin
+    from conftest import random_configuration, to_pinocchio_q
+
+    from mbsim_ros.dynamics.kinematics import wrenches_in_body_axes
+    from mbsim_ros.dynamics.workspace import new_workspace
+
+    _, model, pm = robot
+    rng = np.random.default_rng(11)
+    q = random_configuration(model, rng)
+    world = rng.normal(size=(model.njoints, 6))
+    out = np.zeros_like(world)
+    wrenches_in_body_axes(model.joint_int, model.joint_real, q, model.nv, new_workspace(model),
+                          world, out)
+    data = pm.createData()
+    pin.forwardKinematics(pm, data, to_pinocchio_q(model, q))
+    for i in range(model.njoints):
+        R = data.oMi[i + 1].rotation  # pinocchio's joint 0 is the universe
+        np.testing.assert_allclose(out[i, :3], R.T @ world[i, :3], rtol=0, atol=1e-13)
+        np.testing.assert_allclose(out[i, 3:], R.T @ world[i, 3:], rtol=0, atol=1e-13)
 
 
 def test_scenes_need_a_contact_integrator():

@@ -7,19 +7,13 @@ import numpy as np
 import yaml
 from ros_harness import ros_session, start_node, warm_kernels
 
+from mbsim_ros.contact.scene import quaternion_to_matrix
+
 MASS, G = 2.0, 9.81
 # the ball's orientation: 1 rad about (1, 2, 3)/|.| (x, y, z, w), so that R^T (0, 0, m g) has
 # three non-zero components and a world-frame message could not pass for a local one
 AXIS = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
 QUAT = np.r_[np.sin(0.5) * AXIS, np.cos(0.5)]
-
-
-def rotation(quat):
-    """The rotation matrix of a unit quaternion (x, y, z, w)."""
-    x, y, z, w = quat
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
 def test_resting_ball_publishes_its_weight_and_markers(tmp_path):
@@ -53,7 +47,7 @@ def test_resting_ball_publishes_its_weight_and_markers(tmp_path):
         # on (in-process, this scene): 1e-6 N, the bound of the world-axes check this
         # replaces, is far above that and far below the components' size
         force = last.wrench.force
-        expected = rotation(QUAT).T @ np.array([0.0, 0.0, MASS * G])
+        expected = quaternion_to_matrix(QUAT).T @ np.array([0.0, 0.0, MASS * G])
         np.testing.assert_allclose([force.x, force.y, force.z], expected, rtol=0.0, atol=1e-6)
         torque = last.wrench.torque
         assert max(abs(torque.x), abs(torque.y), abs(torque.z)) < 1e-9

@@ -14,8 +14,12 @@ CASES = [("euler", {}), ("euler", {"velocity_terms": "explicit"}), ("variational
          ("variational", {"order": 4}), ("compliant", {})]
 
 
+FLOATING = ("talos", "solo12")  # example-robot-data robots on a free-flyer root
+
+
 def started(integrator: str, options: dict, robot: str = "arm7") -> Simulator:
-    model = load_urdf(shipped_urdf() if robot == "arm7" else resolve_urdf(robot))
+    model = load_urdf(shipped_urdf() if robot == "arm7" else resolve_urdf(robot),
+                      floating_base=robot in FLOATING)
     sim = Simulator(model, 1e-3, integrator, **options)
     rng = np.random.default_rng(4)
     sim.reset(sim.q.copy(), rng.standard_normal(model.nv))
@@ -55,6 +59,26 @@ def test_fused_step_is_the_general_path_bit_for_bit(integrator, options):
         np.testing.assert_array_equal(getattr(fused, name), getattr(general, name))
     if integrator == "variational":
         np.testing.assert_array_equal(fused.integrator.p, general.integrator.p)
+
+
+@pytest.mark.parametrize("robot", ["ur5", *FLOATING])
+@pytest.mark.parametrize("integrator", ["euler", "variational"])
+def test_rollout_and_fused_step_on_real_robots(robot, integrator):
+    """The same bits on example-robot-data robots, free-flyer roots included (the quaternion
+    update in the compiled commit): 100 rolled-out steps against 100 fused steps against 100
+    steps of the general path, with random torques, falling under gravity."""
+    rolled, fused, general = (started(integrator, {}, robot) for _ in range(3))
+    general.data.fused = lambda state: None
+    taus = torques(rolled.model.nv, 100)
+    Q, V = rolled.rollout(taus)
+    for s, tau in enumerate(taus):
+        assert fused.step(tau).converged and general.step(tau).converged
+        np.testing.assert_array_equal(Q[s], fused.q)
+        np.testing.assert_array_equal(fused.q, general.q)
+        np.testing.assert_array_equal(fused.v, general.v)
+    np.testing.assert_array_equal(V[-1], general.v)
+    np.testing.assert_array_equal(fused.acceleration, general.acceleration)
+    assert np.abs(Q[-1] - Q[0]).max() > 1e-3  # it moved
 
 
 def test_rollout_with_servos_steps_one_by_one_with_the_same_result():

@@ -380,7 +380,7 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw, 
     Newton restarted from its best iterate (never from a diverged one).
     Returns (max |r| relative to 1 + max |b|, solved)."""
     nv = damping.shape[0]
-    vec = vw[12]
+    vec = vw.vec
     scale = 1.0 + max_abs(vec[V_B], nv)
     threshold = tol * scale
     floor = rounding_floor(Yb, vw.op_k, h, scale)
@@ -414,7 +414,7 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw, 
 
 
 @routine
-def friction_before(joint_int, armature, friction, h, u, nq, vw, u_eff) -> bool:
+def friction_before(joint_int, armature, friction, h, u, vw, u_eff) -> bool:
     """Coulomb joint friction, first half: F-_j = clamp(-M_jj x_j / h, -h f_j / 2, h f_j / 2)
     with x the frictionless solution (the impulse that stops joint j when the others are left
     free of it, from the diagonal of M, armature included), applied as the held effort
@@ -457,7 +457,7 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
     solved again while a servo's effort (at the midpoint) newly saturates; the final max |r|
     is left in its row; stats as solve_friction."""
     nv = p.shape[0]
-    vec = vw[12]
+    vec = vw.vec
     u_total, v_mid = vec[V_UTOTAL], vec[V_DX]
     servoed = any_servo(iq)
     if servoed:
@@ -493,12 +493,12 @@ def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q,
     second half goes into the new momentum: friction_after). stats[0] += iterations, stats[1]
     += fallbacks; the final max |r| (relative to 1 + max |b|) is left in its row. Returns
     (has friction, solved)."""
-    nv, nq = p.shape[0], q.shape[0]
-    vec = vw[12]
+    nv = p.shape[0]
+    vec = vw.vec
     u_eff = vec[V_UEFF]
     rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw,
                               stats)
-    has_friction = solved and friction_before(joint_int, armature, friction, h, u, nq, vw,
+    has_friction = solved and friction_before(joint_int, armature, friction, h, u, vw,
                                               u_eff)
     if has_friction:
         for k in range(nv):
@@ -517,7 +517,7 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
     settings[S_SPLIT_LEVELS] halvings). stats[2] = the most pieces a stage needed; the worst
     final max |r| of the accepted pieces is left in the residual row."""
     nv, nq = damping.shape[0], q_out.shape[0]
-    vec, qv = vw[12:14]
+    vec, qv = vw.vec, vw.qv
     code = NOT_CONVERGED
     worst = 0.0
     for level in range(settings[S_SPLIT_LEVELS] + 1):
