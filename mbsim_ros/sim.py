@@ -61,9 +61,10 @@ class Data:
 
 def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     """One step of the state under joint efforts tau (nv; ValueError before anything changes
-    when it is not finite): the one step function the Simulator, and through it the node, use. On success q, v, the acceleration
-    and the applied effort are written into ``state`` in place and the step count advances; a
-    step that fails leaves q and v as they were and returns converged=False."""
+    when it is not finite): the one step function the Simulator, and through it the node,
+    use. On success q, v, the acceleration and the applied effort are written into ``state``
+    in place and the step count advances; a step that fails leaves q and v as they were and
+    returns converged=False."""
     integrator = data.integrator
     fused = data.fused(state)
     if fused is not None:  # one compiled call: the step and the state's update
