@@ -18,7 +18,9 @@ import sys
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
 
 DIMENSIONS = ("nj", "nv", "nq")
 
@@ -74,17 +76,45 @@ class Layout:
         return np.zeros(self.size(nj, nv, nq))
 
     def _compile(self, module: str):
-        """The carve step, generated from the declaration: consecutive reshaped slices."""
-        lines = [f"def carve(ws, {', '.join(self.dimensions)}):", "    o = 0"]
+        """The carve step, generated from the declaration: consecutive views of the buffer,
+        each made with ``carray`` from the address of its first element. A reshaped slice costs
+        about 20 ns a view (numba's reshape checks and reference counting), a carray under 1 ns;
+        a kernel carves 17 to 41 views per call. The views hold no reference to the buffer: they
+        are for the kernel that carves them, while its caller holds the buffer (as every kernel
+        argument is held)."""
+        total = " + ".join(self._extent_code(shape) for _, shape in self.fields)
+        lines = [f"def carve(ws, {', '.join(self.dimensions)}):", "    o = 0",
+                 f"    if ws.shape[0] < {total}:",
+                 f"        raise ValueError('workspace too small for layout {self.name}')"]
         for field, shape in self.fields:
-            extent = " * ".join(str(e) for e in shape)
+            extent = self._extent_code(shape)
             dims = ", ".join(map(str, shape))
-            lines.append(f"    {field} = ws[o:o + {extent}].reshape(({dims},))")
+            lines.append(f"    {field} = carray(element_address(ws, o), ({dims},))")
             lines.append(f"    o += {extent}")
         lines.append(f"    return {self.name}({', '.join(field for field, _ in self.fields)})")
-        namespace = {self.name: self.views_type}
+        namespace = {self.name: self.views_type, "carray": carray,
+                     "element_address": element_address}
         exec(compile("\n".join(lines), f"<layout {self.name}>", "exec"), namespace)  # noqa: S102
         carve = namespace["carve"]
         carve.__module__ = module
         carve.__qualname__ = carve.__name__ = f"carve_{self.name}"
         return njit(inline="always", error_model="numpy")(carve)
+
+    @staticmethod
+    def _extent_code(shape) -> str:
+        return "(" + " * ".join(str(e) for e in shape) + ")"
+
+
+@intrinsic
+def element_address(typingctx, buffer, offset):
+    """The address of buffer[offset] (a C-contiguous float64 vector) as a float pointer, for
+    ``carray``; no bounds check (carve checks the buffer's length once)."""
+    if not (isinstance(buffer, types.Array) and buffer.ndim == 1 and buffer.layout == "C"
+            and buffer.dtype == types.float64):
+        raise TypingError(f"a workspace must be a C-contiguous float64 vector, got {buffer}")
+    signature = types.CPointer(types.float64)(buffer, offset)
+
+    def codegen(context, builder, sig, args):
+        array = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.gep(array.data, [args[1]])
+    return signature, codegen

@@ -60,6 +60,35 @@ def spd_inverse(D, n, out) -> bool:
 
 
 @step
+def articulated_inertia_1dof(i, iv, p, d_added, oS, IA, U, Dinv) -> bool:
+    """articulated_inertia_step for a one-DOF joint: fixed 6-long loops that LLVM unrolls and
+    vectorises (most joints of a robot; the general step's inner loops over n are not)."""
+    S = oS[iv]
+    Ui = U[iv]
+    IAi = IA[i]
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += IAi[r, c] * S[c]
+        Ui[r] = acc
+    d = d_added
+    for r in range(6):
+        d += S[r] * Ui[r]
+    if not d > 0.0:
+        return False
+    d_inv = 1.0 / d
+    Dinv[iv, 0] = d_inv
+    if p < 0:
+        return True
+    IAp = IA[p]
+    for r in range(6):
+        w = Ui[r] * d_inv
+        for c in range(6):
+            IAp[r, c] += IAi[r, c] - w * Ui[c]
+    return True
+
+
+@step
 def articulated_inertia_step(i, joint_int, added, oS, IA, U, Dinv, small, tmp) -> bool:
     """U = IA S, D = S^T U + diag(added) (its inverse into Dinv), then
     IA_parent += IA - U D^-1 U^T (Featherstone 2008, Table 7.1, the inertia half of the backward
@@ -67,6 +96,9 @@ def articulated_inertia_step(i, joint_int, added, oS, IA, U, Dinv, small, tmp) -
     definite."""
     iv = joint_int[i, I_IDX_V]
     n = joint_int[i, I_NV]
+    p = joint_int[i, I_PARENT]
+    if n == 1:
+        return articulated_inertia_1dof(i, iv, p, added[iv], oS, IA, U, Dinv)
     for k in range(n):
         for r in range(6):
             acc = 0.0
@@ -79,17 +111,11 @@ def articulated_inertia_step(i, joint_int, added, oS, IA, U, Dinv, small, tmp) -
                 acc += oS[iv + m, r] * U[iv + k, r]
             small[m, k] = acc
         small[k, k] += added[iv + k]
-    if n == 1:
-        if not small[0, 0] > 0.0:
-            return False
-        Dinv[iv, 0] = 1.0 / small[0, 0]
-    else:
-        if not spd_inverse(small, n, tmp):
-            return False
-        for k in range(n):
-            for m in range(n):
-                Dinv[iv + k, m] = tmp[k, m]
-    p = joint_int[i, I_PARENT]
+    if not spd_inverse(small, n, tmp):
+        return False
+    for k in range(n):
+        for m in range(n):
+            Dinv[iv + k, m] = tmp[k, m]
     if p < 0:
         return True
     for k in range(n):  # W_k = sum_m Dinv[k, m] U_m
@@ -108,6 +134,25 @@ def articulated_inertia_step(i, joint_int, added, oS, IA, U, Dinv, small, tmp) -
 
 
 @step
+def bias_1dof(i, iv, p, S, tau_i, IAi, pA, ci, Ui, d_inv, u):
+    """The bias half of aba_backward_step for a one-DOF joint (fixed 6-long loops)."""
+    acc = tau_i
+    for r in range(6):
+        acc -= S[r] * pA[i, r]
+    u[iv] = acc
+    if p < 0:
+        return
+    for r in range(6):
+        acc -= Ui[r] * ci[r]
+    w = acc * d_inv
+    for r in range(6):
+        t = pA[i, r] + Ui[r] * w
+        for cc in range(6):
+            t += IAi[r, cc] * ci[cc]
+        pA[p, r] += t
+
+
+@step
 def aba_backward_step(i, joint_int, added, oS, tau, IA, pA, c, U, Dinv, u, small, tmp) -> bool:
     """The articulated inertia step, u = tau - S^T pA, and the parent's bias
     pa = pA + Ia c + U D^-1 u = pA + IA c + U D^-1 (u - U^T c)."""
@@ -115,12 +160,15 @@ def aba_backward_step(i, joint_int, added, oS, tau, IA, pA, c, U, Dinv, u, small
         return False
     iv = joint_int[i, I_IDX_V]
     n = joint_int[i, I_NV]
+    p = joint_int[i, I_PARENT]
+    if n == 1:
+        bias_1dof(i, iv, p, oS[iv], tau[iv], IA[i], pA, c[i], U[iv], Dinv[iv, 0], u)
+        return True
     for k in range(n):
         acc = tau[iv + k]
         for r in range(6):
             acc -= oS[iv + k, r] * pA[i, r]
         u[iv + k] = acc
-    p = joint_int[i, I_PARENT]
     if p < 0:
         return True
     for k in range(n):
@@ -151,6 +199,15 @@ def aba_forward_step2(i, joint_int, oS, c, U, Dinv, u, oa, a_world, a_out):
     n = joint_int[i, I_NV]
     for r in range(6):
         oa[i, r] = (oa[p, r] if p >= 0 else a_world[r]) + c[i, r]
+    if n == 1:
+        acc = u[iv]
+        for r in range(6):
+            acc -= U[iv, r] * oa[i, r]
+        acc *= Dinv[iv, 0]
+        a_out[iv] = acc
+        for r in range(6):
+            oa[i, r] += oS[iv, r] * acc
+        return
     for k in range(n):
         acc = 0.0
         for m in range(n):
