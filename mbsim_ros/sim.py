@@ -12,6 +12,7 @@ from .dynamics.kinematics import wrenches_in_body_axes
 from .dynamics.workspace import new_workspace
 from .integrators import Integrator, StepInfo, make_integrator
 from .integrators.base import check_integrator_choice
+from .integrators.fused import commit_state
 from .model import LimitWarning, Model, start_within_limits
 from .state import State
 
@@ -84,10 +85,7 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     info = info.copy()
     if not info.converged:
         return info
-    state.q[:] = data.q_next
-    np.subtract(data.v_next, state.v, out=state.acceleration)
-    state.acceleration *= 1.0 / state.dt
-    state.v[:] = data.v_next
+    commit_state(state.q, state.v, data.q_next, data.v_next, state.acceleration, 1.0 / state.dt)
     integrator.commit()
     if servos.active:
         servos.after_step(state.dt, state.q, state.v)

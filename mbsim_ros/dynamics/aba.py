@@ -10,7 +10,7 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .checks import OK, SINGULAR, as_vector, input_code, raise_for
+from .checks import OK, SINGULAR, input_code, raise_for, state_vectors
 from .kinematics import (gravity_acceleration, inertia_times_motion, inertia_to_matrix,
                          joint_velocity, kinematics_step, motion_cross_force,
                          motion_cross_motion)
@@ -246,9 +246,7 @@ def aba_kernel(joint_int, joint_real, gravity, added, q, v, tau, ws, a_out):
 def aba(model, q, v, tau) -> np.ndarray:
     """Joint accelerations a (nv) under torques tau at (q, v), with the model's gravity and
     armature."""
-    q = as_vector(q, model.nq, "q")
-    v = as_vector(v, model.nv, "v")
-    tau = as_vector(tau, model.nv, "tau")
+    q, v, tau = state_vectors(model, q, v, tau, "tau")
     a = np.empty(model.nv)
     code = aba_kernel(model.joint_int, model.joint_real, model.gravity, model.armature, q, v,
                       tau, workspace(model), a)

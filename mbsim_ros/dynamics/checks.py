@@ -26,6 +26,17 @@ def as_vector(x, n: int, name: str) -> np.ndarray:
     return x
 
 
+def state_vectors(model, q, v, w, w_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, v, w) as ``as_vector`` gives them (q: nq; v and w, named w_name: nv), with one
+    check for the common call: three float64 arrays of the right shapes."""
+    nv = model.nv
+    if (type(q) is np.ndarray and type(v) is np.ndarray and type(w) is np.ndarray
+            and q.dtype is _FLOAT64 and v.dtype is _FLOAT64 and w.dtype is _FLOAT64
+            and q.shape == (model.nq,) and v.shape == (nv,) and w.shape == (nv,)):
+        return q, v, w
+    return as_vector(q, model.nq, "q"), as_vector(v, nv, "v"), as_vector(w, nv, w_name)
+
+
 @step
 def all_finite(x) -> bool:
     total = 0.0

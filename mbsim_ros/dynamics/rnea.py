@@ -6,7 +6,7 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .checks import OK, as_vector, input_code, raise_for
+from .checks import OK, input_code, raise_for, state_vectors
 from .kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
                          kinematics_step, motion_cross_force, motion_cross_motion)
 from .workspace import carve, workspace
@@ -68,9 +68,7 @@ def rnea_kernel(joint_int, joint_real, gravity, armature, q, v, a, ws, tau):
 
 def rnea(model, q, v, a) -> np.ndarray:
     """Joint torques tau (nv) that produce accelerations a at (q, v), with the model's gravity."""
-    q = as_vector(q, model.nq, "q")
-    v = as_vector(v, model.nv, "v")
-    a = as_vector(a, model.nv, "a")
+    q, v, a = state_vectors(model, q, v, a, "a")
     tau = np.empty(model.nv)
     code = rnea_kernel(model.joint_int, model.joint_real, model.gravity, model.armature, q, v,
                        a, workspace(model), tau)

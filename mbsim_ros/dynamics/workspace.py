@@ -4,7 +4,9 @@ arrays (no allocation per call, and a single argument to pass through numba's di
 Every Simulator, ProcessModel and sensor suite owns its buffers (``new_workspace``: part of
 its Data); the Model holds none. The convenience functions of this package (``rnea(model,
 ...)``, ``aba``, ``crba``, ``energy``, ...) share one buffer per Model, kept here beside it
-(weakly: it goes with the Model), as pinocchio's Python functions would share one Data."""
+(weakly: it goes with the Model), as pinocchio's Python functions would share one Data. They
+are found by the Model's id (a dict lookup; a WeakKeyDictionary costs a weak reference per call),
+and a finalizer drops the entry with the Model, before its id can be reused."""
 from __future__ import annotations
 
 import weakref
@@ -13,7 +15,7 @@ import numpy as np
 
 from ..layout import Layout
 
-_CONVENIENCE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CONVENIENCE: dict[int, np.ndarray] = {}
 
 
 DYNAMICS = Layout("DynamicsViews", [
@@ -37,7 +39,8 @@ def new_workspace(model) -> np.ndarray:
 def workspace(model) -> np.ndarray:
     """The workspace the convenience functions share for this model, made on first use
     (kernels hold the GIL, so one per model is safe for threads)."""
-    ws = _CONVENIENCE.get(model)
+    ws = _CONVENIENCE.get(id(model))
     if ws is None:
-        ws = _CONVENIENCE[model] = new_workspace(model)
+        ws = _CONVENIENCE[id(model)] = new_workspace(model)
+        weakref.finalize(model, _CONVENIENCE.pop, id(model), None)
     return ws

@@ -108,8 +108,9 @@ class Integrator:
 
     def step_info(self, code: int) -> StepInfo:
         """The StepInfo of a fused step that returned ``code``."""
-        return StepInfo(0, 0.0, code == OK, False, "" if code == OK else
-                        self.failure_message(code))
+        if code == OK:
+            return StepInfo(0, 0.0, True, False, "")
+        return StepInfo(0, 0.0, False, False, self.failure_message(code))
 
 
 INTEGRATORS: dict[str, Callable[..., Integrator]] = {}

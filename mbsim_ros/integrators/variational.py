@@ -730,9 +730,12 @@ class VariationalIntegrator(Integrator):
         return variational_advance, variational_rollout, arguments
 
     def step_info(self, code: int) -> StepInfo:
-        stats = self._stats
-        return StepInfo(int(stats[0]), float(self._residual[0]), code == OK, bool(stats[1]),
-                        "" if code == OK else self.failure_message(code), int(stats[2]))
+        iterations, fallback, substeps = self._stats.tolist()  # one call for three numbers
+        if code == OK:
+            return StepInfo(iterations, self._residual.item(), True, fallback != 0, "",
+                            substeps)
+        return StepInfo(iterations, self._residual.item(), False, fallback != 0,
+                        self.failure_message(code), substeps)
 
     def failure_message(self, code: int) -> str:
         message = _FAILURES.get(code, f"kernel code {code}")

@@ -151,6 +151,8 @@ class Model:
         self.fixed_mass = float(fixed_mass)
         self._gravity = np.array(gravity, dtype=float)
         self._armature = np.array(arm, dtype=float)
+        self._armature_view = self._armature.view()  # read-only; the setters write in place
+        self._armature_view.setflags(write=False)
         for arr in (self.joint_int, self.joint_real, self.lower_position_limit,
                     self.upper_position_limit, self.velocity_limit, self.effort_limit,
                     self.damping, self.friction):
@@ -190,9 +192,7 @@ class Model:
         the joint-space inertia by every algorithm (MuJoCo's and pinocchio's meaning). Set it
         whole (``model.armature = values``) or by joint name (``set_armature``); written in
         place, so integrators built on the model see the change at their next step."""
-        view = self._armature.view()
-        view.setflags(write=False)
-        return view
+        return self._armature_view
 
     @armature.setter
     def armature(self, value) -> None:
