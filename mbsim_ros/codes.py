@@ -17,6 +17,7 @@ NOT_CONVERGED = 7  # an iterative solver reached its iteration cap
 NOT_POSITIVE = 8  # the cone solver's matrix lost its positive definiteness
 UNSETTLED = 9  # an LCP solver's index sets did not settle
 CYCLING = 10  # pivoting met an index set it had left before
+UNFINISHED = 11  # a compiled step handed the step back to Python (a buffer to grow, a fallback)
 
 MESSAGES = {
     OK: "",
@@ -30,6 +31,7 @@ MESSAGES = {
     NOT_POSITIVE: "not positive definite",
     UNSETTLED: "the index sets did not settle",
     CYCLING: "pivoting cycled",
+    UNFINISHED: "the compiled step handed the step back",
 }
 
 # Constraint row kinds (compliant and rigid steps). FIXED: a row held at zero.

@@ -3,7 +3,8 @@ the model's sizes (``nj`` joints, ``nv`` velocities, ``nq`` positions) and const
 
     DYNAMICS = Layout("DynamicsViews", [("oR", ("nj", 3, 3)), ("op", ("nj", 3)), ...])
     DYNAMICS.size(nj=..., nv=...)        # the buffer's length
-    carve = DYNAMICS.carve               # compiled: carve(ws, nj, nv) -> DynamicsViews
+    carve = DYNAMICS.carve               # compiled, in kernels: carve(ws, nj, nv) -> DynamicsViews
+    DYNAMICS.views(ws, nj, nv)           # the same views for Python code (numpy, safe to keep)
 
 (the carve step takes the dimensions the declaration uses, in the order nj, nv, nq).
 
@@ -71,6 +72,15 @@ class Layout:
             out[field] = (start, end)
             start = end
         return out
+
+    def views(self, ws: np.ndarray, nj: int = 0, nv: int = 0, nq: int = 0):
+        """The views for Python code: numpy views of ws that hold a reference to it (a view
+        outlives the object that owned ws). The compiled carve is for kernels only: its views
+        hold none, and one returned to Python would point into freed memory once ws goes."""
+        sizes = {"nj": nj, "nv": nv, "nq": nq}
+        return self.views_type(*(ws[start:end].reshape(self._extent(shape, sizes))
+                                 for (_, shape), (start, end)
+                                 in zip(self.fields, self.spans(nj, nv, nq).values())))
 
     def allocate(self, nj: int = 0, nv: int = 0, nq: int = 0) -> np.ndarray:
         return np.zeros(self.size(nj, nv, nq))

@@ -5,16 +5,18 @@ import warnings
 
 import numpy as np
 
-from .codes import BAD_ARG0
+from .codes import BAD_ARG0, UNFINISHED
 from .dynamics.checks import all_finite_kernel, as_vector, check_mass_matrix
 from .dynamics.energy import energy as _energy
 from .dynamics.kinematics import wrenches_in_body_axes
 from .dynamics.workspace import new_workspace
 from .integrators import Integrator, StepInfo, make_integrator
 from .integrators.base import check_integrator_choice
-from .integrators.fused import commit_state
+from .integrators.fused import bound_entry, commit_state
 from .model import LimitWarning, Model, start_within_limits
 from .state import State
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 class _NoMotion(Integrator):
@@ -53,10 +55,16 @@ class Data:
     def fused(self, state: State) -> tuple | None:
         """The integrator's fused step bound to ``state`` and these buffers, or None when it has
         none or the step needs Python around it (active servos, actuator models)."""
-        if self.actuators is not None or self.integrator.servos.active:
+        integrator = self.integrator
+        if self.actuators is not None or integrator.servos.active:
             return None
-        if self._bound_to is not state:
-            self._fused, self._bound_to = self.integrator.fused(state, self), state
+        if self._bound_to is not state or integrator.fused_stale:
+            integrator.fused_stale = False
+            self._fused, self._bound_to = integrator.fused(state, self), state
+            if self._fused is not None:  # the advance's compiled entry (fused.bound_entry)
+                advance, rollout, arguments = self._fused
+                self._fused = (bound_entry(advance, arguments, state.v.shape[0]), rollout,
+                               arguments)
         return self._fused
 
 
@@ -69,13 +77,16 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     integrator = data.integrator
     fused = data.fused(state)
     if fused is not None:  # one compiled call: the step and the state's update
+        if tau.dtype is not _FLOAT64 or not tau.flags.c_contiguous:  # as bound_entry needs
+            tau = np.ascontiguousarray(tau, dtype=np.float64)
         code = fused[0](tau, *fused[2])
         if code == BAD_ARG0:
             raise ValueError("tau contains NaN or infinity")
-        info = integrator.step_info(code)
-        state.steps += info.converged
-        return info
-    if not all_finite_kernel(tau):
+        if code != UNFINISHED:
+            info = integrator.step_info(code)
+            state.steps += info.converged
+            return info
+    elif not all_finite_kernel(tau):  # (UNFINISHED: the general path finishes the step)
         raise ValueError("tau contains NaN or infinity")
     servos = integrator.servos
     if data.actuators is not None:
@@ -290,7 +301,7 @@ class Simulator:
         Q = np.full((len(taus), self.model.nq), np.nan)
         V = np.full((len(taus), self.model.nv), np.nan)
         fused = self.data.fused(state)
-        if fused is not None:
+        if fused is not None and fused[1] is not None:
             done, code = fused[1](taus, Q, V, *fused[2])
             state.steps += done
             if done < len(taus):

@@ -9,7 +9,7 @@ from mbsim_ros import Simulator
 from mbsim_ros.dynamics import crba, rnea
 from mbsim_ros.dynamics.energy import energy
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives
-from mbsim_ros.dynamics.workspace import carve, workspace
+from mbsim_ros.dynamics.workspace import DYNAMICS, workspace
 from mbsim_ros.integrators import make_integrator
 from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf
 from mbsim_ros.scenarios import one_joint_urdf
@@ -22,7 +22,7 @@ def potential_scale(model, q) -> float:
     """|g| sum m_i |c_i - o|: body masses times their centres' distances from the root joint
     (the potential energy the robot can exchange, in J)."""
     energy(model, q, np.zeros(model.nv))  # leaves the world-frame inertias in the workspace
-    _, op, oY = carve(workspace(model), model.njoints, model.nv)[:3]
+    _, op, oY = DYNAMICS.views(workspace(model), model.njoints, model.nv)[:3]
     mass = oY[:, 0]
     com = oY[:, 1:4] / np.where(mass > 0.0, mass, 1.0)[:, None]
     return float(np.linalg.norm(model.gravity) * np.sum(mass * np.linalg.norm(com - op[0], axis=1)))

@@ -1,6 +1,8 @@
 """Workspaces declared once (mbsim_ros/layout.py): every declared layout's views tile its buffer
 exactly (consecutive, disjoint, the declared size), and the compiled carve step hands each name
 exactly its slice, so no two names can alias one piece of a buffer."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -44,3 +46,21 @@ def test_a_bad_declaration_is_refused():
         Layout("Twice", [("a", (3,)), ("a", (4,))], __name__)
     with pytest.raises(ValueError, match="bad extent"):
         Layout("Bad", [("a", ("n_links", 3))], __name__)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.name)
+def test_python_views_are_the_kernels_views_and_keep_the_buffer(layout):
+    """Layout.views (for Python code) names the same slices as the compiled carve, and each
+    view holds the buffer: a ConstraintKinematics made for one call and dropped left the
+    compiled carve's views pointing into freed memory (the standing scenes' start heights)."""
+    nj, nv, nq = 4, 5, 6
+    sizes = {"nj": nj, "nv": nv, "nq": nq}
+    ws = np.arange(float(layout.size(nj, nv, nq)))
+    compiled = layout.carve(ws, *(sizes[d] for d in layout.dimensions))
+    views = layout.views(ws, nj, nv, nq)
+    for name in views._fields:
+        assert np.array_equal(getattr(views, name), getattr(compiled, name))
+        assert np.shares_memory(getattr(views, name), ws)
+    del ws, compiled
+    gc.collect()
+    assert views[0].ravel()[0] == 0.0 and views[-1].ravel()[-1] == layout.size(nj, nv, nq) - 1

@@ -31,12 +31,12 @@ def aba_costs(desc: Description, calls: int) -> dict[str, float]:
 
 def step_overhead(desc: Description, integrator: str, steps: int) -> dict[str, float]:
     """us per step over `steps` steps from the same start: Simulator.step, and its integrator's
-    compiled step alone (the fused kernel that Simulator.step calls: the step and the state's
-    update, called from Python with its bound arguments). The difference is what the
-    Simulator's Python adds."""
+    compiled step alone (the fused kernel that Simulator.step calls, through the same compiled
+    entry point: the step and the state's update, called from Python with its bound
+    arguments). The difference is what the Simulator's Python adds."""
     sim = Simulator(desc.model(), 1e-3, integrator)
     tau = np.zeros(sim.model.nv)
-    advance, _, arguments = sim.integrator.fused(sim.state, sim.data)
+    advance, _, arguments = sim.data.fused(sim.state)
 
     def stepped():
         sim.reset()

@@ -17,7 +17,7 @@ import scipy.linalg
 from ..model.constraints import Element, rows_from_wrenches, subtree_masks
 from .configuration import integrate
 from .rnea import rnea_kernel
-from .workspace import carve, workspace_size
+from .workspace import DYNAMICS, workspace_size
 
 RANK_TOLERANCE = 1e-9      # singular values below this (relative to max(1, s_max)) are zero
 PROJECTION_TOLERANCE = 1e-12
@@ -39,7 +39,7 @@ class ConstraintKinematics:
         m = self.model
         rnea_kernel(m.joint_int, m.joint_real, self._no_gravity, m.armature, q, self._zero_v,
                     self._zero_v, self._ws, self._tau)
-        views = carve(self._ws, m.njoints, m.nv)
+        views = DYNAMICS.views(self._ws, m.njoints, m.nv)
         return views[0], views[1], views[9]
 
     def inverse_dynamics(self, q: np.ndarray, v: np.ndarray, a: np.ndarray):
@@ -48,7 +48,7 @@ class ConstraintKinematics:
         m = self.model
         tau = np.empty(m.nv)
         rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, a, self._ws, tau)
-        views = carve(self._ws, m.njoints, m.nv)
+        views = DYNAMICS.views(self._ws, m.njoints, m.nv)
         return views[5].copy(), views[0].copy(), views[1].copy(), tau
 
     def rows(self, elements: list[Element], q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -97,13 +97,18 @@ class Integrator:
     def commit(self) -> None:
         """The caller accepted the last step (integrators with internal state advance it)."""
 
+    fused_stale = False  # set when the integrator replaced an array its fused step is bound to
+
     def fused(self, state, data) -> tuple | None:
         """(advance, rollout, arguments) for a step that commits into ``state`` in the same
         compiled call (fused.py): ``advance(tau, *arguments) -> code`` writes q, v,
         acceleration, effort (and this integrator's memory) on success;
-        ``rollout(taus, Q, V, *arguments) -> (steps done, code)`` runs len(taus) of them.
-        The arguments are bound to these arrays (state's and data's are written in place, never
-        replaced). None: no fused step (sim.step takes the general path)."""
+        ``rollout(taus, Q, V, *arguments) -> (steps done, code)`` runs len(taus) of them (None:
+        Simulator.rollout steps one by one). The arguments are bound to these arrays (state's
+        and data's are written in place, never replaced; an integrator that replaces one of its
+        own sets ``fused_stale`` and is bound again). ``advance`` returning UNFINISHED hands
+        the step back: nothing is committed and sim.step runs the general path. None: no fused
+        step (sim.step takes the general path)."""
         return None
 
     def step_info(self, code: int) -> StepInfo:

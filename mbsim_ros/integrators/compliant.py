@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..codes import BILATERAL
+from ..codes import BILATERAL, DIVERGED, NOT_POSITIVE, OK, SINGULAR
 from ..contact.detection import detect_contacts
 from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
@@ -39,7 +39,7 @@ from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
 from ..dynamics.rnea_derivative import velocity_terms
-from ..dynamics.workspace import carve, new_workspace
+from ..dynamics.workspace import DYNAMICS, new_workspace
 from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
                                  force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
@@ -48,9 +48,16 @@ from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, dam
                                 implicit_free_velocity, implicit_impulses, implicit_system,
                                 limit_rows, ltl_factor, reachable_contacts, servo_saturated,
                                 servo_system)
+from .compliant_step import (C_CONTACTS, C_ROWS, C_STEPS, F_DETECTION, F_IMPLICIT, F_LIMITS,
+                             F_MESH_KIND, F_MESHES, F_PYRAMID, L_CORNER_RADIUS, L_DAMPING,
+                             L_DISSIPATION, L_E_STAR, L_FRICTION, L_H, L_INV_DT,
+                             L_LIMIT_DAMPING, L_LIMIT_RATE, L_LIMIT_STIFFNESS, L_MARGIN,
+                             L_MESH_BAND, L_NORMAL_WEIGHT, L_REFERENCE_DEPTH,
+                             L_REGULARIZATION, L_RIGID_COMPLIANCE, L_STIFFNESS, N_FLAGS, N_LAW,
+                             compliant_advance, speed_bound_kernel)
 from .cone_solver import GAP_TOLERANCE, ITERATIONS, solver_workspace
 from .euler import VELOCITY_TERMS
-from .row_solvers import ConeRows
+from .row_solvers import RIGID_COMPLIANCE, ConeRows
 
 CONES = ("true", "pyramid")
 QP_SOLVERS = ("interior", "clarabel", "osqp")
@@ -191,7 +198,7 @@ class CompliantIntegrator(Integrator):
         self.reference_depth = float(hertz_reference_depth)
         self.regularization = float(friction_regularization)
         self._ws = new_workspace(model)
-        views = carve(self._ws, model.njoints, model.nv)
+        views = DYNAMICS.views(self._ws, model.njoints, model.nv)
         self._frames = (views[0], views[1], views[9])  # oR, op, oS: the kinematics at q0
         nv = model.nv
         self._M = np.zeros((nv, nv))
@@ -211,8 +218,7 @@ class CompliantIntegrator(Integrator):
         self._detection = self._detection_arrays(scene)
         self._has_meshes = self._detection is not None and bool(
             np.any(self._detection[0][2] == MESH))  # mesh patches to cut to their loaded part
-        self._n_contacts = 0
-        self._row_count = 0
+        self._counts = np.zeros(3, dtype=np.int64)  # contacts, rows, Newton steps (last step)
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
         self._buffers = _RowBuffers(24, nv)
         self.rows = ConeRows(dt, solver, cone, self.normal_weight, self.regularization,
@@ -244,10 +250,17 @@ class CompliantIntegrator(Integrator):
                          np.zeros((2, 16, 3))), \
             (shapes.own_law("stiffness").copy(), shapes.own_law("damping").copy())
 
+    @property
+    def _n_contacts(self) -> int:
+        return int(self._counts[C_CONTACTS])
+
+    @property
+    def _row_count(self) -> int:
+        return int(self._counts[C_ROWS])
+
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         self._buffers.memory[:] = 0
-        self._n_contacts = 0
-        self._row_count = 0
+        self._counts[:] = 0
 
     def save_state(self) -> dict:
         """The last step's rows and pushing set (the active set's memory)."""
@@ -257,6 +270,7 @@ class CompliantIntegrator(Integrator):
         memory = saved["memory"]  # (3, capacity) of the run that saved it
         if memory.shape[1] > self._buffers.capacity:  # grown as that run's buffers had
             self._buffers = _RowBuffers(memory.shape[1], self.model.nv)
+            self.fused_stale = True
         self._buffers.memory[:] = 0
         self._buffers.memory[:, :memory.shape[1]] = memory
 
@@ -296,10 +310,9 @@ class CompliantIntegrator(Integrator):
                          self._scratch_v)
         if implicit is not None and not implicit_system(m.joint_int, h, v, implicit.dB, L,
                                                         implicit.K, implicit.pivots, force):
-            return self._fail("singular step matrix M~ + h dB/dv (the LU met a zero pivot): "
-                              "joints that move no inertia need armature")
+            return self._fail(_FAILURES[SINGULAR])
         if not ltl_factor(L, self._parent):
-            return self._fail("the joint-space inertia is not positive definite")
+            return self._fail(_FAILURES[NOT_POSITIVE])
         if self.springs or self.forces:
             force += self._element_forces(v)
         v_star = self._v_star
@@ -309,7 +322,7 @@ class CompliantIntegrator(Integrator):
         else:
             implicit_free_velocity(implicit.K, implicit.pivots, v, force, h, v_star)
         rows = self._fill_rows(q, v)
-        self._row_count = rows
+        self._counts[C_ROWS] = rows
         if rows:
             buf = self._buffers
             delassus(L, self._parent, buf.G, rows, v_star, buf.Z, buf.support,
@@ -329,7 +342,7 @@ class CompliantIntegrator(Integrator):
         if self.project:  # back onto phi = 0 along the fixed directions (closures.py)
             q_out[:] = project(self._kinematics, self._elements, q_out)[0]
         if not (all_finite_kernel(q_out) and all_finite_kernel(v_out)):
-            return self._fail("diverged: the new state is not finite")
+            return self._fail(_FAILURES[DIVERGED])
         info.converged = True
         return info
 
@@ -337,6 +350,62 @@ class CompliantIntegrator(Integrator):
         self._info.converged = False
         self._info.message = message
         return self._info
+
+    # -- the compiled step (compliant_step.py) ------------------------------------------------
+
+    def fused(self, state, data) -> tuple | None:
+        """compliant_advance bound to these buffers, for the steps it covers (no springs,
+        applied forces, constraints or projection; the interior-point solver); None for the
+        others. No rollout kernel: Simulator.rollout steps one by one."""
+        if (self.springs or self.forces or self.constraints or self.project
+                or self.qp_solver != "interior"):
+            return None
+        m, buf = self.model, self._buffers
+        implicit = self._implicit or _ImplicitBuffers.make(0)
+        shapes, scratch, (shape_k, shape_b) = self._detection or _no_detection()
+        oR, op, oS = self._frames
+        material = self.scene.material if self.scene is not None else None
+        hertz = material is not None and material.stiffness is None
+        law = np.zeros(N_LAW)
+        law[[L_H, L_MARGIN, L_CORNER_RADIUS, L_MESH_BAND, L_REFERENCE_DEPTH, L_LIMIT_STIFFNESS,
+             L_LIMIT_DAMPING, L_REGULARIZATION, L_RIGID_COMPLIANCE, L_NORMAL_WEIGHT,
+             L_INV_DT]] = (self.dt, self.margin, CORNER_RADIUS, MESH_BAND,
+                           self.reference_depth, self.limit_stiffness, self.limit_damping,
+                           self.regularization, RIGID_COMPLIANCE, self.normal_weight,
+                           1.0 / self.dt)
+        law[L_LIMIT_RATE] = self.rows.limit_rate(self.dt, self.limit_stiffness)
+        if material is not None:
+            law[[L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR, L_DISSIPATION]] = (
+                material.friction, -1.0 if hertz else material.stiffness, material.damping,
+                material.effective_modulus if hertz else 0.0, material.dissipation)
+        flags = np.zeros(N_FLAGS, dtype=np.int64)
+        flags[[F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID]] = (
+            self._implicit is not None, self._detection is not None, self._has_meshes, MESH,
+            self.joint_limits, self.cone == "pyramid")
+        ground = self.scene.ground if self.scene is not None else np.zeros(4)
+        rows = (buf.directions, buf.G, buf.phi, buf.kind, buf.k, buf.b, buf.mu, buf.Z,
+                buf.support, buf.support_size, buf.W, buf.u, buf.gamma)
+        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.armature, law, flags,
+                     state.q, state.v, self._ws, oR, op, oS, self._M, self._parent, self._bias,
+                     self._force, self._v_star, self._v_step, self._zero, implicit.K,
+                     implicit.pivots, implicit.dB, implicit.crossed, tuple(shapes),
+                     tuple(scratch), self._contact_int, self._contact_real, self._ahead, shape_k,
+                     shape_b, ground, self._scratch[0], self._scratch[1], self._limit_iq,
+                     self._limit_iv, m.lower_position_limit, m.upper_position_limit,
+                     self._recovery, self._friction_iv, self._friction_bound, rows,
+                     tuple(buf.solver), self.rows.limits, buf.memory, self._origins,
+                     self._counts, data.q_next, data.v_next, state.acceleration, state.effort)
+        return compliant_advance, None, arguments
+
+    def step_info(self, code: int) -> StepInfo:
+        if code == OK:
+            rows = self._counts[C_ROWS]
+            return StepInfo(int(self._counts[C_STEPS]) if rows else 0,
+                            float(self.rows.limits[2]) if rows else 0.0, True, False, "")
+        return StepInfo(0, 0.0, False, False, self.failure_message(code))
+
+    def failure_message(self, code: int) -> str:
+        return _FAILURES.get(code, f"kernel code {code}")
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -378,13 +447,13 @@ class CompliantIntegrator(Integrator):
 
     def _detect(self, v) -> int:
         """Contacts within reach of this step into _contact_int / _contact_real."""
-        self._n_contacts = 0
+        self._counts[C_CONTACTS] = 0
         if self._detection is None:
             return 0
         oR, op = self._frames[:2]
         # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
         # m/s and rad/s: exact for points within 1 m of a rotation axis)
-        margin = self.margin + self.dt * math.sqrt(float(np.dot(v, v)))
+        margin = self.margin + self.dt * speed_bound_kernel(v)
         shapes, scratch, _ = self._detection
         while True:
             n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
@@ -394,13 +463,15 @@ class CompliantIntegrator(Integrator):
             # full: some contacts may be missing; grow (rarely: by doubling) and detect again
             self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
             self._contact_real = np.zeros((2 * n, 8))
+            self.fused_stale = True
         if self._has_meshes or margin > 2.0 * self.margin:  # meshes, or fast links: each
             if self._ahead.size < n:                          # point's own reach
                 self._ahead = np.zeros(len(self._contact_int))
+                self.fused_stale = True
             n = reachable_contacts(self.model.joint_int, self._frames[2], v, self.dt,
                                    self._contact_int, self._contact_real, n, shapes[2], MESH,
                                    MESH_BAND, self.margin, *self._scratch, self._ahead)
-        self._n_contacts = n
+        self._counts[C_CONTACTS] = n
         self._origins[:] = op  # link frame origins for the wrenches
         return n
 
@@ -408,6 +479,7 @@ class CompliantIntegrator(Integrator):
         """Row buffers for at least `rows` rows (grown by doubling: no allocation per step)."""
         if rows > self._buffers.capacity:
             self._buffers = _RowBuffers(max(rows, 2 * self._buffers.capacity), self.model.nv)
+            self.fused_stale = True
         return self._buffers
 
     def _impulses(self, rows: int) -> bool:
@@ -501,6 +573,21 @@ class CompliantIntegrator(Integrator):
                                depth=float(-row[6]), force=force,
                                link=names[a], other=names[b] if b >= 0 else "world"))
         return out
+
+
+_FAILURES = {SINGULAR: "singular step matrix M~ + h dB/dv (the LU met a zero pivot): joints "
+                       "that move no inertia need armature",
+             NOT_POSITIVE: "the joint-space inertia is not positive definite",
+             DIVERGED: "diverged: the new state is not finite"}
+
+
+def _no_detection() -> tuple:
+    """Empty shape arrays of detect_contacts' types, for a compiled step without shapes."""
+    shapes = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+              np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3)), np.zeros((0, 3)),
+              np.zeros((0, 3)), np.zeros(1, dtype=np.int64), np.zeros((0, 3)), np.zeros(0))
+    scratch = (np.zeros((0, 3, 3)), np.zeros((0, 3)), np.zeros(3), np.zeros((2, 16, 3)))
+    return shapes, scratch, (np.zeros(0), np.zeros(0))
 
 
 def _recovery(value) -> np.ndarray:

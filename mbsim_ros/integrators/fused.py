@@ -5,8 +5,21 @@ them. These are the pieces they share. A fused step returns BAD_ARG0 for a tau t
 finite, before touching anything."""
 from __future__ import annotations
 
+import numpy as np
+from numba import typeof
+
 from .._jit import step
 from ..dynamics.checks import all_finite
+
+
+def bound_entry(kernel, arguments: tuple, nv: int):
+    """The compiled entry point of ``kernel(tau, *arguments)`` for a C-contiguous float64 tau
+    of nv entries: called directly it skips numba's dispatch on the argument types (about 50 ns
+    an argument: 1.1 us of a 4.7 us Euler step on arm7). Its caller must pass exactly such a
+    tau (a strided or integer one would be read as if it were one)."""
+    signature = tuple(typeof(a) for a in (np.zeros(nv), *arguments))
+    kernel.compile(signature)  # from numba's cache when it is there
+    return kernel.overloads[signature].entry_point
 
 
 @step

@@ -1,0 +1,175 @@
+"""The compliant step (compliant.py) as one compiled call, for the common case: no joint
+servos, actuator models, springs, applied forces, point constraints or closures, and the
+compiled interior-point solve. It calls the same kernels in the same order as
+``CompliantIntegrator._step`` and commits into the state (fused.py), so a step costs one
+dispatch instead of about fifteen and the Python between them (the profile is in
+docs/SPEED.md). Bit for bit the general path's result (test/test_compliant_fused.py).
+
+Where the step needs Python it stops before changing anything the general path reads and
+returns UNFINISHED: a contact or row buffer is full (the general path grows it), or the
+interior-point solve failed (the general path falls back to clarabel; the active set's memory
+is written only by a solve that finished). sim.step then runs the general path for that step.
+"""
+from __future__ import annotations
+
+import math
+
+from .._jit import kernel, step
+from ..codes import BAD_ARG0, DIVERGED, NOT_POSITIVE, OK, SINGULAR, UNFINISHED
+from ..contact.detection import detect_contacts
+from ..dynamics.checks import all_finite
+from ..dynamics.configuration import frame_rate_correction, integrate_world_aligned
+from ..dynamics.crba import crba_kernel
+from ..dynamics.rnea import rnea_kernel
+from ..dynamics.rnea_derivative import velocity_terms
+from .compliant_kernels import (apply_impulses, contact_rows, damped_system, delassus,
+                                free_velocity, friction_rows, implicit_free_velocity,
+                                implicit_impulses, implicit_system, limit_rows, ltl_factor,
+                                reachable_contacts)
+from .cone_solver import solve_rows
+from .fused import begin_fused, commit_state
+
+# law: the step's constants, one float vector
+(L_H, L_MARGIN, L_CORNER_RADIUS, L_MESH_BAND, L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR,
+ L_DISSIPATION, L_REFERENCE_DEPTH, L_LIMIT_STIFFNESS, L_LIMIT_DAMPING, L_LIMIT_RATE,
+ L_REGULARIZATION, L_RIGID_COMPLIANCE, L_NORMAL_WEIGHT, L_INV_DT), N_LAW = range(17), 17
+# flags: one int vector
+(F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID), N_FLAGS = range(6), 6
+# counts (out): contacts, rows, the solve's Newton steps
+C_CONTACTS, C_ROWS, C_STEPS = 0, 1, 2
+
+
+@step
+def speed_bound(v) -> float:
+    """|v| (m/s and rad/s mixed): how far a point within 1 m of an axis can move per second."""
+    total = 0.0
+    for k in range(v.shape[0]):
+        total += v[k] * v[k]
+    return math.sqrt(total)
+
+
+@kernel
+def speed_bound_kernel(v) -> float:
+    return speed_bound(v)
+
+
+@step
+def detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int, contact_real,
+           ahead, ground, va, vb) -> int:
+    """CompliantIntegrator._detect: the contacts within reach of this step; -1 when a buffer
+    is full (the general path grows it)."""
+    body, model, kind, sR, sp, size, first, local, bound = shapes
+    wR, wp, x, clip = scratch
+    h, watch = law[L_H], law[L_MARGIN]
+    margin = watch + h * speed_bound(v)
+    n = detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound, ground,
+                        law[L_CORNER_RADIUS], margin, wR, wp, x, clip, contact_int, contact_real)
+    if n >= contact_int.shape[0]:
+        return -1
+    if flags[F_MESHES] or margin > 2.0 * watch:
+        if ahead.shape[0] < n:
+            return -1
+        n = reachable_contacts(joint_int, oS, v, h, contact_int, contact_real, n, kind,
+                               flags[F_MESH_KIND], law[L_MESH_BAND], watch, va, vb, ahead)
+    return n
+
+
+@step
+def fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, shape_k, shape_b,
+              va, vb, limit_iq, limit_iv, lower, upper, recovery, friction_iv, friction_bound,
+              directions, G, phi, kind, k, b, mu) -> int:
+    """CompliantIntegrator._fill_rows without the point constraints and closures: contact
+    rows, joint limits, joint friction; returns the row count."""
+    if n:
+        contact_rows(joint_int, oS, v, contact_int, contact_real, n, law[L_FRICTION],
+                     law[L_STIFFNESS], law[L_DAMPING], law[L_E_STAR], law[L_DISSIPATION],
+                     law[L_REFERENCE_DEPTH], shape_k, shape_b, va, vb, directions, G, phi, kind,
+                     k, b, mu)
+    rows = 3 * n
+    if flags[F_LIMITS] and limit_iv.shape[0]:
+        rows = limit_rows(q, v, limit_iq, limit_iv, lower, upper, law[L_MARGIN], law[L_H],
+                          law[L_LIMIT_STIFFNESS], law[L_LIMIT_DAMPING], law[L_LIMIT_RATE],
+                          recovery, rows, G, phi, kind, k, b, mu)
+    if friction_iv.shape[0]:
+        rows = friction_rows(friction_iv, friction_bound, rows, G, phi, kind, k, b, mu)
+    return rows
+
+
+@kernel
+def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, law, flags, q, v,
+                      ws, oR, op, oS, L, parent, bias, force, v_star, v_step, zero, K, pivots,
+                      dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
+                      shape_b, ground, va, vb, limit_iq, limit_iv, lower, upper, recovery,
+                      friction_iv, friction_bound, rows, solver, limits, memory, origins, counts,
+                      q_next, v_next, acceleration, effort):
+    """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
+    (module docstring). shapes: detect_contacts' nine shape arrays; scratch: its four;
+    rows: (directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma);
+    solver: the cone solver's (mats, vecs, ints)."""
+    if not begin_fused(tau, effort):
+        return BAD_ARG0
+    h = law[L_H]
+    implicit = flags[F_IMPLICIT] != 0
+    for i in range(L.shape[0]):
+        for j in range(L.shape[1]):
+            L[i, j] = 0.0
+    if implicit:
+        velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, crossed, bias,
+                       L, dB)
+    else:
+        rnea_kernel(joint_int, joint_real, gravity, armature, q, v, zero, ws, bias)
+        crba_kernel(joint_int, joint_real, armature, q, ws, L)
+    damped_system(damping, h, v, tau, bias, L, force)
+    if implicit and not implicit_system(joint_int, h, v, dB, L, K, pivots, force):
+        return SINGULAR
+    if not ltl_factor(L, parent):
+        return NOT_POSITIVE
+    if implicit:
+        implicit_free_velocity(K, pivots, v, force, h, v_star)
+    else:
+        free_velocity(L, parent, v, force, h, v_star)
+        frame_rate_correction(joint_int, v, h, v_star)
+    n = 0
+    if flags[F_DETECTION]:
+        n = detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int,
+                   contact_real, ahead, ground, va, vb)
+        if n < 0:
+            return UNFINISHED
+    directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma = rows
+    mats, vecs, ints = solver
+    needed = 3 * n + 2 * limit_iv.shape[0] + friction_iv.shape[0]
+    if needed > G.shape[0]:
+        return UNFINISHED
+    if flags[F_DETECTION]:
+        counts[C_CONTACTS] = n
+        for j in range(op.shape[0]):  # link frame origins for the wrenches
+            for c in range(3):
+                origins[j, c] = op[j, c]
+    m = fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, shape_k,
+                  shape_b, va, vb, limit_iq, limit_iv, lower, upper, recovery, friction_iv,
+                  friction_bound, directions, G, phi, kind, k, b, mu)
+    counts[C_ROWS] = m
+    counts[C_STEPS] = 0
+    if m:
+        delassus(L, parent, G, m, v_star, Z, support, support_size, W, u)
+        status, steps = solve_rows(W, u, phi, kind, k, b, mu, m, h, law[L_REGULARIZATION],
+                                   law[L_RIGID_COMPLIANCE], law[L_NORMAL_WEIGHT],
+                                   flags[F_PYRAMID] != 0, limits, memory, gamma, mats, vecs,
+                                   ints)
+        counts[C_STEPS] = steps
+        if status != OK:
+            return UNFINISHED
+        if implicit:
+            implicit_impulses(G, gamma, m, K, pivots, v_star, v_step)
+        else:
+            apply_impulses(L, parent, Z, support, support_size, gamma, m, v_star, v_step)
+    else:
+        for i in range(v_step.shape[0]):
+            v_step[i] = v_star[i]
+    for i in range(v_step.shape[0]):
+        v_next[i] = v_step[i]
+    integrate_world_aligned(joint_int, q, v_step, h, q_next, v_next)
+    if not (all_finite(q_next) and all_finite(v_next)):
+        return DIVERGED
+    commit_state(q, v, q_next, v_next, acceleration, law[L_INV_DT])
+    return OK

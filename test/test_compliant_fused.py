@@ -1,0 +1,124 @@
+"""The compliant step as one compiled call (integrators/compliant_step.py) gives the general
+path's bits: q, v, the step's record and the contact outputs, on scenes that take each of its
+branches (Hertz and plain-stiffness contact, implicit and explicit velocity terms, a
+free-flyer robot, joint limits without shapes, pyramid cones); a step it hands back (a full
+buffer, a failed interior-point solve) is finished by the general path with the same result."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mbsim_ros import Simulator, load_urdf
+from mbsim_ros.contact.scene import load_scene
+from mbsim_ros.model import shipped_urdf
+from mbsim_ros.scenarios import brick_urdf, incline
+
+LEGS = np.array([0.0, 0.8, -1.6] * 4)
+
+
+def general(sim: Simulator) -> Simulator:
+    """The same Simulator without its fused step (sim.step takes the general path)."""
+    sim.data.fused = lambda state: None
+    return sim
+
+
+def assert_same_runs(make, steps: int, control=None) -> Simulator:
+    """Run a fused and a general Simulator side by side: every step's record and state are
+    the same bits. Returns the fused one."""
+    fused, plain = make(), general(make())
+    assert fused.data.fused(fused.state) is not None, "the fused step is offered"
+    for k in range(steps):
+        tau = None if control is None else control(fused)
+        a, b = fused.step(tau), plain.step(None if control is None else control(plain))
+        assert (a.converged, a.iterations, a.residual, a.fallback, a.message) == \
+            (b.converged, b.iterations, b.residual, b.fallback, b.message), k
+        assert np.array_equal(fused.q, plain.q) and np.array_equal(fused.v, plain.v), k
+        assert np.array_equal(fused.state.acceleration, plain.state.acceleration), k
+    assert np.array_equal(fused.integrator.body_wrenches(), plain.integrator.body_wrenches())
+    assert [c.link for c in fused.contacts()] == [c.link for c in plain.contacts()]
+    return fused
+
+
+@pytest.fixture(scope="module")
+def brick_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fused") / "brick.urdf"
+    path.write_text(brick_urdf())
+    return str(path)
+
+
+@pytest.mark.parametrize("friction, cone", [(0.3, "true"), (0.7, "true"), (0.3, "pyramid")])
+def test_incline_box(brick_path, friction, cone):
+    sim = assert_same_runs(lambda: incline(brick_path, friction, 1e-3, cone), 300)
+    assert len(sim.contacts()) == 4
+
+
+@pytest.mark.parametrize("velocity_terms", ["implicit", "explicit"])
+def test_solo12_standing(velocity_terms):
+    scene = load_scene("config/scenes/solo12_standing.yaml")
+    q0 = scene.q0.copy()
+    q0[7:] = LEGS
+
+    def make():
+        sim = Simulator.from_scene(scene, dt=1e-3, velocity_terms=velocity_terms)
+        sim.reset(q0)
+        return sim
+
+    def control(sim):
+        tau = np.zeros(sim.model.nv)
+        tau[6:] = 30.0 * (LEGS - sim.q[7:]) - 0.3 * sim.v[6:]
+        return tau
+
+    sim = assert_same_runs(make, 200, control)
+    assert len(sim.contacts()) >= 4
+
+
+def test_sphere_pile_with_plain_stiffness():
+    models = [{"sphere": {"radius": 0.05, "mass": 1.0}, "name": f"s{k}",
+               "position": [1e-3 * (-1) ** k, 0.0, 0.05 + k * 0.101]} for k in range(4)]
+    scene = {"ground": {"friction": 0.5, "stiffness": 1e5, "damping": 50.0}, "models": models}
+    assert_same_runs(lambda: Simulator.from_scene(scene, dt=1e-2), 100)
+
+
+def test_arm_on_its_joint_limits_without_shapes():
+    model = load_urdf(shipped_urdf("arm7"))
+
+    def make():
+        sim = Simulator(model, 1e-3, "compliant")
+        sim.reset(v=np.full(model.nv, 3.0))  # driven into its limits within the run
+        return sim
+
+    sim = assert_same_runs(make, 400, lambda s: np.full(model.nv, 5.0))
+    assert sim.integrator._row_count > 0, "limit rows were active"
+
+
+def test_a_full_contact_buffer_is_grown_by_the_general_path(brick_path):
+    scene = {"ground": {"friction": 0.5},
+             "models": [{"urdf": brick_path, "floating_base": True, "position": [0, 0, 0.045]}]}
+
+    def make():
+        return Simulator.from_scene(scene, dt=1e-3, max_contacts=2)
+
+    sim = assert_same_runs(make, 50)
+    assert len(sim.integrator._contact_int) >= 4 and len(sim.contacts()) == 4
+
+
+def test_a_failed_interior_solve_falls_back_as_the_general_path_does(brick_path):
+    sim = assert_same_runs(lambda: incline(brick_path, 0.5, 1e-3), 1)
+    one_iteration = incline(brick_path, 0.5, 1e-3)
+    one_iteration.integrator.rows.limits[0] = 1.0  # the interior-point solve stops at once
+    plain = general(incline(brick_path, 0.5, 1e-3))
+    plain.integrator.rows.limits[0] = 1.0
+    for _ in range(5):
+        a, b = one_iteration.step(), plain.step()
+        assert a.fallback and b.fallback and a.message == b.message
+        assert np.array_equal(one_iteration.q, plain.q)
+    assert sim.step().converged
+
+
+def test_not_offered_where_python_is_in_the_step(brick_path):
+    sim = incline(brick_path, 0.5, 1e-3)
+    assert sim.data.fused(sim.state) is not None
+    scene = load_scene("config/scenes/solo12_standing.yaml")
+    for options in ({"solver": "clarabel"}, {"solver": "osqp", "cone": "pyramid"}):
+        other = Simulator.from_scene(scene, dt=1e-3, **options)
+        assert other.data.fused(other.state) is None, options
