@@ -119,6 +119,8 @@ def test_not_offered_where_python_is_in_the_step(brick_path):
     sim = incline(brick_path, 0.5, 1e-3)
     assert sim.data.fused(sim.state) is not None
     scene = load_scene("config/scenes/solo12_standing.yaml")
-    for options in ({"solver": "clarabel"}, {"solver": "osqp", "cone": "pyramid"}):
-        other = Simulator.from_scene(scene, dt=1e-3, **options)
-        assert other.data.fused(other.state) is None, options
+    for integrator, options in (("compliant", {"solver": "clarabel"}),
+                                ("compliant", {"solver": "osqp", "cone": "pyramid"}),
+                                ("rigid", {}), ("rigid", {"solver": "pivoting"})):
+        other = Simulator.from_scene(scene, dt=1e-3, integrator=integrator, **options)
+        assert other.data.fused(other.state) is None, (integrator, options)
