@@ -27,7 +27,8 @@ from mbsim_ros.integrators.row_solvers import RIGID_COMPLIANCE  # noqa: E402
 from mbsim_ros.model import chain_urdf, shipped_urdf  # noqa: E402
 
 from peers.contact import OursScene, box_scene  # noqa: E402
-from peers.models import describe, urdf  # noqa: E402
+from peers.dispatch import aba_problem  # noqa: E402
+from peers.models import describe  # noqa: E402
 from peers.quadruped import OursStanding, solo12, standing  # noqa: E402
 
 
@@ -52,13 +53,7 @@ def aba_rows() -> None:
     import pinocchio as pin
 
     for name, source in (("arm7", shipped_urdf("arm7")), ("chain100", chain_urdf(100))):
-        desc = describe(source, name)
-        model = desc.model()
-        rng = np.random.default_rng(2)
-        q, v, tau = (rng.uniform(-1, 1, model.nq), rng.uniform(-1, 1, model.nv),
-                     rng.uniform(-1, 1, model.nv))
-        pm = pin.buildModelFromXML(urdf(desc))
-        pd = pm.createData()
+        model, (q, v, tau), pm, pd = aba_problem(describe(source, name))
         ws, a = workspace(model), np.empty(model.nv)
         arrays = (model.joint_int, model.joint_real, model.gravity, model.armature, q, v, tau,
                   ws, a)

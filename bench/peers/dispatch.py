@@ -15,16 +15,23 @@ from peers.timing import block, median_us
 ROLLOUT_STEPS = 1000
 
 
-def aba_costs(desc: Description, calls: int) -> dict[str, float]:
-    """us per forward-dynamics call from Python at a random state, ours and pinocchio's."""
+def aba_problem(desc: Description) -> tuple:
+    """(our model, (q, v, tau) at a random state, pinocchio's model and data) of desc."""
     import pinocchio as pin
 
     model = desc.model()
     rng = np.random.default_rng(2)
-    q, v, tau = (rng.uniform(-1, 1, model.nq), rng.uniform(-1, 1, model.nv),
-                 rng.uniform(-1, 1, model.nv))
+    state = (rng.uniform(-1, 1, model.nq), rng.uniform(-1, 1, model.nv),
+             rng.uniform(-1, 1, model.nv))
     pm = pin.buildModelFromXML(urdf(desc))
-    pd = pm.createData()
+    return model, state, pm, pm.createData()
+
+
+def aba_costs(desc: Description, calls: int) -> dict[str, float]:
+    """us per forward-dynamics call from Python at a random state, ours and pinocchio's."""
+    import pinocchio as pin
+
+    model, (q, v, tau), pm, pd = aba_problem(desc)
     return {"ours aba()": median_us(lambda: aba(model, q, v, tau), calls),
             "pinocchio.aba": median_us(lambda: pin.aba(pm, pd, q, v, tau), calls)}
 
