@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from .codes import BAD_ARG0, UNFINISHED
-from .dynamics.checks import all_finite_kernel, as_vector, check_mass_matrix
+from .dynamics.checks import FLOAT64, all_finite_kernel, as_vector, check_mass_matrix
 from .dynamics.energy import energy as _energy
 from .dynamics.kinematics import wrenches_in_body_axes
 from .dynamics.workspace import new_workspace
@@ -15,8 +15,6 @@ from .integrators.base import check_integrator_choice
 from .integrators.fused import bound_entry, commit_state
 from .model import LimitWarning, Model, start_within_limits
 from .state import State
-
-_FLOAT64 = np.dtype(np.float64)
 
 
 class _NoMotion(Integrator):
@@ -77,7 +75,7 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     integrator = data.integrator
     fused = data.fused(state)
     if fused is not None:  # one compiled call: the step and the state's update
-        if tau.dtype is not _FLOAT64 or not tau.flags.c_contiguous:  # as bound_entry needs
+        if tau.dtype is not FLOAT64 or not tau.flags.c_contiguous:  # as bound_entry needs
             tau = np.ascontiguousarray(tau, dtype=np.float64)
         code = fused[0](tau, *fused[2])
         if code == BAD_ARG0:

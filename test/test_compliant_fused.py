@@ -10,7 +10,9 @@ import pytest
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.contact.scene import load_scene
-from mbsim_ros.model import shipped_urdf
+from mbsim_ros.contact.standing import standing_scene
+from mbsim_ros.model import example_robot_urdf, shipped_urdf
+from mbsim_ros.scenarios import LEGGED
 from mbsim_ros.scenarios import brick_urdf, incline
 
 LEGS = np.array([0.0, 0.8, -1.6] * 4)
@@ -70,6 +72,16 @@ def test_solo12_standing(velocity_terms):
 
     sim = assert_same_runs(make, 200, control)
     assert len(sim.contacts()) >= 4
+
+
+@pytest.mark.parametrize("robot", ["go2", "anymal_c"])
+def test_legged_robot_on_its_collision_meshes(robot):
+    """example-robot-data robots slumping onto their mesh hulls (zero effort): mesh contacts,
+    the per-point reach (reachable_contacts) and, with room for four contacts, buffers that
+    grow when more points come within reach."""
+    scene = standing_scene(example_robot_urdf(LEGGED[robot]))
+    sim = assert_same_runs(lambda: Simulator.from_scene(scene, dt=1e-3, max_contacts=4), 150)
+    assert len(sim.contacts()) >= 4, "at least the four feet on the ground"
 
 
 def test_sphere_pile_with_plain_stiffness():

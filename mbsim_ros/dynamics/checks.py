@@ -11,12 +11,12 @@ from ..codes import BAD_ARG0, BAD_ARG1, BAD_ARG2, BAD_QUATERNION, DIVERGED, OK, 
 from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE, ModelError
 
 QUATERNION_TOLERANCE = 1e-6
-_FLOAT64 = np.dtype(np.float64)
+FLOAT64 = np.dtype(np.float64)
 
 
 def as_vector(x, n: int, name: str) -> np.ndarray:
     """x as a contiguous float64 vector of length n, or ValueError naming the argument."""
-    if type(x) is not np.ndarray or x.dtype is not _FLOAT64:
+    if type(x) is not np.ndarray or x.dtype is not FLOAT64:
         try:
             x = np.ascontiguousarray(x, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -31,7 +31,7 @@ def state_vectors(model, q, v, w, w_name: str) -> tuple[np.ndarray, np.ndarray, 
     check for the common call: three float64 arrays of the right shapes."""
     nv = model.nv
     if (type(q) is np.ndarray and type(v) is np.ndarray and type(w) is np.ndarray
-            and q.dtype is _FLOAT64 and v.dtype is _FLOAT64 and w.dtype is _FLOAT64
+            and q.dtype is FLOAT64 and v.dtype is FLOAT64 and w.dtype is FLOAT64
             and q.shape == (model.nq,) and v.shape == (nv,) and w.shape == (nv,)):
         return q, v, w
     return as_vector(q, model.nq, "q"), as_vector(v, nv, "v"), as_vector(w, nv, w_name)

@@ -31,6 +31,7 @@ class ConstraintKinematics:
         self.model = model
         self.masks = subtree_masks(model.joint_int, model.nv)
         self._ws = np.zeros(workspace_size(model.njoints, model.nv))
+        self._views = DYNAMICS.views(self._ws, model.njoints, model.nv)  # once: they hold _ws
         self._zero_v = np.zeros(model.nv)
         self._tau = np.zeros(model.nv)
         self._no_gravity = np.zeros(3)
@@ -39,8 +40,8 @@ class ConstraintKinematics:
         m = self.model
         rnea_kernel(m.joint_int, m.joint_real, self._no_gravity, m.armature, q, self._zero_v,
                     self._zero_v, self._ws, self._tau)
-        views = DYNAMICS.views(self._ws, m.njoints, m.nv)
-        return views[0], views[1], views[9]
+        views = self._views
+        return views.oR, views.op, views.oS
 
     def inverse_dynamics(self, q: np.ndarray, v: np.ndarray, a: np.ndarray):
         """(of, oR, op, tau) of the RNEA at (q, v, a) with the model's gravity, copies: of[i]
@@ -48,8 +49,8 @@ class ConstraintKinematics:
         m = self.model
         tau = np.empty(m.nv)
         rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, a, self._ws, tau)
-        views = DYNAMICS.views(self._ws, m.njoints, m.nv)
-        return views[5].copy(), views[0].copy(), views[1].copy(), tau
+        views = self._views
+        return views.of.copy(), views.oR.copy(), views.op.copy(), tau
 
     def rows(self, elements: list[Element], q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(G, phi) of the elements' rows stacked, at q."""

@@ -22,6 +22,7 @@ Only bilateral rows: (W + E^-1) gamma = -c, one SPD solve.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -29,7 +30,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..codes import BILATERAL, DIVERGED, NOT_POSITIVE, OK, SINGULAR
-from ..contact.detection import detect_contacts
 from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
 from ..contact.scene import Scene
@@ -43,18 +43,17 @@ from ..dynamics.workspace import DYNAMICS, new_workspace
 from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
                                  force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, register
-from .compliant_kernels import (apply_impulses, body_wrenches, contact_rows, damped_system,
-                                delassus, dof_parents, free_velocity, friction_rows,
-                                implicit_free_velocity, implicit_impulses, implicit_system,
-                                limit_rows, ltl_factor, reachable_contacts, servo_saturated,
+from .compliant_kernels import (apply_impulses, body_wrenches, damped_system, delassus,
+                                dof_parents, free_velocity, implicit_free_velocity,
+                                implicit_impulses, implicit_system, ltl_factor, servo_saturated,
                                 servo_system)
-from .compliant_step import (C_CONTACTS, C_ROWS, F_DETECTION, F_IMPLICIT, F_LIMITS,
-                             F_MESH_KIND, F_MESHES, F_PYRAMID, L_CORNER_RADIUS, L_DAMPING,
-                             L_DISSIPATION, L_E_STAR, L_FRICTION, L_H, L_INV_DT,
+from .compliant_step import (C_CONTACTS, C_ROWS, CONTACTS_FULL, F_DETECTION, F_IMPLICIT,
+                             F_LIMITS, F_MESH_KIND, F_MESHES, F_PYRAMID, L_CORNER_RADIUS,
+                             L_DAMPING, L_DISSIPATION, L_E_STAR, L_FRICTION, L_H, L_INV_DT,
                              L_LIMIT_DAMPING, L_LIMIT_RATE, L_LIMIT_STIFFNESS, L_MARGIN,
                              L_MESH_BAND, L_NORMAL_WEIGHT, L_REFERENCE_DEPTH,
                              L_REGULARIZATION, L_RIGID_COMPLIANCE, L_STIFFNESS, N_FLAGS, N_LAW,
-                             compliant_advance, speed_bound_kernel)
+                             compliant_advance, detect, fill_rows)
 from .cone_solver import GAP_TOLERANCE, ITERATIONS, solver_workspace
 from .euler import VELOCITY_TERMS
 from .row_solvers import RIGID_COMPLIANCE, ConeRows
@@ -218,6 +217,9 @@ class CompliantIntegrator(Integrator):
         self._detection = self._detection_arrays(scene)
         self._has_meshes = self._detection is not None and bool(
             np.any(self._detection[0][2] == MESH))  # mesh patches to cut to their loaded part
+        # (shapes, scratch, (own stiffness, own damping)) as the compiled pieces take them:
+        # empty arrays of the same types without shapes
+        self._shape_arrays = self._detection or _no_detection()
         self._counts = np.zeros(3, dtype=np.int64)  # contacts, rows, Newton steps (last step)
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
         self._buffers = _RowBuffers(24, nv)
@@ -362,18 +364,37 @@ class CompliantIntegrator(Integrator):
             return None  # (the rigid integrator's rows are LcpRows: its steps stay in Python)
         m, buf = self.model, self._buffers
         implicit = self._implicit or _ImplicitBuffers.make(0)
-        shapes, scratch, (shape_k, shape_b) = self._detection or _no_detection()
+        (shapes, scratch, (shape_k, shape_b)), (law, flags) = self._shape_arrays, self._constants
         oR, op, oS = self._frames
+        rows = (buf.directions, buf.G, buf.phi, buf.kind, buf.k, buf.b, buf.mu, buf.Z,
+                buf.support, buf.support_size, buf.W, buf.u, buf.gamma)
+        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.armature, law, flags,
+                     state.q, state.v, self._ws, oR, op, oS, self._M, self._parent, self._bias,
+                     self._force, self._v_star, self._v_step, self._zero, implicit.K,
+                     implicit.pivots, implicit.dB, implicit.crossed, shapes, scratch,
+                     self._contact_int, self._contact_real, self._ahead, shape_k, shape_b,
+                     self._ground, self._scratch[0], self._scratch[1], self._limit_iq,
+                     self._limit_iv, m.lower_position_limit, m.upper_position_limit,
+                     self._recovery, self._friction_iv, self._friction_bound, rows,
+                     tuple(buf.solver), self.rows.limits, buf.memory, self._origins,
+                     self._counts, data.q_next, data.v_next, state.acceleration, state.effort)
+        return compliant_advance, None, arguments
+
+    @functools.cached_property
+    def _constants(self) -> tuple[np.ndarray, np.ndarray]:
+        """(law, flags): the step's constants as the compiled pieces take them (compliant_step
+        L_* and F_*), made on first use (the rigid integrator sets its rows after this class's
+        constructor, and the limit rows' rate is theirs)."""
         material = self.scene.material if self.scene is not None else None
         hertz = material is not None and material.stiffness is None
         law = np.zeros(N_LAW)
         law[[L_H, L_MARGIN, L_CORNER_RADIUS, L_MESH_BAND, L_REFERENCE_DEPTH, L_LIMIT_STIFFNESS,
-             L_LIMIT_DAMPING, L_REGULARIZATION, L_RIGID_COMPLIANCE, L_NORMAL_WEIGHT,
-             L_INV_DT]] = (self.dt, self.margin, CORNER_RADIUS, MESH_BAND,
-                           self.reference_depth, self.limit_stiffness, self.limit_damping,
-                           self.regularization, RIGID_COMPLIANCE, self.normal_weight,
-                           1.0 / self.dt)
-        law[L_LIMIT_RATE] = self.rows.limit_rate(self.dt, self.limit_stiffness)
+             L_LIMIT_DAMPING, L_LIMIT_RATE, L_REGULARIZATION, L_RIGID_COMPLIANCE,
+             L_NORMAL_WEIGHT, L_INV_DT]] = (
+            self.dt, self.margin, CORNER_RADIUS, MESH_BAND, self.reference_depth,
+            self.limit_stiffness, self.limit_damping,
+            self.rows.limit_rate(self.dt, self.limit_stiffness), self.regularization,
+            RIGID_COMPLIANCE, self.normal_weight, 1.0 / self.dt)
         if material is not None:
             law[[L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR, L_DISSIPATION]] = (
                 material.friction, -1.0 if hertz else material.stiffness, material.damping,
@@ -382,20 +403,11 @@ class CompliantIntegrator(Integrator):
         flags[[F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID]] = (
             self._implicit is not None, self._detection is not None, self._has_meshes, MESH,
             self.joint_limits, self.cone == "pyramid")
-        ground = self.scene.ground if self.scene is not None else np.zeros(4)
-        rows = (buf.directions, buf.G, buf.phi, buf.kind, buf.k, buf.b, buf.mu, buf.Z,
-                buf.support, buf.support_size, buf.W, buf.u, buf.gamma)
-        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.armature, law, flags,
-                     state.q, state.v, self._ws, oR, op, oS, self._M, self._parent, self._bias,
-                     self._force, self._v_star, self._v_step, self._zero, implicit.K,
-                     implicit.pivots, implicit.dB, implicit.crossed, tuple(shapes),
-                     tuple(scratch), self._contact_int, self._contact_real, self._ahead, shape_k,
-                     shape_b, ground, self._scratch[0], self._scratch[1], self._limit_iq,
-                     self._limit_iv, m.lower_position_limit, m.upper_position_limit,
-                     self._recovery, self._friction_iv, self._friction_bound, rows,
-                     tuple(buf.solver), self.rows.limits, buf.memory, self._origins,
-                     self._counts, data.q_next, data.v_next, state.acceleration, state.effort)
-        return compliant_advance, None, arguments
+        return law, flags
+
+    @property
+    def _ground(self) -> np.ndarray:
+        return self.scene.ground if self.scene is not None else _NO_GROUND
 
     def step_info(self, code: int) -> StepInfo:
         if code == OK:  # (numpy scalars cost ~0.3 us each: one tolist, one item)
@@ -410,33 +422,20 @@ class CompliantIntegrator(Integrator):
     # -- rows ---------------------------------------------------------------------------------
 
     def _fill_rows(self, q, v) -> int:
-        """Rows of this step into the buffers: contacts (n, t1, t2) first, joint limits, then
-        the point constraints and closures; returns their count."""
+        """Rows of this step into the buffers: contacts (n, t1, t2) first, joint limits, joint
+        friction (compliant_step.fill_rows), then the point constraints and closures; returns
+        their count."""
         m = self.model
         n = self._detect(v)
         buf = self._row_buffers(3 * n + 2 * self._limit_iv.size + self._friction_iv.size
                                 + self._own_rows)
-        oS = self._frames[2]
-        if n:
-            material = self.scene.material
-            hertz = material.stiffness is None
-            contact_rows(m.joint_int, oS, v, self._contact_int, self._contact_real, n,
-                         material.friction, -1.0 if hertz else material.stiffness,
-                         material.damping, material.effective_modulus if hertz else 0.0,
-                         material.dissipation, self.reference_depth, *self._detection[2],
-                         self._scratch[0], self._scratch[1], buf.directions, buf.G, buf.phi,
-                         buf.kind, buf.k, buf.b, buf.mu)
-        rows = 3 * n
-        if self.joint_limits and self._limit_iv.size:
-            rows = limit_rows(q, v, self._limit_iq, self._limit_iv, m.lower_position_limit,
-                              m.upper_position_limit, self.margin, self.dt,
-                              self.limit_stiffness, self.limit_damping,
-                              self.rows.limit_rate(self.dt, self.limit_stiffness),
-                              self._recovery, rows, buf.G, buf.phi, buf.kind, buf.k, buf.b,
-                              buf.mu)
-        if self._friction_iv.size:
-            rows = friction_rows(self._friction_iv, self._friction_bound, rows, buf.G, buf.phi,
-                                 buf.kind, buf.k, buf.b, buf.mu)
+        law, flags = self._constants
+        rows = fill_rows(m.joint_int, law, flags, q, v, self._frames[2], n, self._contact_int,
+                         self._contact_real, *self._shape_arrays[2], *self._scratch,
+                         self._limit_iq, self._limit_iv, m.lower_position_limit,
+                         m.upper_position_limit, self._recovery, self._friction_iv,
+                         self._friction_bound, buf.directions, buf.G, buf.phi, buf.kind, buf.k,
+                         buf.b, buf.mu)
         if self._own_rows:
             G, phi, kind, k, b, mu = self._point_rows()
             end = rows + self._own_rows
@@ -446,34 +445,27 @@ class CompliantIntegrator(Integrator):
         return rows
 
     def _detect(self, v) -> int:
-        """Contacts within reach of this step into _contact_int / _contact_real."""
+        """Contacts within reach of this step (compliant_step.detect), the buffers grown (by
+        doubling, rarely) until they hold them all."""
         self._counts[C_CONTACTS] = 0
         if self._detection is None:
             return 0
-        oR, op = self._frames[:2]
-        # watch what this step can close: the margin plus dt times a speed bound (|v| mixes
-        # m/s and rad/s: exact for points within 1 m of a rotation axis)
-        margin = self.margin + self.dt * speed_bound_kernel(v)
+        oR, op, oS = self._frames
         shapes, scratch, _ = self._detection
+        law, flags = self._constants
         while True:
-            n = detect_contacts(oR, op, *shapes, self.scene.ground, CORNER_RADIUS, margin,
-                                *scratch, self._contact_int, self._contact_real)
-            if n < len(self._contact_int):
-                break
-            # full: some contacts may be missing; grow (rarely: by doubling) and detect again
-            self._contact_int = np.zeros((2 * n, 3), dtype=np.int64)
-            self._contact_real = np.zeros((2 * n, 8))
-            self.fused_stale = True
-        if self._has_meshes or margin > 2.0 * self.margin:  # meshes, or fast links: each
-            if self._ahead.size < n:                          # point's own reach
+            n = detect(self.model.joint_int, law, flags, v, oR, op, oS, shapes, scratch,
+                       self._contact_int, self._contact_real, self._ahead, self._ground,
+                       *self._scratch, self._origins, self._counts)
+            if n >= 0:
+                return n
+            if n == CONTACTS_FULL:
+                size = 2 * len(self._contact_int)
+                self._contact_int = np.zeros((size, 3), dtype=np.int64)
+                self._contact_real = np.zeros((size, 8))
+            else:  # AHEAD_SHORT
                 self._ahead = np.zeros(len(self._contact_int))
-                self.fused_stale = True
-            n = reachable_contacts(self.model.joint_int, self._frames[2], v, self.dt,
-                                   self._contact_int, self._contact_real, n, shapes[2], MESH,
-                                   MESH_BAND, self.margin, *self._scratch, self._ahead)
-        self._counts[C_CONTACTS] = n
-        self._origins[:] = op  # link frame origins for the wrenches
-        return n
+            self.fused_stale = True
 
     def _row_buffers(self, rows: int) -> "_RowBuffers":
         """Row buffers for at least `rows` rows (grown by doubling: no allocation per step)."""
@@ -579,6 +571,9 @@ _FAILURES = {SINGULAR: "singular step matrix M~ + h dB/dv (the LU met a zero piv
                        "that move no inertia need armature",
              NOT_POSITIVE: "the joint-space inertia is not positive definite",
              DIVERGED: "diverged: the new state is not finite"}
+
+
+_NO_GROUND = np.zeros(4)
 
 
 def _no_detection() -> tuple:

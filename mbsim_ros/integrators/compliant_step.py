@@ -39,6 +39,10 @@ from .fused import begin_fused, commit_state
 C_CONTACTS, C_ROWS, C_STEPS = 0, 1, 2
 
 
+# detect's answers when a buffer is short (the general path grows it and detects again)
+CONTACTS_FULL, AHEAD_SHORT = -1, -2
+
+
 @step
 def speed_bound(v) -> float:
     """|v| (m/s and rad/s mixed): how far a point within 1 m of an axis can move per second."""
@@ -48,16 +52,15 @@ def speed_bound(v) -> float:
     return math.sqrt(total)
 
 
-@kernel
-def speed_bound_kernel(v) -> float:
-    return speed_bound(v)
-
-
 @step
 def detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int, contact_real,
-           ahead, ground, va, vb) -> int:
-    """CompliantIntegrator._detect: the contacts within reach of this step; -1 when a buffer
-    is full (the general path grows it)."""
+           ahead, ground, va, vb, origins, counts) -> int:
+    """The contacts within reach of this step into contact_int / contact_real, their count
+    into counts and the link frame origins (for the wrenches) into origins; returns the count,
+    or CONTACTS_FULL / AHEAD_SHORT when that buffer is too small (nothing counted). Detection
+    watches the margin plus dt times a speed bound (|v| mixes m/s and rad/s: exact for points
+    within 1 m of a rotation axis); with meshes or fast links each point's own reach is kept
+    (reachable_contacts)."""
     body, model, kind, sR, sp, size, first, local, bound = shapes
     wR, wp, x, clip = scratch
     h, watch = law[L_H], law[L_MARGIN]
@@ -65,12 +68,16 @@ def detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int, c
     n = detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound, ground,
                         law[L_CORNER_RADIUS], margin, wR, wp, x, clip, contact_int, contact_real)
     if n >= contact_int.shape[0]:
-        return -1
+        return CONTACTS_FULL  # some contacts may be missing
     if flags[F_MESHES] or margin > 2.0 * watch:
         if ahead.shape[0] < n:
-            return -1
+            return AHEAD_SHORT
         n = reachable_contacts(joint_int, oS, v, h, contact_int, contact_real, n, kind,
                                flags[F_MESH_KIND], law[L_MESH_BAND], watch, va, vb, ahead)
+    counts[C_CONTACTS] = n
+    for j in range(op.shape[0]):
+        for c in range(3):
+            origins[j, c] = op[j, c]
     return n
 
 
@@ -78,8 +85,9 @@ def detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int, c
 def fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, shape_k, shape_b,
               va, vb, limit_iq, limit_iv, lower, upper, recovery, friction_iv, friction_bound,
               directions, G, phi, kind, k, b, mu) -> int:
-    """CompliantIntegrator._fill_rows without the point constraints and closures: contact
-    rows, joint limits, joint friction; returns the row count."""
+    """This step's rows from row 0: contacts (n, t1, t2; the material's law or the shape's
+    own), the joint limits within reach, joint friction; returns the row count. The point
+    constraints and closures follow in Python (CompliantIntegrator._fill_rows)."""
     if n:
         contact_rows(joint_int, oS, v, contact_int, contact_real, n, law[L_FRICTION],
                      law[L_STIFFNESS], law[L_DAMPING], law[L_E_STAR], law[L_DISSIPATION],
@@ -132,19 +140,13 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     n = 0
     if flags[F_DETECTION]:
         n = detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int,
-                   contact_real, ahead, ground, va, vb)
+                   contact_real, ahead, ground, va, vb, origins, counts)
         if n < 0:
             return UNFINISHED
     directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma = rows
     mats, vecs, ints = solver
-    needed = 3 * n + 2 * limit_iv.shape[0] + friction_iv.shape[0]
-    if needed > G.shape[0]:
+    if 3 * n + 2 * limit_iv.shape[0] + friction_iv.shape[0] > G.shape[0]:
         return UNFINISHED
-    if flags[F_DETECTION]:
-        counts[C_CONTACTS] = n
-        for j in range(op.shape[0]):  # link frame origins for the wrenches
-            for c in range(3):
-                origins[j, c] = op[j, c]
     m = fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, shape_k,
                   shape_b, va, vb, limit_iq, limit_iv, lower, upper, recovery, friction_iv,
                   friction_bound, directions, G, phi, kind, k, b, mu)
