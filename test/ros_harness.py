@@ -145,6 +145,28 @@ class Client:
         self.spin_until(future.done, timeout, f"the {service} response")
         return future.result()
 
+    def reset_lockstep(self) -> int:
+        """~/reset on a lockstep node; returns the time (ns) of the state it republishes, once
+        a state at that time has arrived. That one may be a copy sent earlier (a lockstep node
+        republishes its state at start and for every new subscriber, and DDS does not order
+        those against the service reply): wait_for_state_at ignores older stamps."""
+        self.states.clear()
+        response = self.call("reset")
+        assert response.success, response.message
+        t_ns = round(float(response.message.rsplit("t = ", 1)[1].split()[0]) * 1e9)
+        self.spin_until(lambda: any(state_time_ns(s) == t_ns for s in self.states), 10.0,
+                        f"the state at the reset time {t_ns} ns")
+        return t_ns
+
+    def wait_for_state_at(self, t_ns: int, timeout: float = 10.0):
+        """The joint_states stamped ``t_ns``: exactly one, and none later. States stamped
+        earlier are ignored (copies still in flight, see reset_lockstep)."""
+        self.spin_until(lambda: any(state_time_ns(s) >= t_ns for s in self.states), timeout,
+                        f"the joint_states at {t_ns} ns")
+        current = [s for s in self.states if state_time_ns(s) >= t_ns]
+        assert [state_time_ns(s) for s in current] == [t_ns], "one state per step, in order"
+        return current[0]
+
     def latest_diagnostic(self) -> dict:
         status = self.diagnostics[-1].status[0]
         values = {kv.key: kv.value for kv in status.values}

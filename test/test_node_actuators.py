@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import arrays, node_session, state_time_ns
+from ros_harness import arrays, node_session
 
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.config import initial_configuration, read_config
@@ -30,17 +30,11 @@ def test_delayed_position_commands_match_the_offline_servo(session):
     last three servo to 0.3; the other joints get zero effort throughout. Positions and
     efforts equal the offline run's bit for bit."""
     _, client = session
-    client.states.clear()
-    assert client.call("reset").success
-    client.wait_for_states(1)
-    t0 = state_time_ns(client.states[-1])
+    t0 = client.reset_lockstep()
     states = []
     for k in range(5):
-        client.states.clear()
         client.send_named(["joint1"], [], position=[0.3])
-        client.wait_for_states(1)
-        assert state_time_ns(client.states[0]) == t0 + (k + 1) * 1_000_000
-        states.append(arrays(client.states[0]))
+        states.append(arrays(client.wait_for_state_at(t0 + (k + 1) * 1_000_000)))
     model = load_urdf(shipped_urdf("arm7"))
     q0 = initial_configuration(model, read_config("config/arm7.yaml")["initial_positions"])
     sim = Simulator(model, 1e-3, "variational")

@@ -31,25 +31,12 @@ def session(tmp_path_factory):
                             "-p", "pacing:=lockstep")
 
 
-def reset(client) -> int:
-    """~/reset; returns the simulated time (ns) of the state it republishes."""
-    client.states.clear()
-    assert client.call("reset").success
-    client.wait_for_states(1)
-    return state_time_ns(client.states[-1])
-
-
 def run_commands(client, commands, t_start_ns: int) -> list:
     """Send each command and wait for the state it produces; returns those states."""
     states = []
     for k, tau in enumerate(commands):
-        client.states.clear()
         client.send_efforts(tau)
-        client.wait_for_states(1)
-        assert len(client.states) == 1, "lockstep: one state per command"
-        state = client.states[0]
-        assert state_time_ns(state) == t_start_ns + (k + 1) * DT_NS
-        states.append(state)
+        states.append(client.wait_for_state_at(t_start_ns + (k + 1) * DT_NS))
     return states
 
 
@@ -71,8 +58,8 @@ def random_commands(model, n: int, seed: int) -> np.ndarray:
 
 def test_joint_states_name_the_model_joints_and_start_at_the_config(session, model, q0):
     _, client = session
-    reset(client)
-    state = client.states[-1]
+    t0 = client.reset_lockstep()
+    state = [s for s in client.states if state_time_ns(s) == t0][-1]
     assert list(state.name) == model.joint_names
     position, velocity, effort = arrays(state)
     assert np.array_equal(position, q0)
@@ -82,7 +69,7 @@ def test_joint_states_name_the_model_joints_and_start_at_the_config(session, mod
 
 def test_lockstep_states_equal_the_offline_simulator_bit_for_bit(session, model, q0):
     _, client = session
-    t0 = reset(client)
+    t0 = client.reset_lockstep()
     client.clocks.clear()
     commands = random_commands(model, 40, seed=1)
     states = run_commands(client, commands, t0)
@@ -101,7 +88,7 @@ def test_two_runs_with_the_same_commands_are_identical(session, model):
     commands = random_commands(model, 25, seed=2)
     runs = []
     for _ in range(2):
-        t0 = reset(client)
+        t0 = client.reset_lockstep()
         runs.append([(state_time_ns(s) - t0, *arrays(s))
                      for s in run_commands(client, commands, t0)])
     for a, b in zip(*runs):
@@ -110,34 +97,31 @@ def test_two_runs_with_the_same_commands_are_identical(session, model):
 
 def test_named_commands_set_a_subset_of_joints(session, model, q0):
     _, client = session
-    t0 = reset(client)
-    client.states.clear()
+    t0 = client.reset_lockstep()
     client.send_named(["joint3", "joint1"], [5.0, -7.0])
-    client.wait_for_states(1)
     expected = np.zeros(model.nv)
     expected[[2, 0]] = [5.0, -7.0]
-    position, _, effort = arrays(client.states[-1])
-    assert state_time_ns(client.states[-1]) == t0 + DT_NS
+    position, _, effort = arrays(client.wait_for_state_at(t0 + DT_NS))
     assert np.array_equal(effort, expected)
     assert np.array_equal(position, offline(model, q0, [expected])[0][0])
 
 
 def test_bad_commands_are_rejected_and_the_last_good_one_stays(session, model, q0):
     _, client = session
-    t0 = reset(client)
+    t0 = client.reset_lockstep()
     good = np.linspace(-3.0, 3.0, model.nv)
     run_commands(client, [good], t0)
-    client.states.clear()
     bad = [lambda: client.send_efforts([np.nan] * model.nv),
            lambda: client.send_efforts([1.0] * (model.nv - 2)),
            lambda: client.send_named(["joint1", "no_such_joint"], [1.0, 2.0])]
+    states = []
     for k, send in enumerate(bad):
         send()
-        client.wait_for_states(k + 1)
-    for state in client.states:
+        states.append(client.wait_for_state_at(t0 + (k + 2) * DT_NS))
+    for state in states:
         assert np.array_equal(arrays(state)[2], good), "a rejected command changes nothing"
     expected = offline(model, q0, [good] * 4)
-    assert np.array_equal(arrays(client.states[-1])[0], expected[-1][0])
+    assert np.array_equal(arrays(states[-1])[0], expected[-1][0])
     client.spin_until(lambda: client.diagnostics and
                       int(client.latest_diagnostic()["commands_rejected"]) >= 3, 5.0,
                       "diagnostics counting the rejected commands")
@@ -147,16 +131,13 @@ def test_bad_commands_are_rejected_and_the_last_good_one_stays(session, model, q
 
 def test_pause_holds_commands_and_step_advances_one_dt(session, model):
     _, client = session
-    t0 = reset(client)
+    t0 = client.reset_lockstep()
     assert client.call("pause", True).success
-    client.states.clear()
     client.send_efforts(np.ones(model.nv))
     client.spin_for(0.3)
-    assert client.states == [], "paused: a command does not step"
+    assert all(state_time_ns(s) <= t0 for s in client.states), "paused: a command does not step"
     response = client.call("step")
     assert response.success
-    client.wait_for_states(1)
-    assert state_time_ns(client.states[-1]) == t0 + DT_NS
-    assert np.array_equal(arrays(client.states[-1])[2], np.ones(model.nv))
+    assert np.array_equal(arrays(client.wait_for_state_at(t0 + DT_NS))[2], np.ones(model.nv))
     assert client.call("pause", False).success
     run_commands(client, [np.zeros(model.nv)], t0 + DT_NS)

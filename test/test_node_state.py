@@ -117,6 +117,7 @@ def test_set_state_is_refused_while_running(arm):
 def test_set_state_sets_a_subset_and_the_next_step_follows_from_it(arm, model):
     client = arm.client
     assert client.call("pause", True).success
+    client.spin_for(0.3)  # the states published before the pause, still in flight
     before = arm.next_state() if not client.states else client.states[-1]
     t_ns = state_time_ns(before)
     position, velocity, _ = arrays(before)
