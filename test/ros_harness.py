@@ -145,16 +145,16 @@ class Client:
         self.spin_until(future.done, timeout, f"the {service} response")
         return future.result()
 
-    def reset_lockstep(self) -> int:
+    def reset_lockstep(self, timeout: float = 10.0) -> int:
         """~/reset on a lockstep node; returns the time (ns) of the state it republishes, once
         a state at that time has arrived. That one may be a copy sent earlier (a lockstep node
         republishes its state at start and for every new subscriber, and DDS does not order
         those against the service reply): wait_for_state_at ignores older stamps."""
         self.states.clear()
-        response = self.call("reset")
+        response = self.call("reset", timeout=timeout)
         assert response.success, response.message
         t_ns = round(float(response.message.rsplit("t = ", 1)[1].split()[0]) * 1e9)
-        self.spin_until(lambda: any(state_time_ns(s) == t_ns for s in self.states), 10.0,
+        self.spin_until(lambda: any(state_time_ns(s) == t_ns for s in self.states), timeout,
                         f"the state at the reset time {t_ns} ns")
         return t_ns
 
