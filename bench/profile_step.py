@@ -9,7 +9,6 @@ Run: `.venv/bin/python bench/profile_step.py` (bench extras installed: `make ben
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,17 +29,7 @@ from peers.contact import OursScene, box_scene  # noqa: E402
 from peers.dispatch import aba_problem  # noqa: E402
 from peers.models import describe  # noqa: E402
 from peers.quadruped import OursStanding, solo12, standing  # noqa: E402
-
-
-def best_us(call, calls: int = 1000, blocks: int = 7) -> float:
-    call()
-    best = np.inf
-    for _ in range(blocks):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        best = min(best, time.perf_counter() - start)
-    return best / calls * 1e6
+from peers.timing import best_block_us  # noqa: E402
 
 
 @njit
@@ -58,15 +47,15 @@ def aba_rows() -> None:
         arrays = (model.joint_int, model.joint_real, model.gravity, model.armature, q, v, tau,
                   ws, a)
         loops = 1000 if name == "arm7" else 100
-        compiled = best_us(lambda: aba_loop(loops, *arrays), 10) / loops
+        compiled = best_block_us(lambda: aba_loop(loops, *arrays), 10) / loops
         row = {"kernel, compiled loop": compiled,
-               "aba_kernel from Python": best_us(lambda: aba_kernel(*arrays)),
-               "aba() from Python": best_us(lambda: aba(model, q, v, tau)),
-               "pinocchio.aba from Python": best_us(lambda: pin.aba(pm, pd, q, v, tau)),
-               "as_vector": best_us(lambda: as_vector(q, model.nq, "q")),
-               "workspace(model)": best_us(lambda: workspace(model)),
-               "np.empty(nv)": best_us(lambda: np.empty(model.nv)),
-               "an empty lambda": best_us(lambda: None)}
+               "aba_kernel from Python": best_block_us(lambda: aba_kernel(*arrays)),
+               "aba() from Python": best_block_us(lambda: aba(model, q, v, tau)),
+               "pinocchio.aba from Python": best_block_us(lambda: pin.aba(pm, pd, q, v, tau)),
+               "as_vector": best_block_us(lambda: as_vector(q, model.nq, "q")),
+               "workspace(model)": best_block_us(lambda: workspace(model)),
+               "np.empty(nv)": best_block_us(lambda: np.empty(model.nv)),
+               "an empty lambda": best_block_us(lambda: None)}
         print(f"aba {name} [us]: " + " | ".join(f"{k} {x:.2f}" for k, x in row.items()))
 
 
@@ -85,8 +74,8 @@ def entry_rows() -> None:
                     call(tau, *arguments)
             return run
 
-        row = {"dispatcher": best_us(through(advance), 10) / 100,
-               "compiled entry": best_us(through(entry), 10) / 100}
+        row = {"dispatcher": best_block_us(through(advance), 10) / 100,
+               "compiled entry": best_block_us(through(entry), 10) / 100}
         print(f"fused step arm7 {integrator}, {len(arguments) + 1} arguments [us]: "
               + " | ".join(f"{k} {x:.2f}" for k, x in row.items()))
 
@@ -120,10 +109,10 @@ def contact_row(label: str, sim: Simulator, tau: np.ndarray) -> None:
                        integrator._ws, integrator._zero, implicit.crossed, integrator._bias,
                        integrator._M, implicit.dB)
 
-    row = {"Simulator.step": best_us(lambda: (restore(), sim.step(tau)), 300),
-           "compiled step": best_us(lambda: (restore(), fused[0](tau, *fused[2])), 300),
-           "cone solve (solve_rows)": best_us(solve, 300),
-           "velocity terms": best_us(terms, 300)}
+    row = {"Simulator.step": best_block_us(lambda: (restore(), sim.step(tau)), 300),
+           "compiled step": best_block_us(lambda: (restore(), fused[0](tau, *fused[2])), 300),
+           "cone solve (solve_rows)": best_block_us(solve, 300),
+           "velocity terms": best_block_us(terms, 300)}
     print(f"contact {label}, {rows} rows, {solve()[1]} Newton steps [us]: "
           + " | ".join(f"{k} {x:.1f}" for k, x in row.items()))
 

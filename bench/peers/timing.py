@@ -1,5 +1,6 @@
 """The one way the peer benchmarks time things: per-call times (medians keep the other jobs of
-a shared machine out of the figure) and blocks of calls (the mean cost per call)."""
+a shared machine out of the figure), blocks of calls (the mean cost per call) and the best of
+several blocks (bench/profile_step.py: the cost of a call on a quiet moment)."""
 from __future__ import annotations
 
 import time
@@ -35,3 +36,10 @@ def block(call: Callable[[], object], calls: int) -> float:
     for _ in range(calls):
         call()
     return time.perf_counter() - start
+
+
+def best_block_us(call: Callable[[], object], calls: int = 1000, blocks: int = 7) -> float:
+    """The cost of one call (us) in the fastest of ``blocks`` blocks of ``calls`` calls, after
+    an untimed one (compilation, caches)."""
+    call()
+    return min(block(call, calls) for _ in range(blocks)) / calls * 1e6
