@@ -357,11 +357,12 @@ class CompliantIntegrator(Integrator):
 
     def fused(self, state, data) -> tuple | None:
         """compliant_advance bound to these buffers, for the steps it covers (no springs,
-        applied forces, constraints or projection; ConeRows with the interior-point solver);
-        None for the others. No rollout kernel: Simulator.rollout steps one by one."""
+        applied forces, constraints or projection; rows whose solve is compiled: ConeRows with
+        the interior-point solver); None for the others. No rollout kernel: Simulator.rollout
+        steps one by one."""
         if (self.springs or self.forces or self.constraints or self.project
-                or type(self.rows) is not ConeRows or self.qp_solver != "interior"):
-            return None  # (the rigid integrator's rows are LcpRows: its steps stay in Python)
+                or not self.rows.compiled):
+            return None  # (the rigid integrator's LcpRows: its steps stay in Python)
         m, buf = self.model, self._buffers
         implicit = self._implicit or _ImplicitBuffers.make(0)
         (shapes, scratch, (shape_k, shape_b)), (law, flags) = self._shape_arrays, self._constants

@@ -9,9 +9,11 @@ them to one of these for the impulses.
 - ``LcpRows``: ODE's bounded LCP (ERP and CFM) by projected Gauss-Seidel or Dantzig pivoting
   (lcp.py): the rigid baseline.
 
-Each has ``limit_rate(dt, stiffness)`` (how fast a violated rigid limit row is removed) and
+Each has ``limit_rate(dt, stiffness)`` (how fast a violated rigid limit row is removed),
 ``solve(rows, m, info) -> bool``: the impulses rows.gamma[:m] from the step's row buffers
-(compliant._RowBuffers: W, u, phi, kind, k, b, mu, the solver buffers and memory).
+(compliant._RowBuffers: W, u, phi, kind, k, b, mu, the solver buffers and memory), and
+``compiled``: whether that solve is cone_solver.solve_rows alone, which the compiled compliant
+step (compliant_step.py) can call in its place.
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ class ConeRows:
                  tolerance: float = GAP_TOLERANCE) -> None:
         self.dt = dt
         self.qp_solver = solver
+        self.compiled = solver == "interior"
         self.cone = cone
         self.normal_weight = normal_weight
         self.regularization = regularization
@@ -281,6 +284,8 @@ class ConeRows:
 class LcpRows:
     """ODE's bounded LCP on the rows (ERP, CFM): ``solver`` "pgs" (projected Gauss-Seidel with
     SOR, quickstep) or "pivoting" (Dantzig, dWorldStep, falling back to PGS)."""
+
+    compiled = False  # its solve runs in Python (lcp.py's kernels between)
 
     def __init__(self, dt: float, solver: str, erp: float, cfm: float, max_iterations: int,
                  sor: float, tolerance: float) -> None:
