@@ -34,6 +34,7 @@ from std_msgs.msg import Float64MultiArray
 from mbsim_ros.config import read_config
 from mbsim_ros.estimation import ProcessModel
 from mbsim_ros.model import load_urdf, shipped_urdf
+from mbsim_ros.ros.shutdown import until_shutdown
 
 CONFIG = "examples/ekf_config.yaml"
 EFFORT_NOISE = 0.05  # N m: what the process model gets wrong per step (integrator, rounding)
@@ -135,10 +136,9 @@ def main() -> int:
     rclpy.init(args=sys.argv)
     node = EKFNode()
     try:
-        while rclpy.ok() and not node.done:
-            rclpy.spin_once(node, timeout_sec=0.1)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
+        with until_shutdown():
+            while rclpy.ok() and not node.done:
+                rclpy.spin_once(node, timeout_sec=0.1)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

@@ -33,6 +33,7 @@ from std_msgs.msg import Float64MultiArray
 from mbsim_ros.config import resolve_urdf
 from mbsim_ros.dynamics import rnea
 from mbsim_ros.model import load_urdf
+from mbsim_ros.ros.shutdown import until_shutdown
 
 
 class PDController(Node):
@@ -73,9 +74,8 @@ def main() -> int:
     rclpy.init(args=sys.argv)
     node = PDController()
     try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
+        with until_shutdown():
+            rclpy.spin(node)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

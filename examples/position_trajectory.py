@@ -29,6 +29,8 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from mbsim_ros.ros.shutdown import until_shutdown
+
 
 def quintic(s: float) -> tuple[float, float]:
     """The minimum-jerk blend 10 s^3 - 15 s^4 + 6 s^5 and its derivative, s in [0, 1]."""
@@ -87,10 +89,9 @@ def main() -> int:
     rclpy.init(args=sys.argv)
     node = Trajectory()
     try:
-        while rclpy.ok() and not node.done:
-            rclpy.spin_once(node, timeout_sec=0.1)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
+        with until_shutdown():
+            while rclpy.ok() and not node.done:
+                rclpy.spin_once(node, timeout_sec=0.1)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

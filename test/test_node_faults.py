@@ -1,5 +1,6 @@
 """Start-up errors exit non-zero with one line; a diverging simulation pauses itself, reports
-an error in /diagnostics, publishes no NaN, and comes back with ~/reset."""
+an error in /diagnostics, publishes no NaN, and comes back with ~/reset; a stop that catches a
+callback publishing is still a clean stop."""
 from __future__ import annotations
 
 import math
@@ -135,3 +136,30 @@ def test_run_config_leaves_no_parameters_file(tmp_path):
                             capture_output=True, text=True, timeout=180)
     assert failed.returncode == 1 and "rk45" in failed.stderr
     assert list(temp.iterdir()) == []
+
+
+def test_a_publish_cut_off_by_the_stop_ends_the_spin_quietly():
+    """until_shutdown (the node's and the examples' spin): Ctrl-C shuts the context down, and a
+    callback publishing at that moment raises rclpy's "publisher's context is invalid" (the
+    PD example exited 1 with that traceback in a suite run). After the shutdown that error is
+    the stop; while the context is up any error propagates."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    from std_msgs.msg import Float64MultiArray
+
+    from mbsim_ros.ros.shutdown import until_shutdown
+
+    _, context = ros_session(__name__ + ".shutdown")
+    node = rclpy.create_node("publisher", context=context)
+    publisher = node.create_publisher(Float64MultiArray, "commands", 1)
+    with pytest.raises(RuntimeError, match="while running"):
+        with until_shutdown(context):
+            raise RuntimeError("while running")
+    rclpy.shutdown(context=context)
+    with pytest.raises(Exception, match="context is invalid|destruction was requested"):
+        publisher.publish(Float64MultiArray())  # (which one: how far the shutdown has come)
+    with until_shutdown(context):
+        publisher.publish(Float64MultiArray())
+    with until_shutdown(context):
+        raise ExternalShutdownException()
+    node.destroy_node()

@@ -47,6 +47,7 @@ from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, Clock
 from .pacing import Pacer, TickLog, timing_summary
 from .parameters import StartupError, declare_settings, integrator_options
 from .sensors import SensorPublishers, declare_sensor_parameters, sensor_suite
+from .shutdown import until_shutdown
 from .state_interfaces import StateInterfaces
 
 
@@ -671,17 +672,16 @@ def main(args: list[str] | None = None) -> int:
     rclpy.init(args=args)
     node = None
     try:
-        try:
-            node = SimulationNode()
-        except StartupError as exc:
-            print(f"mbsim_node: error: {exc}", file=sys.stderr)
-            return 1
-        node.start()
-        executor = rclpy.executors.SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
+        with until_shutdown():
+            try:
+                node = SimulationNode()
+            except StartupError as exc:
+                print(f"mbsim_node: error: {exc}", file=sys.stderr)
+                return 1
+            node.start()
+            executor = rclpy.executors.SingleThreadedExecutor()
+            executor.add_node(node)
+            executor.spin()
     finally:
         if node is not None:
             node.stop()
