@@ -16,6 +16,7 @@ RUNTIME = {
     "clarabel>=0.7": "python3-clarabel-pip",
     "pyyaml>=6.0": "python3-yaml",
     "matplotlib>=3.6": "python3-matplotlib",
+    "pydantic>=2.7": "python3-pydantic",  # the input schemas (mbsim_ros/schema)
 }
 # In a ROS 2 workspace these come from the distribution; from PyPI they are wheels.
 ROS = {
@@ -32,6 +33,7 @@ ROS = {
 }
 TEST = {
     "pytest>=7": "python3-pytest",
+    "hypothesis>=6.100": "python3-hypothesis",  # the schemas' fuzz tests
     "flake8>=6": "python3-flake8",  # the linter `make test` runs first (setup.cfg [flake8])
     "example-robot-data>=4.0": "example-robot-data",
     # test/test_colcon.py builds the package in a workspace; in a ROS installation rosdep's
