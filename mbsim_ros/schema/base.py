@@ -13,7 +13,7 @@ import types
 import typing
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from annotated_types import Ge, Gt, Le, Lt
+from annotated_types import Ge, Gt, Le
 from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict
 from pydantic import ValidationError
 
