@@ -370,10 +370,11 @@ def test_encoders_are_off_by_default():
 # -- bad entries --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("entry, words", [
-    ({"type": "lidar", "name": "scan", "link": "link1"}, ["sensors[0] 'scan'", "lidar", "imu"]),
-    ({"type": "imu", "name": "imu", "link": "nope"}, ["'imu'", "'nope'", "link1"]),
-    ({"type": "force_torque", "name": "ft", "joint": "elbow"}, ["'ft'", "'elbow'", "joint1"]),
-    ({"type": "imu", "link": "link1", "gyro_noise": 1.0}, ["'link1'", "gyro_noise",
+    ({"type": "lidar", "name": "scan", "link": "link1"}, ["sensors[0].type", "lidar", "imu"]),
+    ({"type": "imu", "name": "imu", "link": "nope"}, ["sensors[0].link", "'nope'", "link1"]),
+    ({"type": "force_torque", "name": "ft", "joint": "elbow"}, ["sensors[0].joint", "'elbow'",
+                                                                 "joint1"]),
+    ({"type": "imu", "link": "link1", "gyro_noise": 1.0}, ["sensors[0].gyro_noise",
                                                            "gyroscope_noise_density"]),
     ({"type": "imu", "link": "link1", "rate": 300}, ["300", "1000"]),
     ({"type": "imu", "link": "link1", "gyroscope_noise_density": -1.0}, [">= 0"]),

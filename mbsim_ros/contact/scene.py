@@ -30,11 +30,14 @@ from ..model.settings import initial_configuration, set_armature
 from ..model import Model, ModelError, load_urdf, merge
 from ..model.model import JointSpec
 from ..model.urdf import read_urdf
+from ..schema import SchemaError, nearest, validate
+from ..schema.scene import Ground, ModelEntry, SceneSpec, StaticBox
 from .geometry import BOX, SPHERE, Shapes, shapes_from_urdf
 
 
-class SceneError(ValueError):
-    """A scene item that cannot be used; the message names it."""
+class SceneError(SchemaError):
+    """A scene item that cannot be used; the message names it (schema/scene.py is what a
+    scene may hold)."""
 
 
 @dataclass
@@ -70,41 +73,6 @@ class Scene:
     sources: list = field(default_factory=list)
 
 
-def _number(item: dict, key: str, where: str, default=None, *, positive=False,
-            non_negative=False) -> float | None:
-    value = item.get(key, default)
-    if value is None:
-        return None
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise SceneError(f"{where}.{key}: expected a number, got {value!r}") from None
-    if not np.isfinite(value) or (positive and value <= 0) or (non_negative and value < 0):
-        need = "positive" if positive else "non-negative" if non_negative else "finite"
-        raise SceneError(f"{where}.{key}: must be {need}, got {value}")
-    return value
-
-
-def _vector(item: dict, key: str, where: str, n: int, default) -> np.ndarray:
-    value = item.get(key, default)
-    try:
-        out = np.array(value, dtype=float).reshape(n)
-    except (TypeError, ValueError):
-        raise SceneError(f"{where}.{key}: expected {n} numbers, got {value!r}") from None
-    if not np.all(np.isfinite(out)):
-        raise SceneError(f"{where}.{key}: not finite")
-    return out
-
-
-def _unit_quaternion(item: dict, where: str) -> np.ndarray:
-    quat = _vector(item, "orientation", where, 4, [0, 0, 0, 1])
-    norm = np.linalg.norm(quat)
-    if abs(norm - 1.0) > 1e-6:
-        raise SceneError(f"{where}.orientation: (qx, qy, qz, qw) must be a unit quaternion, "
-                         f"norm {norm:.6g}")
-    return quat
-
-
 def quaternion_to_matrix(quat) -> np.ndarray:
     x, y, z, w = quat
     return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
@@ -112,42 +80,26 @@ def quaternion_to_matrix(quat) -> np.ndarray:
                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
-def _material(ground: dict) -> Material:
-    where = "ground"
-    material = Material(friction=_number(ground, "friction", where, 0.5, non_negative=True))
-    material.stiffness = _number(ground, "stiffness", where, positive=True)
-    material.youngs_modulus = _number(ground, "youngs_modulus", where, positive=True)
-    material.poisson_ratio = _number(ground, "poisson_ratio", where, 0.3, non_negative=True)
-    if material.poisson_ratio >= 0.5:
-        raise SceneError(f"ground.poisson_ratio: must be below 0.5, got {material.poisson_ratio}")
-    material.damping = _number(ground, "damping", where, 0.0, non_negative=True)
-    material.dissipation = _number(ground, "dissipation", where, 0.0, non_negative=True)
-    if material.stiffness is None and material.youngs_modulus is None:
-        material.youngs_modulus = 2.0e11  # steel
-    if material.stiffness is not None and material.youngs_modulus is not None:
-        raise SceneError("ground: give either stiffness or youngs_modulus, not both")
-    return material
+def _material(ground: Ground) -> Material:
+    """The scene's material from its ground entry (steel when it gives no stiffness)."""
+    youngs = ground.youngs_modulus
+    if ground.stiffness is None and youngs is None:
+        youngs = 2.0e11  # steel
+    return Material(friction=ground.friction, youngs_modulus=youngs,
+                    poisson_ratio=ground.poisson_ratio, stiffness=ground.stiffness,
+                    damping=ground.damping, dissipation=ground.dissipation)
 
 
-def _object_urdf(item: dict, where: str) -> str:
+def _object_urdf(item: ModelEntry) -> str:
     """The URDF of a free object given as {sphere: {radius, mass}} or {box: {size, mass}}."""
-    name = item.get("name", "object")
-    if "sphere" in item:
-        spec = item["sphere"] or {}
-        r = _number(spec, "radius", f"{where}.sphere", positive=True)
-        m = _number(spec, "mass", f"{where}.sphere", 1.0, positive=True)
-        if r is None:
-            raise SceneError(f"{where}.sphere.radius: missing")
-        inertia = 0.4 * m * r * r
+    name = item.name or "object"
+    if item.sphere is not None:
+        r, m = item.sphere.radius, item.sphere.mass
+        ixx = iyy = izz = 0.4 * m * r * r
         geometry = f'<sphere radius="{r!r}"/>'
-        ixx = iyy = izz = inertia
     else:
-        spec = item["box"] or {}
-        size = _vector(spec, "size", f"{where}.box", 3, None)
-        if np.any(size <= 0):
-            raise SceneError(f"{where}.box.size: must be positive, got {size.tolist()}")
-        m = _number(spec, "mass", f"{where}.box", 1.0, positive=True)
-        x, y, z = (float(v) for v in size)
+        x, y, z = item.box.size
+        m = item.box.mass
         ixx, iyy, izz = m * (y * y + z * z) / 12, m * (x * x + z * z) / 12, m * (x * x + y * y) / 12
         geometry = f'<box size="{x!r} {y!r} {z!r}"/>'
     return (f'<robot name="{name}"><link name="{name}"><inertial><mass value="{m!r}"/>'
@@ -155,101 +107,63 @@ def _object_urdf(item: dict, where: str) -> str:
             f'</inertial><collision><geometry>{geometry}</geometry></collision></link></robot>')
 
 
-def _load_model(item: dict, where: str, base_dir) -> tuple[Model, Shapes, bool, str, str]:
+def _load_model(item: ModelEntry, where: str, base_dir) -> tuple[Model, Shapes, bool, str, str]:
     """(model, shapes, floating, name, URDF text) of one models entry."""
     import pinocchio as pin
 
     urdf_dir = None
-    if "sphere" in item or "box" in item:
-        xml, floating = _object_urdf(item, where), True
-    elif "urdf" in item:
-        try:
-            path = resolve_urdf(str(item["urdf"]), base_dir)
-        except ConfigError as exc:
-            raise SceneError(f"{where}.urdf: {exc}") from None
-        try:
-            xml = read_urdf(path)[0]
-        except ModelError as exc:
-            raise SceneError(f"{where}.urdf: {exc}") from None
-        floating = _flag(item, "floating_base", where)
-        urdf_dir = path.resolve().parent
+    if item.urdf is None:
+        xml, floating = _object_urdf(item), True
     else:
-        raise SceneError(f"{where}: needs 'urdf', 'sphere' or 'box'")
+        try:
+            path = resolve_urdf(item.urdf, base_dir)
+            xml = read_urdf(path)[0]
+        except (ConfigError, ModelError) as exc:
+            raise SceneError(f"{where}.urdf: {exc}") from None
+        floating = item.floating_base
+        urdf_dir = path.resolve().parent
     try:
-        model = load_urdf(xml, floating_base=floating,
-                          balance_inertia=_flag(item, "balance_inertia", where))
-        set_armature(model, item.get("armature"), f"{where}.armature")
+        model = load_urdf(xml, floating_base=floating, balance_inertia=item.balance_inertia)
+        set_armature(model, item.armature, f"{where}.armature")
         pin_model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()) \
             if floating else pin.buildModelFromXML(xml)
-        shapes = shapes_from_urdf(xml, pin_model, urdf_dir,
-                                  meshes=_flag(item, "meshes", where, True))
+        shapes = shapes_from_urdf(xml, pin_model, urdf_dir, meshes=item.meshes)
     except ConfigError as exc:
         raise SceneError(str(exc)) from None
     except ModelError as exc:
         raise SceneError(f"{where}: {exc}") from None
     _add_contact_spheres(item, where, pin_model, shapes)
-    return model, shapes, floating, str(item.get("name", model.name)), xml
+    return model, shapes, floating, item.name or model.name, xml
 
 
-def _flag(item: dict, key: str, where: str, default: bool = False) -> bool:
-    value = item.get(key, default)
-    if not isinstance(value, bool):
-        raise SceneError(f"{where}.{key}: expected true or false, got {value!r}")
-    return value
-
-
-def _add_contact_spheres(item: dict, where: str, pin_model, shapes: Shapes) -> None:
+def _add_contact_spheres(item: ModelEntry, where: str, pin_model, shapes: Shapes) -> None:
     """contact_spheres: [{link, radius, position}] added to the URDF's shapes (feet whose
     collision geometry is a mesh)."""
-    extra = item.get("contact_spheres") or []
     frames = {f.name: f for f in pin_model.frames}
-    for k, sphere in enumerate(extra):
-        at = f"{where}.contact_spheres[{k}]"
-        link = sphere.get("link")
-        if link not in frames:
-            raise SceneError(f"{at}.link: no link or frame named {link!r}")
-        radius = _number(sphere, "radius", at, positive=True)
-        if radius is None:
-            raise SceneError(f"{at}.radius: missing")
-        frame = frames[link]
+    for k, sphere in enumerate(item.contact_spheres):
+        if sphere.link not in frames:
+            guess = nearest(sphere.link, frames)
+            raise SceneError(f"{where}.contact_spheres[{k}].link: no link or frame named "
+                             f"{sphere.link!r}" + (f" (did you mean {guess}?)" if guess else ""))
+        frame = frames[sphere.link]
         R, p = np.array(frame.placement.rotation), np.array(frame.placement.translation)
-        local = _vector(sphere, "position", at, 3, [0, 0, 0])
-        shapes.append(frame.parentJoint - 1, SPHERE, R, p + R @ local, [radius, 0, 0], link)
+        shapes.append(frame.parentJoint - 1, SPHERE, R, p + R @ np.array(sphere.position),
+                      [sphere.radius, 0, 0], sphere.link)
 
 
-FOUNDATION_KEYS = {"depth", "elements", "damping"}
-
-
-def _foundation(item: dict, where: str, shapes: Shapes, material: Material) -> Shapes:
+def _foundation(item: ModelEntry, where: str, shapes: Shapes, material: Material) -> Shapes:
     """An elastic foundation (Winkler) under a box's bottom face (-z in the box frame): the box
     touches the ground through an N x N grid of element points (the elements' centres, points of
     radius 0) instead of its corners. Element e is a spring-damper of its own, k_e = E A_e /
     depth (E the ground's Young's modulus), damping the face's ``damping`` (N s/m) shared by
     area; each acts only while compressed (Drumwright 2019, section 5.5)."""
-    at = f"{where}.foundation"
-    spec = item["foundation"]
-    if "box" not in item:
-        raise SceneError(f"{at}: only a box model ({{box: ...}}) can rest on a foundation")
-    if not isinstance(spec, dict):
-        raise SceneError(f"{at}: expected a mapping {{depth, elements, damping}}, got {spec!r}")
-    unknown = set(spec) - FOUNDATION_KEYS
-    if unknown:
-        raise SceneError(f"{at}: unknown key(s) {sorted(unknown)} (expected "
-                         f"{sorted(FOUNDATION_KEYS)})")
-    depth = _number(spec, "depth", at, positive=True)
-    if depth is None:
-        raise SceneError(f"{at}.depth: missing")
-    elements = spec.get("elements", 10)
-    if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
-        raise SceneError(f"{at}.elements: must be a whole number >= 1 (elements per side), "
-                         f"got {elements!r}")
-    face_damping = _number(spec, "damping", at, 0.0, non_negative=True)
+    spec = item.foundation
     if material.youngs_modulus is None:
-        raise SceneError(f"{at}: needs the ground's youngs_modulus (the ground gives a plain "
-                         f"stiffness)")
+        raise SceneError(f"{where}.foundation: needs the ground's youngs_modulus (the ground "
+                         f"gives a plain stiffness)")
+    depth, n, face_damping = spec.depth, spec.elements, spec.damping
     box = int(np.flatnonzero(shapes.kind == BOX)[0])
     half = shapes.size[box]
-    n = int(elements)
     # element centres on the face z = -half_z, in the box frame
     u = (np.arange(n) + 0.5) / n * 2.0 - 1.0
     x, y = np.meshgrid(u * half[0], u * half[1], indexing="ij")
@@ -291,65 +205,54 @@ def _matrix_to_quaternion(R) -> np.ndarray:
     return np.array(pin.Quaternion(np.asarray(R)).coeffs())
 
 
-def _static_boxes(items: list) -> tuple[np.ndarray, list]:
+def _static_boxes(items: list[StaticBox]) -> tuple[np.ndarray, list]:
     rows, names = [], []
-    for k, item in enumerate(items or []):
-        where = f"boxes[{k}]"
-        size = _vector(item, "size", where, 3, None)
-        if np.any(size <= 0):
-            raise SceneError(f"{where}.size: must be positive, got {size.tolist()}")
-        R = quaternion_to_matrix(_unit_quaternion(item, where))
-        centre = _vector(item, "position", where, 3, [0, 0, 0])
-        rows.append(np.concatenate([R.reshape(9), centre, 0.5 * size]))
-        names.append(str(item.get("name", f"box{k}")))
+    for k, item in enumerate(items):
+        R = quaternion_to_matrix(item.orientation)
+        rows.append(np.concatenate([R.reshape(9), item.position, 0.5 * np.array(item.size)]))
+        names.append(item.name or f"box{k}")
     return (np.array(rows) if rows else np.zeros((0, 15))), names
+
+
+def read_scene(scene: str | Path | dict) -> tuple[SceneSpec, Path | None]:
+    """A scene file or dict checked against its schema (SceneError names every problem), and
+    the folder its relative URDF paths start from."""
+    if isinstance(scene, dict):
+        return validate(SceneSpec, scene, "scene", SceneError), None
+    import yaml
+
+    path = Path(scene)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise SceneError(f"cannot read scene {path}: {exc}") from None
+    return validate(SceneSpec, data, f"scene {path}", SceneError), path.resolve().parent
 
 
 def load_scene(scene: str | Path | dict) -> Scene:
     """A Scene from a YAML file path or the same structure as a dict; SceneError names the
     item that is wrong."""
-    base_dir = None
-    if not isinstance(scene, dict):
-        import yaml
-
-        path = Path(scene)
-        try:
-            scene = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise SceneError(f"cannot read scene {path}: {exc}") from None
-        base_dir = path.resolve().parent
-        if not isinstance(scene, dict):
-            raise SceneError(f"scene {path}: expected a mapping at the top level")
-    unknown = set(scene) - {"ground", "boxes", "models", "gravity"}
-    if unknown:
-        raise SceneError(f"scene: unknown key(s) {sorted(unknown)} (expected ground, boxes, "
-                         f"models, gravity)")
-    ground_item = scene.get("ground")
+    spec, base_dir = read_scene(scene)
     ground = np.zeros(4)
-    material = _material(ground_item or {})
-    if ground_item is not None:
-        normal = _vector(ground_item, "normal", "ground", 3, [0, 0, 1])
-        if np.linalg.norm(normal) == 0:
-            raise SceneError("ground.normal: must not be zero")
+    material = _material(spec.ground or Ground())
+    if spec.ground is not None:
+        normal = np.array(spec.ground.normal)
         ground[:3] = normal / np.linalg.norm(normal)
-        ground[3] = _number(ground_item, "height", "ground", 0.0)
-    boxes, box_names = _static_boxes(scene.get("boxes"))
-    items = scene.get("models") or []
-    if not items:
-        raise SceneError("scene: 'models' lists no model")
+        ground[3] = spec.ground.height
+    boxes, box_names = _static_boxes(spec.boxes)
     models, shapes, q_parts, summary, sources = [], [], [], [], []
-    for k, item in enumerate(items):
+    for k, item in enumerate(spec.models):
         where = f"models[{k}]"
         model, model_shapes, floating, name, xml = _load_model(item, where, base_dir)
-        if "foundation" in item:
+        if item.foundation is not None:
             model_shapes = _foundation(item, where, model_shapes, material)
         try:
-            q = initial_configuration(model, item.get("initial_positions"),
+            q = initial_configuration(model, item.initial_positions,
                                       key=f"{where}.initial_positions")
         except ConfigError as exc:
             raise SceneError(str(exc)) from None
-        rotation = quaternion_to_matrix(_unit_quaternion(item, where))
-        position = _vector(item, "position", where, 3, [0, 0, 0])
+        rotation = quaternion_to_matrix(item.orientation)
+        position = np.array(item.position)
         model = _place(model, floating, position, rotation, q)
         if not floating:  # fixed roots moved: their shapes on the world move too
             world = model_shapes.body < 0
@@ -365,8 +268,8 @@ def load_scene(scene: str | Path | dict) -> Scene:
         raise SceneError(f"models: names must be unique, got {names} (set 'name')")
     prefixes = None if len(models) == 1 else [f"{n}/" for n in names]
     merged = models[0] if len(models) == 1 else merge(models, prefixes=prefixes, name="scene")
-    if "gravity" in scene:
-        merged.gravity = _vector(scene, "gravity", "scene", 3, None)
+    if spec.gravity is not None:
+        merged.gravity = np.array(spec.gravity)
     all_shapes = Shapes.concatenate(shapes, [s[1] for s in summary])
     return Scene(model=merged, shapes=all_shapes, q0=np.concatenate(q_parts), ground=ground,
                  boxes=boxes, box_names=box_names, material=material, models=summary,

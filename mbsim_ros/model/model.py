@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..schema import SchemaError
+
 
 class ModelError(ValueError):
     """A model that cannot be built or simulated; the message names the element and the reason."""
 
 
-class ConfigError(ValueError):
+class ConfigError(SchemaError):
     """A configuration value that cannot be used; the message names the key."""
 
 

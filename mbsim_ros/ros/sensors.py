@@ -15,19 +15,14 @@ from std_msgs.msg import Bool
 
 from ..config import read_config
 from ..sensors import SensorSuite
-from ..sensors.config import ENCODER_KEYS, parse_encoders
+from ..schema.sensors import EncodersSpec
+from ..sensors.config import parse_encoders
 from .messages import WrenchWriter, set_stamp, topic_segment
 
-# name, default, description; ``encoders.<name>`` parameters take ints or floats
-ENCODER_PARAMETERS = [
-    ("noise", 0.0, "position noise std before quantisation (rad or m)"),
-    ("velocity_noise", 0.0, "velocity noise std (rad/s or m/s)"),
-    ("counts_per_revolution", 0, "revolute joints: counts per revolution (0: no quantisation)"),
-    ("counts_per_metre", 0, "prismatic joints: counts per metre (0: no quantisation)"),
-    ("delay_ticks", 0, "steps between a state and its encoder reading on joint_states"),
-    ("seed", -1, "noise seed (-1: unseeded)"),
-]
-assert tuple(name for name, *_ in ENCODER_PARAMETERS) == ENCODER_KEYS
+# name, default, description of the ``encoders.<name>`` parameters (ints or floats), from the
+# encoders' schema; no seed is -1 (ROS parameters have no null)
+ENCODER_PARAMETERS = [(name, -1 if info.default is None else info.default, info.description)
+                      for name, info in EncodersSpec.model_fields.items()]
 
 
 def declare_sensor_parameters(node) -> tuple[str, dict]:

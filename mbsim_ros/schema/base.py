@@ -11,7 +11,7 @@ import difflib
 import math
 import types
 import typing
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le
 from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict
@@ -25,16 +25,21 @@ S = TypeVar("S", bound="Schema")
 
 
 class SchemaError(ValueError):
-    """An input that does not match its schema. ``problems`` lists every problem found (each
-    starts with its path); the message is all of them, after the input's name."""
+    """An input that does not match its schema, or a value the schema cannot judge (a joint
+    that must exist). ``problems`` lists every problem found, each starting with its path; the
+    message is all of them after the input's name. ``SchemaError("path: what")`` is one
+    problem with no source."""
 
-    def __init__(self, source: str, problems: list[str]) -> None:
+    def __init__(self, source: str, problems: list[str] | None = None) -> None:
+        if problems is None:
+            source, problems = "", [source]
         self.source = source
         self.problems = list(problems)
+        lead = f"{source}: " if source else ""
         if len(self.problems) == 1:
-            text = f"{source}: {self.problems[0]}"
+            text = lead + self.problems[0]
         else:
-            text = f"{source}: {len(self.problems)} problems:\n  " + "\n  ".join(self.problems)
+            text = f"{lead}{len(self.problems)} problems:\n  " + "\n  ".join(self.problems)
         super().__init__(text)
 
 
@@ -66,15 +71,16 @@ Quaternion = Annotated[tuple[Real, Real, Real, Real], AfterValidator(_unit_quate
 JointValues = dict[Text, Real]
 
 
-def validate(schema: type[S], data: Any, source: str) -> S:
-    """``data`` checked against ``schema``; SchemaError names every problem (``source`` names
-    the input: a file, 'scene', 'campaign spec')."""
+def validate(schema: type[S], data: Any, source: str,
+             error: type[SchemaError] = SchemaError) -> S:
+    """``data`` checked against ``schema``; ``error`` (SchemaError or a subclass) names every
+    problem (``source`` names the input: a file, 'scene', 'campaign spec')."""
     if data is None:
         data = {}
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        raise SchemaError(source, [_problem(schema, e) for e in exc.errors()]) from None
+        raise error(source, [_problem(schema, e) for e in exc.errors()]) from None
 
 
 def path_of(loc: tuple) -> str:
@@ -92,14 +98,23 @@ def nearest(word: str, choices) -> str | None:
 
 
 def _problem(schema: type, error: dict) -> str:
-    loc, kind, given = tuple(error["loc"]), error["type"], error.get("input")
+    shown, kind_at = _walk(schema, tuple(error["loc"]))
+    loc, kind, given = shown, error["type"], error.get("input")
     where = path_of(loc) or "(top level)"
     ctx = error.get("ctx") or {}
     if kind == "extra_forbidden":
-        valid = _keys_at(schema, loc[:-1]) or []
+        valid = _keys(kind_at(len(loc) - 1)) or []
         text = f"{where}: unknown key; valid keys here: {', '.join(valid)}"
         guess = nearest(loc[-1], valid)
         return text + (f" (did you mean {guess}?)" if guess else "")
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        choices = [c.strip().strip("'") for c in str(ctx.get("expected_tags", "")).split(",")]
+        key = path_of(loc + (ctx.get("discriminator", "type").strip("'"),))
+        if kind == "union_tag_not_found":
+            return f"{key}: missing (required): one of {', '.join(choices)}"
+        guess = nearest(ctx.get("tag"), choices)
+        return (f"{key}: {ctx.get('tag')!r} is not one of {', '.join(choices)}"
+                + (f" (did you mean {guess}?)" if guess else ""))
     if kind == "missing" and loc and isinstance(loc[-1], int):
         return f"{path_of(loc[:-1])}: too few items (item {loc[-1]} missing)"
     if kind == "missing":
@@ -111,12 +126,16 @@ def _problem(schema: type, error: dict) -> str:
         text = f"{where}: {given!r} is not one of {', '.join(choices)}"
         return text + (f" (did you mean {guess}?)" if guess else "")
     if kind in _BOUNDS:
-        return f"{where}: must be {_BOUNDS[kind]} {_bound(ctx)}, got {given!r}"
+        bound = _bound(ctx)
+        named = {("greater_than", 0): "positive (> 0)",
+                 ("greater_than_equal", 0): "non-negative (>= 0)"}.get((kind, bound))
+        return f"{where}: must be {named or f'{_BOUNDS[kind]} {bound}'}, got {given!r}"
     if kind in _EXPECTED:
         return f"{where}: expected {_EXPECTED[kind]}, got {given!r}"
-    if kind in ("too_short", "too_long"):
-        return (f"{where}: expected {ctx.get('expected') or ctx.get('max_length')} items, "
-                f"got {given!r}")
+    if kind == "too_short":
+        return f"{where}: needs at least {ctx.get('min_length')} item(s), got {given!r}"
+    if kind == "too_long":
+        return f"{where}: takes at most {ctx.get('max_length')} item(s), got {given!r}"
     if kind == "finite_number":
         return f"{where}: must be finite, got {given!r}"
     if kind in ("value_error", "assertion_error"):
@@ -139,30 +158,54 @@ def _bound(ctx: dict) -> Any:
     return ""
 
 
-def _keys_at(schema: type, loc: tuple) -> list[str] | None:
-    """The keys a mapping at ``loc`` may hold, walking the schema's annotations."""
-    kind: Any = schema
+def _walk(schema: type, loc: tuple) -> tuple[tuple, Any]:
+    """(the location without a discriminated union's tags, a function from the depth in that
+    location to the schema type there), walking the schema's annotations."""
+    kinds: list = [schema]
+    shown: list = []
     for part in loc:
-        kind = _child(_strip(kind), part)
-        if kind is None:
-            return None
+        kind = _strip(kinds[-1])
+        member = _tagged(kind, part)
+        if member is not None:
+            kinds[-1] = member
+            continue
+        shown.append(part)
+        kinds.append(_child(kind, part) if kind is not None else None)
+    return tuple(shown), lambda depth: kinds[depth] if depth < len(kinds) else None
+
+
+def _keys(kind: Any) -> list[str] | None:
+    """The keys a mapping of this schema type may hold."""
     kind = _strip(kind)
     if isinstance(kind, type) and issubclass(kind, BaseModel):
         return [info.alias or name for name, info in kind.model_fields.items()]
     return None
 
 
+def _tagged(kind: Any, tag: Any) -> type | None:
+    """The member of a discriminated union whose Literal field holds ``tag``."""
+    if get_origin(kind) not in (Union, types.UnionType) or not isinstance(tag, str):
+        return None
+    for member in get_args(kind):
+        member = _strip(member)
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            for info in member.model_fields.values():
+                if get_origin(info.annotation) is Literal and get_args(info.annotation) == (tag,):
+                    return member
+    return None
+
+
 def _strip(kind: Any) -> Any:
-    """The type under Annotated and Optional."""
+    """The type under Annotated and Optional (a union of several models stays a union)."""
     while True:
         origin = get_origin(kind)
         if origin is Annotated:
             kind = get_args(kind)[0]
         elif origin in (Union, types.UnionType):
             members = [a for a in get_args(kind) if a is not type(None)]
-            models = [m for m in members if isinstance(_strip(m), type)
-                      and issubclass(_strip(m), BaseModel)]
-            kind = (models or members)[0]
+            if len(members) > 1:
+                return Union[tuple(members)]
+            kind = members[0]
         else:
             return kind
 
