@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from .build import Simulated, load_simulated, make_simulator, start_configuration
-from .config import ConfigError, read_config, resolve_urdf, set_armature
+from .config import ConfigError, ConfigSpec, config_from, read_config, resolve_urdf, set_armature
 from .dynamics.checks import singular_joints
 from .dynamics.closures import ConstraintKinematics, mobility, project
-from .model import DEFAULT_ROBOT, Model, shipped_urdf
+from .model import DEFAULT_ROBOT, Model
 from .model.closures import urdf_frames
 from .plotting import ForceRecorder, animate, plot
 
@@ -30,51 +30,57 @@ def _floats(text: str) -> list[float]:
             from None
 
 
-def _load_config(path: str | None) -> dict:
-    if not path:
-        return {}
+def refuse(exc: Exception | str) -> SystemExit:
+    """The exit for input that cannot be used: its one message on stderr, exit code 2."""
+    print(f"mbsim-ros: {exc}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def _load_config(path: str | None) -> ConfigSpec:
+    """The --config file, checked (a scene file is a config naming that scene); none: the
+    defaults."""
     try:
-        return read_config(path)
+        return read_config(path) if path else config_from({})
     except ConfigError as exc:
-        raise SystemExit(f"mbsim-ros: {exc}") from None
+        raise refuse(exc) from None
 
 
-def _urdf_source(args, config: dict) -> tuple:
+def _urdf_source(args, config: ConfigSpec) -> tuple:
     """(URDF path, floating base) from the arguments and the config."""
     try:
-        urdf = args.urdf or (resolve_urdf(config["urdf_path"], config.get("config_dir"))
-                             if config.get("urdf_path") else shipped_urdf(DEFAULT_ROBOT))
+        urdf = args.urdf or config.urdf()
     except ConfigError as exc:
-        raise SystemExit(f"mbsim-ros: {exc}") from None
-    return urdf, bool(args.floating_base or config.get("floating_base", False))
+        raise refuse(exc) from None
+    return urdf, bool(args.floating_base or config.floating_base)
 
 
-def _simulated(args, config: dict) -> Simulated:
-    """What the config simulates (build.py): a scene file's models, or the URDF (flags over
-    the config) with the config's closures and armature. Errors are ValueErrors."""
-    if "models" in config:  # a scene file
-        return load_simulated(scene=args.config)
+def _simulated(args, config: ConfigSpec) -> Simulated:
+    """What the config simulates (build.py): a scene's models, or the URDF (flags over the
+    config) with the config's closures and armature. Errors are ValueErrors."""
+    if config.scene:
+        return load_simulated(scene=config.scene)
     urdf, floating = _urdf_source(args, config)
     simulated = load_simulated(urdf=urdf, floating_base=floating,
                                balance_inertia=bool(args.balance_inertia
-                                                    or config.get("balance_inertia", False)),
-                               closures=config.get("closures"))
-    set_armature(simulated.model, config.get("armature"))
+                                                    or config.balance_inertia),
+                               closures=config.model_dump()["closures"] or None)
+    set_armature(simulated.model, config.armature)
     return simulated
 
 
-def _sensor_suite(args, config: dict, sim):
+def _sensor_suite(args, config: ConfigSpec, sim):
     """The config's ``sensors:`` and ``encoders:`` on sim (None without them)."""
-    if not config.get("sensors") and not config.get("encoders"):
+    if not config.sensors and config.encoders is None:
         return None
     from .sensors import SensorSuite
 
     urdf, floating = _urdf_source(args, config)
+    dumped = config.model_dump(exclude_unset=True)
     try:
-        return SensorSuite(sim, config.get("sensors") or [], config.get("encoders"),
+        return SensorSuite(sim, dumped.get("sensors", []), dumped.get("encoders"),
                            urdf_frames(urdf, floating_base=floating))
     except ConfigError as exc:
-        raise SystemExit(f"mbsim-ros: {exc}") from None
+        raise refuse(f"config {args.config}: {exc}") from None
 
 
 class SensorRecorder:
@@ -121,13 +127,13 @@ def cmd_simulate(args) -> int:
         simulated = _simulated(args, config)
         model = simulated.model
         q0 = np.array(args.q0) if args.q0 else \
-            start_configuration(simulated, config.get("initial_positions"))
+            start_configuration(simulated, config.initial_positions)
         sim = make_simulator(simulated, q0, args.integrator, args.dt, options)
         if args.v0:
             sim.reset(sim.q, np.array(args.v0))
         suite = None if simulated.scene is not None else _sensor_suite(args, config, sim)
     except ValueError as exc:  # ConfigError, ModelError, SceneError
-        raise SystemExit(f"mbsim-ros: {exc}") from None
+        raise refuse(exc) from None
     if simulated.closures:
         options["constraints"] = simulated.closures
     links = sorted({model.body_names[b] for b in sim.scene.shapes.body if b >= 0}) \
@@ -219,9 +225,9 @@ def cmd_inspect(args) -> int:
     config = _load_config(args.config)
     try:
         simulated = _simulated(args, config)
-        q0 = start_configuration(simulated, config.get("initial_positions"))
+        q0 = start_configuration(simulated, config.initial_positions)
     except ValueError as exc:
-        raise SystemExit(f"mbsim-ros: {exc}") from None
+        raise refuse(exc) from None
     model, closures = simulated.model, simulated.closures
     summary = model_summary(model)
     if closures:
@@ -390,15 +396,16 @@ def ros_arguments(config_path: str | None, ros_args: list[str]) -> Iterator[list
     args = ["mbsim-ros"]
     params_file = None
     if config_path:
-        config = _load_config(config_path)
-        config_dir = config.pop("config_dir")
+        config = _load_config(config_path).model_dump(exclude_unset=True, exclude_none=True)
+        folder = Path(config_path).resolve().parent
         if config.get("urdf_path"):
             try:
-                config["urdf_path"] = str(resolve_urdf(config["urdf_path"], config_dir))
+                config["urdf_path"] = str(resolve_urdf(config["urdf_path"], folder))
             except ConfigError as exc:
-                raise SystemExit(f"mbsim-ros: {exc}") from None
-        if config.get("scene") and not Path(config["scene"]).is_absolute():
-            config["scene"] = str(Path(config_dir) / config["scene"])
+                raise refuse(exc) from None
+        for key in ("scene", "closures_file", "sensors_file"):
+            if config.get(key) and not Path(config[key]).is_absolute():
+                config[key] = str(folder / config[key])
         for block in ("closures", "sensors"):  # lists of mappings are no ROS parameters: the file
             if config.pop(block, None):
                 config[f"{block}_file"] = str(Path(config_path).resolve())

@@ -103,7 +103,7 @@ def test_simulate_records_a_configs_sensors_and_names_a_bad_one(tmp_path):
     sensors[0]["link"] = "nope"
     config.write_text(yaml.safe_dump({"urdf_path": "pendulum", "sensors": sensors}))
     result = mbsim("simulate", "--config", config, "--steps", 5, "--out", out, check=False)
-    assert result.returncode != 0 and "sensors[0] 'bob'" in result.stderr \
+    assert result.returncode == 2 and "sensors[0].link" in result.stderr \
         and "'nope'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 

@@ -162,12 +162,14 @@ def test_the_urdf_closure_moves_like_the_builder_one(tmp_path):
     np.testing.assert_allclose(np.load(out)["q"][-1], built.q, atol=1e-9)
 
 
-def test_a_closure_naming_an_unknown_link_is_refused(tmp_path):
+def test_a_closure_naming_an_unknown_link_is_refused(tmp_path, capsys):
     config = tmp_path / "bad.yaml"
     config.write_text(EXAMPLE.read_text().replace("frame_b: rocker_tip", "frame_b: nowhere")
                       .replace("four_bar.urdf", str(EXAMPLE.parent / "four_bar.urdf")))
-    with pytest.raises(SystemExit, match="frame_b 'nowhere' is not a link of the model"):
+    with pytest.raises(SystemExit) as refused:
         main(["inspect", "--config", str(config)])
+    assert refused.value.code == 2
+    assert "closures[0].frame_b: 'nowhere' is not a link of the model" in capsys.readouterr().err
 
 
 def test_plot_draws_forces_and_animates_the_linkage(tmp_path):

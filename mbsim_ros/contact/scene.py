@@ -30,7 +30,7 @@ from ..model.settings import initial_configuration, set_armature
 from ..model import Model, ModelError, load_urdf, merge
 from ..model.model import JointSpec
 from ..model.urdf import read_urdf
-from ..schema import SchemaError, nearest, validate
+from ..schema import SchemaError, load_yaml, nearest, validate
 from ..schema.scene import Ground, ModelEntry, SceneSpec, StaticBox
 from .geometry import BOX, SPHERE, Shapes, shapes_from_urdf
 
@@ -223,7 +223,7 @@ def read_scene(scene: str | Path | dict) -> tuple[SceneSpec, Path | None]:
 
     path = Path(scene)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise SceneError(f"cannot read scene {path}: {exc}") from None
     return validate(SceneSpec, data, f"scene {path}", SceneError), path.resolve().parent

@@ -14,11 +14,11 @@ import os
 
 import numpy as np
 
+from ..schema import nearest, validate
+from ..schema.closures import ClosuresBlock
 from .constraints import Attachment, FrameConstraint
-from .model import ModelError
+from .model import ConfigError
 from .urdf import _check_structure, _parse_with_pinocchio, _parse_xml, read_urdf
-
-CLOSURE_KEYS = ("frame_a", "frame_b", "directions", "xyz_a", "xyz_b")
 
 
 def urdf_frames(source: str | os.PathLike, *, floating_base: bool = False
@@ -38,30 +38,24 @@ def urdf_frames(source: str | os.PathLike, *, floating_base: bool = False
 
 
 def load_closures(entries, frames: dict[str, Attachment]) -> list[FrameConstraint]:
-    """FrameConstraints from a config's ``closures`` list; ModelError names the bad item."""
-    if not isinstance(entries, list):
-        raise ModelError(f"closures: expected a list of {{frame_a, frame_b, directions}}, "
-                         f"got {entries!r}")
+    """FrameConstraints from a config's ``closures`` list (schema: schema/closures.py);
+    ConfigError names the bad item."""
+    specs = validate(ClosuresBlock, {"closures": entries}, "", ConfigError).closures
     closures = []
-    for k, entry in enumerate(entries):
+    for k, spec in enumerate(specs):
         what = f"closures[{k}]"
-        if not isinstance(entry, dict) or "frame_a" not in entry or "frame_b" not in entry:
-            raise ModelError(f"{what}: needs frame_a and frame_b, got {entry!r}")
-        unknown = sorted(set(entry) - set(CLOSURE_KEYS))
-        if unknown:
-            raise ModelError(f"{what}: unknown keys {unknown} (known: {list(CLOSURE_KEYS)})")
         ends = []
         for side in ("a", "b"):
-            name = entry[f"frame_{side}"]
+            name = getattr(spec, f"frame_{side}")
             if name not in frames:
-                raise ModelError(f"{what}: frame_{side} '{name}' is not a link of the model "
-                                 f"(links: {', '.join(sorted(frames))})")
+                guess = nearest(name, frames)
+                raise ConfigError(f"{what}.frame_{side}: '{name}' is not a link of the model "
+                                  + (f"(did you mean {guess}? " if guess else "(")
+                                  + f"links: {', '.join(sorted(frames))})")
             base = frames[name]
-            offset = np.asarray(entry.get(f"xyz_{side}", (0.0, 0.0, 0.0)), dtype=float)
-            if offset.shape != (3,) or not np.all(np.isfinite(offset)):
-                raise ModelError(f"{what}: xyz_{side} must be 3 finite numbers")
+            offset = np.array(getattr(spec, f"xyz_{side}"))
             ends.append(Attachment(name, base.joint, base.rotation,
                                    base.position + base.rotation @ offset))
-        closures.append(FrameConstraint(*ends, entry.get("directions"),
+        closures.append(FrameConstraint(*ends, spec.directions,
                                         name=f"{what} {ends[0].name}-{ends[1].name}"))
     return closures

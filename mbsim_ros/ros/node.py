@@ -36,6 +36,7 @@ from ..config import ConfigError, read_config, resolve_urdf, set_armature
 from ..contact.scene import SceneError
 from ..contact.scene_urdf import scene_urdf
 from ..dynamics.closures import ConstraintKinematics, project
+from ..integrators import INTEGRATORS
 from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, shipped_urdf
 from ..model.closures import urdf_frames
 from ..model.urdf import read_urdf
@@ -45,8 +46,8 @@ from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, Clock
                        JointStateWriter, WrenchWriter, contact_markers, diagnostic_array,
                        stamp_ns, topic_segment)
 from .pacing import Pacer, TickLog, timing_summary
-from .parameters import StartupError, declare_settings, integrator_options
-from .sensors import SensorPublishers, declare_sensor_parameters, sensor_suite
+from .parameters import StartupError, declare_settings, integrator_options, unknown_parameters
+from .sensors import SensorPublishers, declare_encoder_parameters, sensor_suite
 from .shutdown import until_shutdown
 from .state_interfaces import StateInterfaces
 
@@ -131,7 +132,7 @@ class SimulationNode(Node):
                 else:
                     source = resolve_urdf(s.urdf_path) if s.urdf_path \
                         else shipped_urdf(DEFAULT_ROBOT)
-                closures = read_config(s.closures_file).get("closures", []) \
+                closures = read_config(s.closures_file).model_dump()["closures"] \
                     if s.closures_file else None
                 self.simulated = load_simulated(urdf=source, floating_base=s.floating_base,
                                                 balance_inertia=s.balance_inertia,
@@ -265,9 +266,10 @@ class SimulationNode(Node):
         ``encoders.*`` parameters (docs/SENSORS.md): self.sensors (None: none) and their
         publishers."""
         try:
-            sensors_file, encoders = declare_sensor_parameters(self)
+            encoders = declare_encoder_parameters(self)
         except ParameterException as exc:
             raise StartupError(f"parameter {exc}") from None
+        sensors_file = self.settings.sensors_file
         frames = urdf_frames(self.urdf_source, floating_base=self.settings.floating_base) \
             if self.urdf_source is not None and sensors_file else None
         try:
@@ -296,20 +298,14 @@ class SimulationNode(Node):
         return self.sensors.encoder_q, self.sensors.encoder_v
 
     def _check_overrides(self) -> None:
-        """Unknown joint names or integrator options are errors; other unknown parameters
-        (a shared params file may carry other nodes' settings) are warnings."""
-        declared = set(self._parameters)
-        unknown = sorted(set(getattr(self, "_parameter_overrides", {})) - declared)
-        strict = ("initial_positions.", "armature.", "gains.", "actuators.", "encoders.",
-                  f"{self.settings.integrator}.")
-        errors = [name for name in unknown if name.startswith(strict)]
-        if errors:
-            raise StartupError(f"unknown parameter(s) {', '.join(errors)} (joints: "
-                               f"{', '.join(ActuatedJoints(self.model).names)}; "
-                               f"{self.settings.integrator} options: "
-                               f"{', '.join(integrator_options(self.settings.integrator))})")
-        for name in unknown:
-            self.get_logger().warning(f"parameter '{name}' is not one of mbsim's; ignored")
+        """A parameter given to the node that it does not declare (a misspelled name, an
+        unknown joint or integrator option) is an error naming the nearest declared one."""
+        given = getattr(self, "_parameter_overrides", {})
+        other_options = {f"{name}.{option}" for name in INTEGRATORS
+                         for option in integrator_options(name)}  # valid, not used this run
+        lines = unknown_parameters(given, set(self._parameters) | other_options)
+        if lines:
+            raise StartupError("; ".join(lines))
 
     def _make_interfaces(self) -> None:
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)

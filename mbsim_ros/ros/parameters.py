@@ -1,79 +1,62 @@
-"""The node's ROS parameters: their table (name, default, description, range), the
+"""The node's ROS parameters: their table (name, default, description, range), made from the
+config schema's NodeSettings (config.py: one table for config files and parameters), the
 checked Settings they are read into, and the integrator options that become
-'<integrator>.<option>' parameters (the same table as the CLI's flags). Plain declarations:
-the node (node.py) is the shell that uses them. docs/NODE.md lists them."""
+'<integrator>.<option>' parameters. Plain declarations: the node (node.py) is the shell that uses
+them. docs/CONFIG.md lists them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args, get_origin
 
+from annotated_types import Ge, Le
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.exceptions import ParameterException
 
-from ..integrators import INTEGRATORS
-from ..integrators.base import integrator_options as all_options
-from ..model import DEFAULT_ROBOT
+from ..config import ActuatorSettings, ConfigError, NodeSettings, config_from
+from ..config import integrator_options
+from ..schema import nearest, strip_optional
 
-PACINGS = ("realtime", "fast", "lockstep")
-CLOCK_ON_RESET = ("continue", "restart")
+__all__ = ["PARAMETERS", "Settings", "StartupError", "declare_settings", "integrator_options",
+           "unknown_parameters"]
 
 
 class StartupError(RuntimeError):
     """A bad parameter or model at start-up: the node exits non-zero with this one line."""
 
 
-def _float_range(lo: float, hi: float) -> dict:
-    return {"floating_point_range": [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]}
+def _constraints(info) -> dict:
+    """A ParameterDescriptor's range from a schema field's bounds."""
+    lo = next((m.ge for m in info.metadata if isinstance(m, Ge)), None)
+    hi = next((m.le for m in info.metadata if isinstance(m, Le)), None)
+    if lo is None or hi is None:
+        return {}
+    if isinstance(info.default, int) and not isinstance(info.default, bool):
+        return {"integer_range": [IntegerRange(from_value=lo, to_value=hi, step=1)]}
+    return {"floating_point_range": [FloatingPointRange(from_value=float(lo),
+                                                        to_value=float(hi), step=0.0)]}
 
 
-def _int_range(lo: int, hi: int) -> dict:
-    return {"integer_range": [IntegerRange(from_value=lo, to_value=hi, step=1)]}
+def _description(info) -> str:
+    text = " ".join((info.description or "").split())
+    kind = strip_optional(info.annotation)
+    if get_origin(kind) is Literal:
+        text += f" (one of: {', '.join(get_args(kind))})"
+    return text
 
 
-# name, default, description, descriptor constraints
-PARAMETERS = [
-    ("robot_description", "", "URDF XML (the ROS convention); wins over urdf_path", {}),
-    ("urdf_path", "", f"URDF file, shipped model name or example-robot-data robot; both this and "
-                      f"robot_description empty: the shipped '{DEFAULT_ROBOT}'", {}),
-    ("floating_base", False, "add a free-flyer root joint (pose on ~/base_pose)", {}),
-    ("balance_inertia", False, "replace link inertias that are not physical by the nearest "
-                               "physical ones (a warning names them); a scene sets it per model",
-     {}),
-    ("scene", "", "scene file (ground, boxes, models; contacts): replaces robot_description "
-                  "and urdf_path; needs a contact integrator (compliant)", {}),
-    ("integrator", "variational", f"one of: {', '.join(sorted(INTEGRATORS))}; its options are "
-                                  f"the parameters '<integrator>.<option>'", {}),
-    ("dt", 1e-3, "simulated seconds per step (a whole number of nanoseconds)",
-     _float_range(1e-6, 1.0)),
-    ("rate_hz", 1000.0, "steps per wall-clock second in realtime pacing (real-time factor = "
-                        "dt * rate_hz)", _float_range(1.0, 100000.0)),
-    ("pacing", "realtime", "realtime: rate_hz against the wall clock; fast: as fast as it can; "
-                           "lockstep: one step per received command or ~/step call", {}),
-    ("command_timeout", 0.1, "a command older than this (simulated s) drops to zero effort; "
-                             "0 = never", _float_range(0.0, 1e9)),
-    ("publish_decimation", 1, "publish joint_states every N steps (/clock every step)",
-     _int_range(1, 1000000)),
-    ("clock_on_reset", "continue", "after ~/reset, /clock continues monotonically ('continue') "
-                                   "or restarts at 0 ('restart')", {}),
-    ("max_catchup", 100, "realtime: ticks caught up after a stall; a longer lag is skipped and "
-                         "counted as missed", _int_range(1, 1000000)),
-    ("diagnostics_period", 1.0, "wall seconds between /diagnostics messages",
-     _float_range(0.05, 3600.0)),
-    ("print_status", False, "log a status line (rate, real-time factor, jitter) with each "
-                            "diagnostics message", {}),
-    ("closures_file", "", "YAML with a 'closures' block (frame_a, frame_b, directions on the "
-                          "URDF's links): loop closures for the compliant or rigid integrator",
-     {}),
-    ("publish_joint_wrenches", False, "publish ~/joint_wrenches/<joint> (WrenchStamped, the "
-                                      "parent's wrench on the child, joint frame) with the "
-                                      "joint states", {}),
-    ("frame_prefix", "", "prefix of the link frames' ids in ~/odom, /tf, ~/base_twist and the "
-                         "wrench topics (as robot_state_publisher's frame_prefix; 'world' has "
-                         "none)", {}),
-    ("actuators.delay_ticks", 0, "actuator model: every command reaches the joints this many "
-                                 "steps late", _int_range(0, 100000)),
-    ("actuators.velocity_limits", False, "actuator model: no effort drives a joint further "
-                                         "beyond its URDF velocity limit", {}),
-]
+def _rows(schema, prefix: str = "") -> list[tuple]:
+    """(name, default, description, descriptor constraints) of a schema's scalar fields;
+    mappings by joint name are declared per joint by the node."""
+    rows = []
+    for name, info in schema.model_fields.items():
+        if name == "actuators":
+            rows += _rows(ActuatorSettings, "actuators.")
+        elif isinstance(info.default, (bool, int, float, str)):
+            rows.append((prefix + name, info.default, _description(info), _constraints(info)))
+    return rows
+
+
+PARAMETERS = _rows(NodeSettings)
 
 
 @dataclass
@@ -94,17 +77,11 @@ class Settings:
     diagnostics_period: float
     print_status: bool
     closures_file: str
+    sensors_file: str
     publish_joint_wrenches: bool
     frame_prefix: str
     actuators_delay_ticks: int
     actuators_velocity_limits: bool
-
-
-def integrator_options(name: str) -> dict:
-    """The keyword options (with defaults) that an integrator takes and a ROS parameter can
-    carry (the scene comes from the ``scene`` parameter)."""
-    return {key: default for key, default in all_options(name).items()
-            if isinstance(default, (bool, int, float, str))}
 
 
 def declare_settings(node) -> Settings:
@@ -119,16 +96,29 @@ def declare_settings(node) -> Settings:
                                                                     descriptor).value
         except ParameterException as exc:
             raise StartupError(f"parameter '{name}': {exc}") from None
+    try:
+        config_from({name: values[name.replace(".", "_")] for name, *_ in PARAMETERS},
+                    "parameters")
+    except ConfigError as exc:
+        raise StartupError(str(exc)) from None
     s = Settings(**values)
-    if s.integrator not in INTEGRATORS:
-        raise StartupError(f"parameter 'integrator': '{s.integrator}' is not one of "
-                           f"{', '.join(sorted(INTEGRATORS))}")
-    if s.pacing not in PACINGS:
-        raise StartupError(f"parameter 'pacing': '{s.pacing}' is not one of "
-                           f"{', '.join(PACINGS)}")
-    if s.clock_on_reset not in CLOCK_ON_RESET:
-        raise StartupError(f"parameter 'clock_on_reset': '{s.clock_on_reset}' is not one of "
-                           f"{', '.join(CLOCK_ON_RESET)}")
     if abs(s.dt * 1e9 - round(s.dt * 1e9)) > 1e-6:
         raise StartupError(f"parameter 'dt': {s.dt} s is not a whole number of nanoseconds")
     return s
+
+
+# parameters every rclpy node may carry besides its own
+ROS_PARAMETERS = ("use_sim_time", "start_type_description_service", "qos_overrides.")
+
+
+def unknown_parameters(given, declared) -> list[str]:
+    """One line per given parameter that the node does not declare, with the nearest declared
+    name (a misspelled parameter is an error, not a silent default)."""
+    lines = []
+    for name in sorted(set(given) - set(declared)):
+        if name.startswith(ROS_PARAMETERS):
+            continue
+        guess = nearest(name, declared)
+        lines.append(f"parameter '{name}' is not one of the node's"
+                     + (f" (did you mean {guess}?)" if guess else ""))
+    return lines

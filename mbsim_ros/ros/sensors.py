@@ -21,29 +21,27 @@ from .messages import WrenchWriter, set_stamp, topic_segment
 
 # name, default, description of the ``encoders.<name>`` parameters (ints or floats), from the
 # encoders' schema; no seed is -1 (ROS parameters have no null)
-ENCODER_PARAMETERS = [(name, -1 if info.default is None else info.default, info.description)
+ENCODER_PARAMETERS = [(name, -1 if info.default is None else info.default,
+                       " ".join(info.description.split()))
                       for name, info in EncodersSpec.model_fields.items()]
 
 
-def declare_sensor_parameters(node) -> tuple[str, dict]:
-    """Declare ``sensors_file`` and ``encoders.<key>`` on the node; (the file, the encoders
-    mapping). Raises rclpy's ParameterException for a value of the wrong type."""
-    sensors_file = node.declare_parameter(
-        "sensors_file", "", ParameterDescriptor(
-            description="YAML whose 'sensors:' list configures IMUs, force-torque sensors and "
-                        "contact switches (docs/SENSORS.md)", read_only=True)).value
+def declare_encoder_parameters(node) -> dict:
+    """Declare ``encoders.<key>`` on the node; the encoders mapping. Raises rclpy's
+    ParameterException for a value of the wrong type."""
     encoders = {}
     for name, default, description in ENCODER_PARAMETERS:
         descriptor = ParameterDescriptor(description=f"joint encoders: {description}",
                                          read_only=True, dynamic_typing=True)
         encoders[name] = node.declare_parameter(f"encoders.{name}", default, descriptor).value
-    return sensors_file, encoders
+    return encoders
 
 
 def sensor_suite(sim, sensors_file: str, encoders: dict, frames) -> SensorSuite | None:
     """The suite from the sensors file and the encoders parameters (None when both are empty
     or off); ConfigError names a bad entry."""
-    entries = (read_config(sensors_file).get("sensors") or []) if sensors_file else []
+    entries = read_config(sensors_file).model_dump(exclude_unset=True).get("sensors", []) \
+        if sensors_file else []
     parsed = parse_encoders(encoders)
     if not entries and not parsed.active:
         return None

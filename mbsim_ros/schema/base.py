@@ -8,6 +8,7 @@ and its JSON Schema export is what ``mbsim-ros schema`` prints (docs/CONFIG.md).
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import types
 import typing
@@ -17,9 +18,9 @@ from annotated_types import Ge, Gt, Le
 from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict
 from pydantic import ValidationError
 
-__all__ = ["Schema", "SchemaError", "validate", "Real", "Positive", "NonNegative", "Fraction",
-           "Flag", "Count", "Index", "Text", "Vector3", "Quaternion", "JointValues",
-           "Field", "path_of", "nearest"]
+__all__ = ["Schema", "SchemaError", "validate", "load_yaml", "Real", "Positive", "NonNegative",
+           "Fraction", "Flag", "Count", "Index", "Text", "Vector3", "Quaternion", "JointValues",
+           "Field", "path_of", "nearest", "strip_optional"]
 
 S = TypeVar("S", bound="Schema")
 
@@ -71,6 +72,34 @@ Quaternion = Annotated[tuple[Real, Real, Real, Real], AfterValidator(_unit_quate
 JointValues = dict[Text, Real]
 
 
+def load_yaml(text: str):
+    """YAML as users write it: PyYAML's safe loader, with floats as YAML 1.2 reads them
+    (``2.0e11`` and ``1e-3`` are numbers, not strings as YAML 1.1 has it)."""
+    import yaml
+
+    return yaml.load(text, Loader=_loader())
+
+
+@functools.cache
+def _loader():
+    import re
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """SafeLoader with YAML 1.2's float syntax."""
+
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""", re.X),
+        list("-+0123456789."))
+    return Loader
+
+
 def validate(schema: type[S], data: Any, source: str,
              error: type[SchemaError] = SchemaError) -> S:
     """``data`` checked against ``schema``; ``error`` (SchemaError or a subclass) names every
@@ -93,7 +122,9 @@ def path_of(loc: tuple) -> str:
 
 def nearest(word: str, choices) -> str | None:
     """The choice closest to a misspelled word, if one is close."""
-    found = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    choices = [str(c) for c in choices]
+    same_letters = [c for c in choices if c.lower() == str(word).lower()]
+    found = same_letters or difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
     return found[0] if found else None
 
 
@@ -164,7 +195,7 @@ def _walk(schema: type, loc: tuple) -> tuple[tuple, Any]:
     kinds: list = [schema]
     shown: list = []
     for part in loc:
-        kind = _strip(kinds[-1])
+        kind = strip_optional(kinds[-1])
         member = _tagged(kind, part)
         if member is not None:
             kinds[-1] = member
@@ -176,7 +207,7 @@ def _walk(schema: type, loc: tuple) -> tuple[tuple, Any]:
 
 def _keys(kind: Any) -> list[str] | None:
     """The keys a mapping of this schema type may hold."""
-    kind = _strip(kind)
+    kind = strip_optional(kind)
     if isinstance(kind, type) and issubclass(kind, BaseModel):
         return [info.alias or name for name, info in kind.model_fields.items()]
     return None
@@ -187,7 +218,7 @@ def _tagged(kind: Any, tag: Any) -> type | None:
     if get_origin(kind) not in (Union, types.UnionType) or not isinstance(tag, str):
         return None
     for member in get_args(kind):
-        member = _strip(member)
+        member = strip_optional(member)
         if isinstance(member, type) and issubclass(member, BaseModel):
             for info in member.model_fields.values():
                 if get_origin(info.annotation) is Literal and get_args(info.annotation) == (tag,):
@@ -195,7 +226,7 @@ def _tagged(kind: Any, tag: Any) -> type | None:
     return None
 
 
-def _strip(kind: Any) -> Any:
+def strip_optional(kind: Any) -> Any:
     """The type under Annotated and Optional (a union of several models stays a union)."""
     while True:
         origin = get_origin(kind)
