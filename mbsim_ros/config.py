@@ -14,7 +14,6 @@ nearest valid key.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -27,7 +26,7 @@ from .model import DEFAULT_ROBOT
 from .model.model import ConfigError
 from .model.resources import resolve_urdf
 from .model.settings import initial_configuration, set_armature
-from .schema import Flag, JointValues, NonNegative, Real, Schema, Text, load_yaml, validate
+from .schema import Flag, JointValues, NonNegative, Schema, Text, load_yaml, validate
 from .schema.closures import ClosureSpec
 from .schema.scene import SceneSpec
 from .schema.sensors import EncodersSpec, SensorSpec
@@ -126,29 +125,19 @@ class Gains(Schema):
 
 
 def integrator_options(name: str) -> dict:
-    """The keyword options (with defaults) that an integrator takes and a config or a ROS
-    parameter can carry (plain values: the scene, constraints and forces come from elsewhere)."""
+    """The options (with defaults) that an integrator takes and a config or a ROS parameter can
+    carry (plain values: the scene, constraints and forces are the library's)."""
     return {key: default for key, default in all_integrator_options(name).items()
             if isinstance(default, (bool, int, float, str))}
 
 
-def _option_type(default) -> object:
-    if isinstance(default, bool):
-        return Flag
-    if isinstance(default, int):
-        return Annotated[int, Strict()]
-    if isinstance(default, float):
-        return Annotated[float, Strict()] if math.isinf(default) else Real
-    return Text
-
-
 def _options_schema(name: str) -> type[Schema]:
-    """The options block of one integrator (``variational: {tolerance: 1e-10}``); the
-    integrator itself checks each value's range and choices."""
-    fields = {key: (_option_type(default), default)
-              for key, default in integrator_options(name).items()}
-    return create_model(f"{name.capitalize()}Options", __base__=Schema,
-                        __doc__=f"options of the {name} integrator", **fields)
+    """The options block of one integrator (``variational: {tolerance: 1e-10}``): its options
+    schema (integrators/options.py) without the library's object options."""
+    schema = INTEGRATORS[name].options_schema
+    fields = {key: (info.annotation, info) for key, info in schema.model_fields.items()
+              if key in integrator_options(name)}
+    return create_model(schema.__name__, __base__=Schema, __doc__=schema.__doc__, **fields)
 
 
 class ConfigSpec(NodeSettings):

@@ -149,8 +149,8 @@ def test_implicit_mode_keeps_the_human_model_that_explicit_loses():
 
 def test_unknown_velocity_terms_names_the_valid_ones():
     model = load_urdf(str(shipped_urdf("pendulum")))
-    with pytest.raises(ValueError, match=r"velocity_terms must be one of explicit, implicit, "
-                                         r"got 'semi'"):
+    with pytest.raises(ValueError, match=r"velocity_terms: 'semi' is not one of explicit, "
+                                         r"implicit"):
         make_integrator("euler", model, DT, velocity_terms="semi")
 
 

@@ -1,7 +1,6 @@
 """What every integrator provides, and the registry the Simulator and the node pick them from."""
 from __future__ import annotations
 
-import inspect
 import math
 import warnings
 from typing import Callable
@@ -9,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from ..codes import OK, message
+from ..schema import Schema, validate
 from .servo import Servos
 
 
@@ -65,6 +65,7 @@ class Integrator:
     models_contact = False  # True: takes a ``scene`` and reports contacts (compliant, rigid)
     # option -> its name in this contract, for options an integrator renamed (DeprecationWarning)
     renamed_options: dict[str, str] = {}
+    options_schema: type[Schema] = Schema  # its options (options.py)
 
     def __init__(self, model, dt: float, **options) -> None:
         if options:
@@ -142,33 +143,31 @@ def check_integrator_choice(name: str, dt) -> float:
 
 
 def make_integrator(name: str, model, dt: float, **options) -> Integrator:
-    """The integrator registered under ``name`` for ``model`` with step ``dt`` (checked here,
-    the one door every integrator comes through)."""
+    """The integrator registered under ``name`` for ``model`` with step ``dt``, its options
+    checked against its schema (options.py) here, the one door every integrator comes
+    through."""
     dt = check_integrator_choice(name, dt)
-    return INTEGRATORS[name](model, dt, **contract_options(name, options))
+    cls = INTEGRATORS[name]
+    spec = validate(cls.options_schema, contract_options(name, options), f"integrator '{name}'",
+                    key="option")
+    return cls(model, dt, **{key: getattr(spec, key) for key in spec.model_fields_set})
 
 
 def integrator_options(name: str) -> dict:
     """The options the integrator registered as ``name`` takes, with their defaults."""
-    parameters = inspect.signature(INTEGRATORS[name].__init__).parameters
-    return {key: p.default for key, p in parameters.items()
-            if p.kind == p.KEYWORD_ONLY}
+    return {key: info.default
+            for key, info in INTEGRATORS[name].options_schema.model_fields.items()}
 
 
 def contract_options(name: str, options: dict) -> dict:
     """options with renamed ones under their contract name (DeprecationWarning naming the new
-    one), or ValueError naming the valid options for an unknown one."""
-    cls = INTEGRATORS[name]
-    known = integrator_options(name)
+    one)."""
+    renamed = INTEGRATORS[name].renamed_options
     checked = {}
     for key, value in options.items():
-        if key in cls.renamed_options:
-            new = cls.renamed_options[key]
-            warnings.warn(f"integrator '{name}': option '{key}' is now '{new}'",
+        if key in renamed:
+            warnings.warn(f"integrator '{name}': option '{key}' is now '{renamed[key]}'",
                           DeprecationWarning, stacklevel=3)
-            key = new
-        if key not in known:
-            raise ValueError(f"integrator '{name}': unknown option '{key}' (valid: "
-                             f"{', '.join(sorted(known))})")
+            key = renamed[key]
         checked[key] = value
     return checked

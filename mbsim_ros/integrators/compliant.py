@@ -55,14 +55,11 @@ from .compliant_step import (C_CONTACTS, C_ROWS, CONTACTS_FULL, F_DETECTION, F_I
                              L_REGULARIZATION, L_RIGID_COMPLIANCE, L_STIFFNESS, N_FLAGS, N_LAW,
                              compliant_advance, detect, fill_rows)
 from .cone_solver import GAP_TOLERANCE, ITERATIONS, solver_workspace
-from .euler import VELOCITY_TERMS
+from .options import LIMIT_RECOVERY, CompliantOptions
 from .row_solvers import RIGID_COMPLIANCE, ConeRows
 
-CONES = ("true", "pyramid")
-QP_SOLVERS = ("interior", "clarabel", "osqp")
 CORNER_RADIUS = 0.005  # m: the Hertz radius of box corners, cylinder rims and mesh points
 MESH_BAND = 1e-3  # m: a mesh pair's points within this of its deepest (at the step's end)
-LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
 LIMIT_DEADBAND = 1e-6  # rad or m: smaller violations (rounding, CFM) go in one step
 
 
@@ -145,6 +142,7 @@ class CompliantIntegrator(Integrator):
 
     models_contact = True
     renamed_options = {"qp_solver": "solver", "interior_iterations": "max_iterations"}
+    options_schema = CompliantOptions
 
     def __init__(self, model, dt: float, *, scene: Scene | None = None, cone: str = "true",
                  joint_limits: bool = True, limit_stiffness: float = math.inf,
@@ -158,25 +156,6 @@ class CompliantIntegrator(Integrator):
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
                  velocity_terms: str = "implicit") -> None:
         super().__init__(model, dt)
-        if velocity_terms not in VELOCITY_TERMS:
-            raise ValueError(f"velocity_terms must be one of {', '.join(VELOCITY_TERMS)}, got "
-                             f"{velocity_terms!r}")
-        if cone not in CONES:
-            raise ValueError(f"cone must be one of {CONES}, got {cone!r}")
-        if solver not in QP_SOLVERS:
-            raise ValueError(f"solver must be one of {QP_SOLVERS}, got {solver!r}")
-        for name, value in (("limit_stiffness", limit_stiffness), ("margin", margin),
-                            ("normal_weight", normal_weight),
-                            ("hertz_reference_depth", hertz_reference_depth)):
-            if not (isinstance(value, (int, float)) and value > 0):
-                raise ValueError(f"{name} must be positive, got {value!r}")
-        if not (isinstance(max_iterations, int) and max_iterations >= 1):
-            raise ValueError(f"max_iterations must be a positive integer, got "
-                             f"{max_iterations!r}")
-        if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
-            raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
-        if not (isinstance(limit_damping, (int, float)) and limit_damping >= 0):
-            raise ValueError(f"limit_damping must be non-negative, got {limit_damping!r}")
         self._recovery = _recovery(limit_recovery)
         self.scene = scene
         self.cone = cone
@@ -587,13 +566,6 @@ def _no_detection() -> tuple:
 
 
 def _recovery(value) -> np.ndarray:
-    """(time constant, speed cap, deadband) of the violated-limit recovery, checked."""
-    try:
-        constant, cap = (float(x) for x in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"limit_recovery must be (time constant s, speed cap), got "
-                         f"{value!r}") from None
-    if not (constant > 0 and cap > 0 and math.isfinite(constant)):
-        raise ValueError(f"limit_recovery: the time constant must be positive and finite and "
-                         f"the speed cap positive, got {value!r}")
+    """(time constant, speed cap, deadband) of the violated-limit recovery."""
+    constant, cap = (float(x) for x in value)
     return np.array([constant, cap, LIMIT_DEADBAND])

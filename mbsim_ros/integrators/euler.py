@@ -42,9 +42,9 @@ from ..dynamics.workspace import carve, new_workspace
 from .base import Integrator, StepInfo, register
 from .fused import begin_fused, commit_state, store_rollout_row
 from .lu import lu_factor, lu_solve
+from .options import EulerOptions
 from .servo import any_servo, clear_saturation, servo_saturation, servo_terms
 
-VELOCITY_TERMS = ("explicit", "implicit")
 # rows of the (EULER_ROWS, nv) work array
 W_FORCE, W_ACC, W_ADDED, W_DIAG = range(4)
 EULER_ROWS = 4
@@ -215,11 +215,10 @@ class SemiImplicitEuler(Integrator):
     explicit: MuJoCo's Euler, O(n), 1.35-2x cheaper, diverges on flailing light links);
     module docstring."""
 
+    options_schema = EulerOptions
+
     def __init__(self, model, dt: float, *, velocity_terms: str = "implicit",
                  **options) -> None:
-        if velocity_terms not in VELOCITY_TERMS:
-            raise ValueError(f"integrator 'euler': velocity_terms must be one of "
-                             f"{', '.join(VELOCITY_TERMS)}, got {velocity_terms!r}")
         super().__init__(model, dt, **options)
         self.velocity_terms = velocity_terms
         self.implicit = velocity_terms == "implicit"

@@ -16,14 +16,11 @@ solved by projected Gauss-Seidel with over-relaxation (ODE's quickstep) or Dantz
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..contact.scene import Scene
 from .base import register
-from .compliant import LIMIT_RECOVERY, CompliantIntegrator
+from .compliant import CompliantIntegrator
+from .options import LIMIT_RECOVERY, RigidOptions
 from .row_solvers import PGS_TOLERANCE, LcpRows
-
-SOLVERS = ("pgs", "pivoting")
 
 
 @register("rigid")
@@ -41,6 +38,7 @@ class RigidIntegrator(CompliantIntegrator):
     "implicit" by default)."""
 
     renamed_options = {"iterations": "max_iterations"}
+    options_schema = RigidOptions
 
     def __init__(self, model, dt: float, *, scene: Scene | None = None, solver: str = "pgs",
                  erp: float = 0.2, cfm: float = 1e-5, max_iterations: int = 50, sor: float = 1.3,
@@ -49,9 +47,6 @@ class RigidIntegrator(CompliantIntegrator):
                  margin: float = 0.01, max_contacts: int = 512,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
                  velocity_terms: str = "implicit") -> None:
-        _check_options(solver, erp, cfm, max_iterations, sor)
-        if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
-            raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
         super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
                          constraints=constraints, margin=margin, max_contacts=max_contacts,
                          limit_recovery=limit_recovery, joint_friction=joint_friction,
@@ -62,20 +57,3 @@ class RigidIntegrator(CompliantIntegrator):
         self.tolerance = float(tolerance)
         self.rows = LcpRows(dt, solver, self.erp, self.cfm, self.iterations, self.sor,
                             self.tolerance)
-
-
-def _check_options(solver: str, erp: float, cfm: float, iterations: int, sor: float) -> None:
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    if not _is_number(erp) or not 0.0 <= erp <= 1.0:
-        raise ValueError(f"erp must be a number in [0, 1], got {erp!r}")
-    if not _is_number(cfm) or not 0.0 <= cfm < np.inf:
-        raise ValueError(f"cfm must be a non-negative number (m/(N s)), got {cfm!r}")
-    if not _is_number(sor) or not 0.0 < sor < 2.0:
-        raise ValueError(f"sor must be a number in (0, 2), got {sor!r}")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"max_iterations must be a positive integer, got {iterations!r}")
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

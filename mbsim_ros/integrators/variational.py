@@ -32,16 +32,14 @@ from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, register
 from .euler import explicit_velocity
 from .fused import begin_fused, commit_state, store_rollout_row
+from .options import GUESSES, MAX_ANDERSON, ROOT_FINDERS, VariationalOptions
 from .servo import any_servo, clear_saturation, servo_forces, servo_saturation
 
 
-ROOT_FINDERS = {"riqn": 0, "newton": 1, "broyden": 2}
-GUESSES = {"IG1": 1, "IG2": 2, "IG3": 3}
 # settings columns
 S_ROOT, S_GUESS, S_MAX_ITER, S_ANDERSON, S_NEWTON_MAX, S_SPLIT_LEVELS = range(6)
 YOSHIDA_G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 YOSHIDA_G2 = -(2.0 ** (1.0 / 3.0)) / (2.0 - 2.0 ** (1.0 / 3.0))
-MAX_ANDERSON = 8
 # The residual's rounding floor, in units of the double's epsilon times its terms (rounding_floor):
 # a root finder that stops improving at or below it is accepted there (the tolerance asked for
 # less than rounding allows); above it, stagnation is not convergence.
@@ -655,6 +653,7 @@ class VariationalIntegrator(Integrator):
     times a step that cannot be solved is halved before it fails), order (2 | 4)."""
 
     renamed_options = {"root_finder": "solver"}
+    options_schema = VariationalOptions
 
     def __init__(self, model, dt: float, *, solver: str = "riqn",
                  initial_guess: str = "IG2", tolerance: float = 1e-10,
@@ -662,24 +661,6 @@ class VariationalIntegrator(Integrator):
                  newton_fallback_iterations: int = 20, split_levels: int = 3,
                  order: int = 2) -> None:
         super().__init__(model, dt)
-        if solver not in ROOT_FINDERS:
-            raise ValueError(f"solver must be one of {sorted(ROOT_FINDERS)}, got {solver!r}")
-        if initial_guess not in GUESSES:
-            raise ValueError(f"initial_guess must be one of {sorted(GUESSES)}, got "
-                             f"{initial_guess!r}")
-        if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
-            raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
-        if not (isinstance(max_iterations, int) and max_iterations >= 1):
-            raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")
-        if not (isinstance(anderson, int) and 0 <= anderson <= MAX_ANDERSON - 1):
-            raise ValueError(f"anderson must be an integer in [0, {MAX_ANDERSON - 1}], got "
-                             f"{anderson!r}")
-        if not (isinstance(newton_fallback_iterations, int) and newton_fallback_iterations >= 0):
-            raise ValueError("newton_fallback_iterations must be a non-negative integer")
-        if not (isinstance(split_levels, int) and 0 <= split_levels <= 10):
-            raise ValueError(f"split_levels must be an integer in [0, 10], got {split_levels!r}")
-        if order not in (2, 4):
-            raise ValueError(f"order must be 2 or 4, got {order!r}")
         self.settings = np.array([ROOT_FINDERS[solver], GUESSES[initial_guess],
                                   max_iterations, anderson, newton_fallback_iterations,
                                   split_levels],

@@ -15,12 +15,14 @@ import typing
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le
-from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict
+import numpy as np
+from pydantic import AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict
+from pydantic import Field, Strict
 from pydantic import ValidationError
 
 __all__ = ["Schema", "SchemaError", "validate", "load_yaml", "Real", "Positive", "NonNegative",
-           "Fraction", "Flag", "Count", "Index", "Text", "Vector3", "Quaternion", "JointValues",
-           "Field", "path_of", "nearest", "strip_optional"]
+           "Fraction", "Flag", "Count", "Index", "Number", "Whole", "Text", "Vector3",
+           "Quaternion", "JointValues", "Field", "path_of", "nearest", "strip_optional"]
 
 S = TypeVar("S", bound="Schema")
 
@@ -59,13 +61,22 @@ def _unit_quaternion(q: tuple) -> tuple:
     return q
 
 
-Real = Annotated[float, Strict(), AllowInfNan(False)]
+def _python_scalar(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds (library callers pass them)."""
+    return value.item() if isinstance(value, np.generic) and value.ndim == 0 else value
+
+
+_scalar = BeforeValidator(_python_scalar)
+Number = Annotated[float, _scalar, Strict()]
+"""A number that may be infinite (a stiffness of inf: rigid)."""
+Real = Annotated[float, _scalar, Strict(), AllowInfNan(False)]
 Positive = Annotated[Real, Gt(0)]
 NonNegative = Annotated[Real, Ge(0)]
 Fraction = Annotated[Real, Ge(0), Le(1)]
-Flag = Annotated[bool, Strict()]
-Count = Annotated[int, Strict(), Ge(1)]
-Index = Annotated[int, Strict(), Ge(0)]
+Flag = Annotated[bool, _scalar, Strict()]
+Whole = Annotated[int, _scalar, Strict()]
+Count = Annotated[Whole, Ge(1)]
+Index = Annotated[Whole, Ge(0)]
 Text = Annotated[str, Strict()]
 Vector3 = tuple[Real, Real, Real]
 Quaternion = Annotated[tuple[Real, Real, Real, Real], AfterValidator(_unit_quaternion)]
@@ -101,15 +112,16 @@ def _loader():
 
 
 def validate(schema: type[S], data: Any, source: str,
-             error: type[SchemaError] = SchemaError) -> S:
+             error: type[SchemaError] = SchemaError, key: str = "key") -> S:
     """``data`` checked against ``schema``; ``error`` (SchemaError or a subclass) names every
-    problem (``source`` names the input: a file, 'scene', 'campaign spec')."""
+    problem (``source`` names the input: a file, 'scene', 'campaign spec'; ``key`` what its
+    keys are called: key, option)."""
     if data is None:
         data = {}
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        raise error(source, [_problem(schema, e) for e in exc.errors()]) from None
+        raise error(source, [_problem(schema, e, key) for e in exc.errors()]) from None
 
 
 def path_of(loc: tuple) -> str:
@@ -128,14 +140,14 @@ def nearest(word: str, choices) -> str | None:
     return found[0] if found else None
 
 
-def _problem(schema: type, error: dict) -> str:
+def _problem(schema: type, error: dict, key: str = "key") -> str:
     shown, kind_at = _walk(schema, tuple(error["loc"]))
     loc, kind, given = shown, error["type"], error.get("input")
     where = path_of(loc) or "(top level)"
     ctx = error.get("ctx") or {}
     if kind == "extra_forbidden":
         valid = _keys(kind_at(len(loc) - 1)) or []
-        text = f"{where}: unknown key; valid keys here: {', '.join(valid)}"
+        text = f"{where}: unknown {key}; valid {key}s here: {', '.join(valid)}"
         guess = nearest(loc[-1], valid)
         return text + (f" (did you mean {guess}?)" if guess else "")
     if kind in ("union_tag_invalid", "union_tag_not_found"):
