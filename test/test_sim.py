@@ -113,7 +113,8 @@ def test_bad_input():
         Simulator(model, dt=0.0)
     with pytest.raises(ValueError, match="unknown integrator 'rk4'.*euler"):
         Simulator(model, integrator="rk4")
-    with pytest.raises(ValueError, match=r"tolerance: unknown option; valid options here: velocity_terms"):
+    with pytest.raises(ValueError,
+                       match=r"tolerance: unknown option; valid options here: velocity_terms"):
         Simulator(model, integrator="euler", tolerance=1e-9)
     sim = Simulator(model)
     with pytest.raises(ValueError, match="tau must have shape"):

@@ -166,5 +166,6 @@ def test_the_integrators_share_option_names(arm, integrator, old, new, value):
     for name in ("solver", "max_iterations", "tolerance"):
         assert name in __import__("mbsim_ros.integrators.base", fromlist=["x"]) \
             .integrator_options(integrator)
-    with pytest.raises(ValueError, match=r"bogus: unknown option; valid options here: .*max_iterations"):
+    with pytest.raises(ValueError,
+                       match=r"bogus: unknown option; valid options here: .*max_iterations"):
         Simulator(arm, 1e-3, integrator, bogus=1)
