@@ -16,6 +16,9 @@ RUNTIME = {
     "clarabel>=0.7": "python3-clarabel-pip",
     "pyyaml>=6.0": "python3-yaml",
     "matplotlib>=3.6": "python3-matplotlib",
+    # recordings (mbsim_ros/recording): the MCAP container and the ROS 2 CDR encoder
+    "mcap>=1.2": "python3-mcap-pip",
+    "mcap-ros2-support>=0.5": "python3-mcap-ros2-support-pip",
 }
 # In a ROS 2 workspace these come from the distribution; from PyPI they are wheels.
 ROS = {
