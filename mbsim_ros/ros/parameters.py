@@ -69,6 +69,8 @@ PARAMETERS = [
     ("frame_prefix", "", "prefix of the link frames' ids in ~/odom, /tf, ~/base_twist and the "
                          "wrench topics (as robot_state_publisher's frame_prefix; 'world' has "
                          "none)", {}),
+    ("record", "", "write the run to this MCAP file (a ROS 2 bag of the published topics and "
+                   "the received commands, docs/RECORDING.md); empty: no recording", {}),
     ("actuators.delay_ticks", 0, "actuator model: every command reaches the joints this many "
                                  "steps late", _int_range(0, 100000)),
     ("actuators.velocity_limits", False, "actuator model: no effort drives a joint further "
@@ -96,6 +98,7 @@ class Settings:
     closures_file: str
     publish_joint_wrenches: bool
     frame_prefix: str
+    record: str
     actuators_delay_ticks: int
     actuators_velocity_limits: bool
 
