@@ -3,11 +3,14 @@ one): after SIGINT the MCAP file is finalised, decodes with mcap_ros2, and holds
 joint states the client received, the clock, and the commands the client sent as received."""
 from __future__ import annotations
 
+import os
+import subprocess
+
 import numpy as np
 import pytest
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
-from ros_harness import node_session, state_time_ns
+from ros_harness import MBSIM, ROOT, node_session, state_time_ns
 
 EFFORTS = [[0.5 * k, -0.25, 0.0, 1.0, 0.0, 0.0, 0.125] for k in range(1, 6)]
 
@@ -69,3 +72,14 @@ def test_the_recording_holds_the_commands_as_received(recorded):
     assert command.name == ["joint2"] and list(command.position) == [0.3]
     # the last effort command shows on joint_states once it was taken
     assert any(msg.effort[0] == EFFORTS[-1][0] for _, msg in topics["/joint_states"])
+
+
+def test_a_bad_record_path_is_a_start_up_error(tmp_path):
+    done = subprocess.run([MBSIM, "run", "--ros-args", "-p",
+                           f"record:={tmp_path / 'missing' / 'run.mcap'}"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env=dict(os.environ, ROS_DOMAIN_ID="199"))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"mbsim_node: error: parameter 'record': recording path "
+        f"'{tmp_path / 'missing' / 'run.mcap'}': folder '{tmp_path / 'missing'}' does not exist"]

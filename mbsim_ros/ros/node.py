@@ -532,10 +532,12 @@ class SimulationNode(Node):
         super().destroy_node()
 
     def close_recording(self) -> None:
-        """Finalise the ``record`` file (idempotent; after stop(): no tick writes any more)."""
-        if self.recorder is not None:
+        """Finalise the ``record`` file (idempotent; after stop(): no tick writes any more).
+        A node whose start-up failed may have none yet."""
+        recorder = getattr(self, "recorder", None)
+        if recorder is not None:
             with self._lock:
-                self.recorder.close()
+                recorder.close()
 
     # -- subscriptions ------------------------------------------------------------------------
 
