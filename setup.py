@@ -17,6 +17,9 @@ RUNTIME = {
     "pyyaml>=6.0": "python3-yaml",
     "matplotlib>=3.6": "python3-matplotlib",
     "pydantic>=2.7": "python3-pydantic",  # the input schemas (mbsim_ros/schema)
+    # recordings (mbsim_ros/recording): the MCAP container and the ROS 2 CDR encoder
+    "mcap>=1.2": "python3-mcap-pip",
+    "mcap-ros2-support>=0.5": "python3-mcap-ros2-support-pip",
 }
 # In a ROS 2 workspace these come from the distribution; from PyPI they are wheels.
 ROS = {

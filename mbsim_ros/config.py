@@ -107,6 +107,9 @@ class NodeSettings(Schema):
     frame_prefix: Text = ""
     """prefix of the link frames' ids in ~/odom, /tf, ~/base_twist and the wrench topics (as
     robot_state_publisher's frame_prefix; 'world' has none)"""
+    record: Text = ""
+    """write the run to this MCAP file (a ROS 2 bag of the published topics and the received
+    commands, docs/RECORDING.md); empty: no recording"""
     actuators: ActuatorSettings = Field(default_factory=ActuatorSettings)
     """actuator models (delay, torque lag, torque-speed curve, velocity limits)"""
 

@@ -17,6 +17,7 @@ LAYERS = [
     {"integrators"},                                   # the step kernels, StepInfo, servos
     {"sim", "state", "actuators", "sensors"},          # Simulator, Data, State, its devices
     {"estimation", "config", "build", "plotting", "scenarios", "zoo"},  # on top of sim
+    {"recording"},                                     # MCAP recordings of a Simulator
     {"ros"},                                           # the node (rclpy)
     {"cli", "__init__", "__main__"},                   # entry points
 ]

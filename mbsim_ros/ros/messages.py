@@ -108,12 +108,6 @@ class WrenchWriter:
         return self.msg
 
 
-def topic_segment(name: str) -> str:
-    """A link name as a ROS topic name segment (letters, digits, _ and /)."""
-    cleaned = "".join(ch if ch.isalnum() or ch in "_/" else "_" for ch in name).strip("/")
-    return cleaned if cleaned and not cleaned[0].isdigit() else f"_{cleaned}"
-
-
 FORCE_SCALE_M_PER_N = 0.01
 
 

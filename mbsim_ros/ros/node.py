@@ -24,6 +24,7 @@ from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -40,11 +41,13 @@ from ..integrators import INTEGRATORS
 from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, shipped_urdf
 from ..model.closures import urdf_frames
 from ..model.urdf import read_urdf
+from ..recording import Recorder, root_frame
+from ..recording.topics import topic_segment
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
 from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
                        JointStateWriter, WrenchWriter, contact_markers, diagnostic_array,
-                       stamp_ns, topic_segment)
+                       stamp_ns)
 from .pacing import Pacer, TickLog, timing_summary
 from .parameters import StartupError, declare_settings, integrator_options, unknown_parameters
 from .sensors import SensorPublishers, declare_encoder_parameters, sensor_suite
@@ -115,6 +118,8 @@ class SimulationNode(Node):
         self.failure = ""
         self.last_rejection = ""
         self._make_interfaces()
+        self.recorder = self._make_recorder()
+        self._received: list = []  # (topic, message) taken since the last tick, to record
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -280,6 +285,28 @@ class SimulationNode(Node):
         self.sensor_pubs = None if self.sensors is None else SensorPublishers(
             self, self.sensors, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 
+    def _make_recorder(self) -> Recorder | None:
+        """The ``record`` parameter's MCAP recording (None: off): the topics as published
+        (joint_states at publish_decimation), the commands as received."""
+        s = self.settings
+        if not s.record:
+            return None
+        rate = None if s.publish_decimation == 1 else 1.0 / (s.dt * s.publish_decimation)
+        try:
+            return Recorder(s.record, self.sim, suite=self.sensors, frame_prefix=s.frame_prefix,
+                            rate=rate, root_frame=root_frame(self.simulated),
+                            node=self.get_fully_qualified_name())
+        except (ValueError, OSError) as exc:
+            raise StartupError(f"parameter 'record': {exc}") from None
+
+    def _record(self) -> None:
+        """Write the commands received since the last tick (as received, stamped with the time
+        they were taken) and, after the step, the state; with self._lock held."""
+        received, self._received = self._received, []
+        for topic, msg, t_ns in received:
+            self.recorder.write_serialized(topic, serialize_message(msg), t_ns)
+        self.recorder.record(t_ns=self.t_ns)
+
     def _sample_sensors(self) -> None:
         """After a step: read the sensors and publish those due at this step."""
         if self.sensors is not None:
@@ -404,6 +431,8 @@ class SimulationNode(Node):
         self.counters["fallbacks"] += info.fallback
         self.ticks.record(wake_ns, info.iterations)
         self._sample_sensors()
+        if self.recorder is not None:
+            self._record()
         if self.sim.steps % self.settings.publish_decimation == 0:
             self._publish_state()
         self.clock_pub.publish(self.clock.fill(self.t_ns))
@@ -476,6 +505,8 @@ class SimulationNode(Node):
         with self._lock:
             self.clock_pub.publish(self.clock.fill(self.t_ns))
             self._publish_state()
+            if self.recorder is not None:
+                self.recorder.record(t_ns=self.t_ns)
         if self.settings.pacing == "lockstep":
             return
         if self.settings.pacing == "fast":
@@ -493,7 +524,16 @@ class SimulationNode(Node):
 
     def destroy_node(self) -> None:
         self.stop()  # rclpy's shutdown destroys nodes first: stop publishing before that
+        self.close_recording()
         super().destroy_node()
+
+    def close_recording(self) -> None:
+        """Finalise the ``record`` file (idempotent; after stop(): no tick writes any more).
+        A node whose start-up failed may have none yet."""
+        recorder = getattr(self, "recorder", None)
+        if recorder is not None:
+            with self._lock:
+                recorder.close()
 
     # -- subscriptions ------------------------------------------------------------------------
 
@@ -509,7 +549,13 @@ class SimulationNode(Node):
             with self._lock:
                 self._advance()
 
+    def _received_command(self, topic: str, msg) -> None:
+        """Keep a received command for the recording (written at the next tick)."""
+        if self.recorder is not None:
+            self._received.append((topic, msg, self.t_ns))
+
     def _on_effort_array(self, msg: Float64MultiArray) -> None:
+        self._received_command("~/effort_commands", msg)
         try:
             self.slot.put_array(msg.data, self.t_ns)
             self.counters["accepted"] += 1
@@ -518,6 +564,7 @@ class SimulationNode(Node):
         self._lockstep_tick()
 
     def _on_joint_commands(self, msg: JointState) -> None:
+        self._received_command("~/joint_commands", msg)
         stamp = stamp_ns(msg.header.stamp)
         try:
             self.slot.put_joint_state(msg.name, msg.position, msg.velocity, msg.effort,

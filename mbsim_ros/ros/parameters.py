@@ -80,6 +80,7 @@ class Settings:
     sensors_file: str
     publish_joint_wrenches: bool
     frame_prefix: str
+    record: str
     actuators_delay_ticks: int
     actuators_velocity_limits: bool
 

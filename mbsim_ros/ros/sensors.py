@@ -15,9 +15,11 @@ from std_msgs.msg import Bool
 
 from ..config import read_config
 from ..sensors import SensorSuite
+from ..recording.messages import imu_covariances
+from ..recording.topics import topic_segment
 from ..schema.sensors import EncodersSpec
 from ..sensors.config import parse_encoders
-from .messages import WrenchWriter, set_stamp, topic_segment
+from .messages import WrenchWriter, set_stamp
 
 # name, default, description of the ``encoders.<name>`` parameters (ints or floats), from the
 # encoders' schema; no seed is -1 (ROS parameters have no null)
@@ -57,16 +59,11 @@ class ImuWriter:
     def __init__(self, imu, dt: float) -> None:
         self.msg = Imu()
         self.msg.header.frame_id = imu.frame_id
-        period = imu.decimation * dt
-        self.msg.orientation_covariance = _diagonal(imu.orientation_noise ** 2)
-        self.msg.angular_velocity_covariance = _diagonal(imu.gyroscope_noise_density ** 2
-                                                         / period)
-        self.msg.linear_acceleration_covariance = _diagonal(
-            imu.accelerometer_noise_density ** 2 / period)
+        (self.msg.orientation_covariance, self.msg.angular_velocity_covariance,
+         self.msg.linear_acceleration_covariance) = imu_covariances(imu, dt)
         self.with_orientation = imu.orientation
         if not imu.orientation:
             self.msg.orientation.w = 0.0
-            self.msg.orientation_covariance[0] = -1.0
 
     def fill(self, t_ns: int, row: np.ndarray) -> Imu:
         msg = self.msg
@@ -90,10 +87,6 @@ class SwitchWriter:
     def fill(self, t_ns: int, flag: np.ndarray) -> Bool:
         self.msg.data = bool(flag[0])
         return self.msg
-
-
-def _diagonal(variance: float) -> np.ndarray:
-    return np.diag([variance] * 3).ravel()
 
 
 class SensorPublishers:
