@@ -16,7 +16,8 @@ LAYERS = [
     {"contact"},                                       # scenes, geometry, detection
     {"integrators"},                                   # the step kernels, StepInfo, servos
     {"sim", "state", "actuators", "sensors"},          # Simulator, Data, State, its devices
-    {"estimation", "config", "build", "plotting", "scenarios", "zoo"},  # on top of sim
+    {"estimation", "config", "build", "plotting", "scenarios", "zoo",  # on top of sim
+     "campaign"},                                      # test campaigns (Ray)
     {"ros"},                                           # the node (rclpy)
     {"cli", "__init__", "__main__"},                   # entry points
 ]
