@@ -55,7 +55,7 @@ class Monitor:
         self._start = (sim.energy(), sim.q[:2].copy() if self._base >= 0 else None)
 
     def observe(self, sim, target: np.ndarray, tracked: np.ndarray) -> None:
-        t, q, v = sim.t, sim.q, sim.v
+        t, q = sim.t, sim.q
         values = self.values
         if self._base >= 0:
             b = self._base

@@ -14,6 +14,7 @@ import numpy as np
 from ..actuators import Actuators
 from ..build import Simulated, load_simulated, start_configuration
 from ..model.closures import urdf_frames
+from ..model.resources import resolve_urdf
 from ..schema import SchemaError, nearest
 from ..sensors import SensorSuite
 from ..sensors.config import parse_encoders, parse_sensors
@@ -33,7 +34,8 @@ class Prepared:
     def __init__(self, spec: CampaignSpec, data: dict) -> None:
         self.spec, self.data = spec, data
         try:
-            self.simulated: Simulated = load_simulated(scene=spec.scene, urdf=spec.urdf,
+            self.urdf = None if spec.urdf is None else str(resolve_urdf(spec.urdf, None))
+            self.simulated: Simulated = load_simulated(scene=spec.scene, urdf=self.urdf,
                                                        floating_base=spec.floating_base)
             self.q0 = start_configuration(self.simulated, spec.initial_positions)
         except ValueError as exc:
@@ -127,7 +129,7 @@ class Prepared:
     def devices(self, seed: int | None) -> list:
         """The sensors parsed afresh (each device its own seed, seed + k, when given)."""
         model, spec = self.simulated.model, self.spec
-        frames = urdf_frames(spec.urdf, floating_base=spec.floating_base) if spec.urdf \
+        frames = urdf_frames(self.urdf, floating_base=spec.floating_base) if self.urdf \
             else None
         devices = parse_sensors([dict(d) for d in spec.sensors.devices], model, spec.dt, frames)
         for k, device in enumerate(devices if seed is not None else ()):
