@@ -21,6 +21,9 @@ RUNTIME = {
     "ray>=2.9": "python3-ray-pip",
     "pyarrow>=14": "python3-pyarrow-pip",
     "tqdm>=4.60": "python3-tqdm",
+    # recordings (mbsim_ros/recording): the MCAP container and the ROS 2 CDR encoder
+    "mcap>=1.2": "python3-mcap-pip",
+    "mcap-ros2-support>=0.5": "python3-mcap-ros2-support-pip",
 }
 # In a ROS 2 workspace these come from the distribution; from PyPI they are wheels.
 ROS = {

@@ -146,6 +146,9 @@ def cmd_simulate(args) -> int:
     sensors = SensorRecorder(suite, n) if suite else None
     if sensors:
         sensors.record(0)
+    bag = _bag(args, simulated, sim, suite)
+    if bag:
+        bag.record()
     done = n
     wall = time.perf_counter()
     for k in range(1, n + 1):
@@ -161,7 +164,11 @@ def cmd_simulate(args) -> int:
             recorder.record(k)
         if sensors:
             sensors.record(k)
+        if bag:
+            bag.record({"effort": tau[k - 1]})
     wall = time.perf_counter() - wall
+    if bag:
+        bag.close()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     contact = {"contact_links": np.array(links), "contact_wrenches": wrenches[:done + 1]} \
@@ -184,7 +191,23 @@ def cmd_simulate(args) -> int:
           f"max |E - E0| {drift.max():.3e} J")
     print(f"final q    {np.array2string(q[done], precision=4, max_line_width=100)}")
     print(f"written    {out}")
+    if bag:
+        print(f"recorded   {bag.path} ({sum(bag.topics.values())} messages on "
+              f"{len(bag.topics)} topics)")
     return 0 if done == n else 1
+
+
+def _bag(args, simulated: Simulated, sim, suite):
+    """The ``--record`` MCAP recording of the run (None without it)."""
+    if not args.record:
+        return None
+    from .recording import Recorder, root_frame
+
+    try:
+        return Recorder(args.record, sim, suite=suite, rate=args.record_rate,
+                        root_frame=root_frame(simulated))
+    except (ValueError, OSError) as exc:
+        raise SystemExit(f"mbsim-ros: --record: {exc}") from None
 
 
 def _limit(x: float) -> float | None:
@@ -347,6 +370,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="simulation.npz")
     p.add_argument("--forces", action="store_true", help="also record joint wrenches, closure "
                    "forces and the frames plot --animate draws (slower)")
+    p.add_argument("--record", metavar="FILE.mcap", help="also write the run as a ROS 2 bag "
+                   "(MCAP, the node's topics; ros2 bag info, Foxglove, PlotJuggler open it)")
+    p.add_argument("--record-rate", type=float, metavar="HZ", help="--record: joint_states, "
+                   "/tf, odometry, contacts and sensors at most at this rate (default: every "
+                   "step; /clock every step)")
     p.set_defaults(func=cmd_simulate)
     p = sub.add_parser("inspect", help="print a model: joints, types, limits, nq/nv, mass")
     _model_args(p)
@@ -405,8 +433,10 @@ def cmd_campaign(args) -> int:
     except ValueError as exc:
         raise SystemExit(f"mbsim-ros: {exc}") from None
     if args.record_failures:
-        raise SystemExit("mbsim-ros: --record-failures needs mbsim_ros.recording, which this "
-                         "installation does not have yet")
+        from .campaign.replay import record_failures
+
+        print(f"recorded {len(record_failures(args.out))} failed runs in "
+              f"{Path(args.out) / 'failures'}")
     report = write_report(args.out)
     passed = sum(table.column("passed").to_pylist())
     print(f"{table.num_rows} runs, {passed} passed ({100.0 * passed / table.num_rows:.1f} %): "
@@ -417,11 +447,8 @@ def cmd_campaign(args) -> int:
 def cmd_campaign_replay(args) -> int:
     from .campaign.replay import replay
 
-    if args.record:
-        raise SystemExit("mbsim-ros: --record needs mbsim_ros.recording, which this "
-                         "installation does not have yet")
     try:
-        row, differences = replay(args.out, args.seed)
+        row, differences = replay(args.out, args.seed, args.record)
     except ValueError as exc:
         raise SystemExit(f"mbsim-ros: {exc}") from None
     verdict = "passed" if row["passed"] else \
@@ -430,7 +457,8 @@ def cmd_campaign_replay(args) -> int:
     if differences:
         print("differs from the table:\n  " + "\n  ".join(differences))
         return 1
-    print("identical to the table's row")
+    print("identical to the table's row" + (f"; recorded in {args.record}" if args.record
+                                             else ""))
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from mbsim_ros.campaign.replay import replay
+from mbsim_ros.campaign.replay import record_failures, replay
 from mbsim_ros.campaign.run import prepared
 from mbsim_ros.campaign.runner import PACKAGE_ROOT, run_campaign, serial, start_ray
 from mbsim_ros.cli import main
@@ -71,9 +71,12 @@ def test_twenty_runs_on_ray_equal_the_serial_loop(ray_local, tmp_path):
     assert {"link_mass.link7", "delay", "push[0].fx", "tracking_rms", "tracking_max",
             "failed_check", "failed_at", "wall_time"} <= set(rows[0])
     failed = next(r for r in rows if not r["passed"])
-    row, differences = replay(tmp_path, failed["seed"])
+    row, differences = replay(tmp_path, failed["seed"], tmp_path / "replay.mcap")
     assert differences == [] and row["failed_check"] == failed["failed_check"]
-    assert (tmp_path / "results.parquet").exists()
+    assert (tmp_path / "replay.mcap").stat().st_size > 0  # read back: test_recording's
+    recorded = record_failures(tmp_path)
+    assert sorted(p.name for p in recorded) == sorted(f"seed-{r['seed']}.mcap" for r in rows
+                                                      if not r["passed"])
 
 
 def test_a_killed_driver_resumes_without_duplicates(ray_local, tmp_path):

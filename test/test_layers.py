@@ -16,8 +16,9 @@ LAYERS = [
     {"contact"},                                       # scenes, geometry, detection
     {"integrators"},                                   # the step kernels, StepInfo, servos
     {"sim", "state", "actuators", "sensors"},          # Simulator, Data, State, its devices
-    {"estimation", "config", "build", "plotting", "scenarios", "zoo",  # on top of sim
-     "campaign"},                                      # test campaigns (Ray)
+    {"estimation", "config", "build", "plotting", "scenarios", "zoo"},  # on top of sim
+    {"recording"},                                     # MCAP recordings of a Simulator
+    {"campaign"},                                      # test campaigns (Ray; records)
     {"ros"},                                           # the node (rclpy)
     {"cli", "__init__", "__main__"},                   # entry points
 ]

@@ -1,6 +1,6 @@
 """One seed of a finished campaign again: its row recomputed from the directory's spec and
 seed, compared with the table's bit for bit (every column but the wall time), optionally
-recorded (mbsim_ros.recording, when this installation has it)."""
+recorded (mbsim_ros.recording)."""
 from __future__ import annotations
 
 import math
@@ -35,8 +35,22 @@ def differences(row: dict, stored: dict) -> list[str]:
     return found
 
 
-def replay(out: str | Path, seed: int, recorder=None) -> tuple[dict, list[str]]:
-    """(the recomputed row, its differences from the table's)."""
+def replay(out: str | Path, seed: int, record: str | Path | None = None) -> tuple[dict, list[str]]:
+    """(the recomputed row, its differences from the table's); ``record``: an MCAP file."""
     meta = CampaignDir(out).meta()
-    row = run(prepared(meta["spec"]), meta["seed"], seed, recorder)
+    row = run(prepared(meta["spec"]), meta["seed"], seed, record)
     return row, differences(row, table_row(out, seed))
+
+
+def record_failures(out: str | Path) -> list[Path]:
+    """Every failed run of a campaign recorded again, DIR/failures/seed-S.mcap (on this
+    machine, one after the other); the files."""
+    table = read_results(out)
+    folder = Path(out) / "failures"
+    folder.mkdir(exist_ok=True)
+    written = []
+    for row in table.filter(table.column("passed").to_numpy(zero_copy_only=False) == 0).to_pylist():
+        path = folder / f"seed-{row['seed']}.mcap"
+        replay(out, row["seed"], path)
+        written.append(path)
+    return written

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from ..actuators import Actuators
 from ..build import Simulated, load_simulated, start_configuration
 from ..model.closures import urdf_frames
 from ..model.resources import resolve_urdf
+from ..recording import Recorder
 from ..schema import SchemaError, nearest
 from ..sensors import SensorSuite
 from ..sensors.config import parse_encoders, parse_sensors
@@ -165,16 +167,16 @@ def prepared(data: dict) -> Prepared:
     return _PREPARED[key]
 
 
-def run(prep: Prepared, campaign_seed: int, seed: int, recorder=None) -> dict:
+def run(prep: Prepared, campaign_seed: int, seed: int, record: str | Path | None = None) -> dict:
     """One run's row: seed, the drawn parameters, the metrics, passed, the first failed check
     (its time and value), the message of a solver failure or an exception, steps done and
-    wall time. ``recorder`` (optional, mbsim_ros.recording): recorder.record(command) after
-    each step."""
+    wall time. ``record``: an MCAP file to record the run into (mbsim_ros.recording: the
+    state, the sensors and the efforts applied, every step)."""
     began = time.perf_counter()
     params = sample(prep.spec, prep.names, campaign_seed, seed)
     row: dict = {"seed": int(seed), **params}
     try:
-        monitor, steps, message = _simulate(prep, params, recorder)
+        monitor, steps, message = _simulate(prep, params, record)
     except Exception as exc:  # noqa: BLE001 - a run that raises is a failed run, named
         monitor, steps, message = None, 0, f"{type(exc).__name__}: {exc}"
     if monitor is None:
@@ -191,7 +193,7 @@ def run(prep: Prepared, campaign_seed: int, seed: int, recorder=None) -> dict:
     return row
 
 
-def _simulate(prep: Prepared, params: dict, recorder) -> tuple[Monitor, int, str]:
+def _simulate(prep: Prepared, params: dict, record) -> tuple[Monitor, int, str]:
     spec = prep.spec
     sim = _simulator(prep, params)
     suite = SensorSuite(sim, prep.devices(params.get("sensor_seed")), spec.sensors.encoders) \
@@ -207,6 +209,7 @@ def _simulate(prep: Prepared, params: dict, recorder) -> tuple[Monitor, int, str
     pushes = Pushes(spec, params)
     steps = int(round(spec.duration / spec.dt))
     message, command = "", None
+    recorder = None if record is None else Recorder(record, sim, suite=suite)
     for k in range(steps):
         pushes.apply(sim, k * spec.dt)
         if k % decimation == 0:
@@ -220,7 +223,9 @@ def _simulate(prep: Prepared, params: dict, recorder) -> tuple[Monitor, int, str
             suite.update()
         monitor.observe(sim, command.q_target, controller.tracked)
         if recorder is not None:
-            recorder.record(command.tau)
+            recorder.record({"effort": sim.effort})
+    if recorder is not None:
+        recorder.close()
     monitor.finish(sim.t)
     return monitor, sim.steps, message
 
