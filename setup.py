@@ -17,6 +17,10 @@ RUNTIME = {
     "pyyaml>=6.0": "python3-yaml",
     "matplotlib>=3.6": "python3-matplotlib",
     "pydantic>=2.7": "python3-pydantic",  # the input schemas (mbsim_ros/schema)
+    # test campaigns (mbsim_ros/campaign): the task engine, the results table, the progress bar
+    "ray>=2.9": "python3-ray-pip",
+    "pyarrow>=14": "python3-pyarrow-pip",
+    "tqdm>=4.60": "python3-tqdm",
     # recordings (mbsim_ros/recording): the MCAP container and the ROS 2 CDR encoder
     "mcap>=1.2": "python3-mcap-pip",
     "mcap-ros2-support>=0.5": "python3-mcap-ros2-support-pip",

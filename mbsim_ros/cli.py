@@ -398,11 +398,80 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--animate", metavar="GIF_OR_MP4", help="also write a 3-D stick-figure "
                    "animation (needs simulate --forces)")
     p.set_defaults(func=cmd_plot)
+    _campaign_parsers(sub)
     return parser
+
+
+def _campaign_parsers(sub) -> None:
+    p = sub.add_parser("campaign", help="randomized runs of a campaign spec on Ray, judged, "
+                       "into DIR/results.parquet and DIR/report.html (docs/CAMPAIGNS.md); "
+                       "'campaign replay DIR --seed S' re-runs one")
+    p.add_argument("spec", help="campaign spec (YAML)")
+    p.add_argument("--runs", type=int, required=True, help="runs: seeds 0 .. N-1")
+    p.add_argument("--out", required=True, help="the campaign's directory (resumed if there)")
+    p.add_argument("--address", help="a Ray cluster's address (default: a local instance)")
+    p.add_argument("--workers", type=int, help="local Ray CPUs / tasks in flight")
+    p.add_argument("--seed", type=int, default=0, help="the campaign seed")
+    p.add_argument("--runs-per-task", type=int, dest="runs_per_task")
+    p.add_argument("--record-failures", action="store_true", dest="record_failures",
+                   help="record every failed run (DIR/failures/seed-S.mcap)")
+    p.add_argument("--no-progress", action="store_false", dest="progress")
+    p.set_defaults(func=cmd_campaign)
+    p = sub.add_parser("campaign-replay", help=argparse.SUPPRESS)
+    p.add_argument("out", help="a campaign's directory")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--record", metavar="FILE.mcap")
+    p.set_defaults(func=cmd_campaign_replay)
+
+
+def cmd_campaign(args) -> int:
+    from .campaign.report import write_report
+    from .campaign.runner import run_campaign
+    from .schema import SchemaError
+
+    try:
+        table = run_campaign(args.spec, args.runs, args.out, address=args.address,
+                             workers=args.workers, seed=args.seed,
+                             runs_per_task=args.runs_per_task, progress=args.progress)
+    except SchemaError as exc:
+        print(f"mbsim-ros: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+    if args.record_failures:
+        from .campaign.replay import record_failures
+
+        print(f"recorded {len(record_failures(args.out))} failed runs in "
+              f"{Path(args.out) / 'failures'}")
+    report = write_report(args.out)
+    passed = sum(table.column("passed").to_pylist())
+    print(f"{table.num_rows} runs, {passed} passed ({100.0 * passed / table.num_rows:.1f} %): "
+          f"{Path(args.out) / 'results.parquet'}, {report}")
+    return 0
+
+
+def cmd_campaign_replay(args) -> int:
+    from .campaign.replay import replay
+
+    try:
+        row, differences = replay(args.out, args.seed, args.record)
+    except ValueError as exc:
+        raise SystemExit(f"mbsim-ros: {exc}") from None
+    verdict = "passed" if row["passed"] else \
+        f"failed {row['failed_check']} at t = {row['failed_at']:.3f} s ({row['failed_value']:.6g})"
+    print(f"seed {args.seed}: {verdict}")
+    if differences:
+        print("differs from the table:\n  " + "\n  ".join(differences))
+        return 1
+    print("identical to the table's row" + (f"; recorded in {args.record}" if args.record
+                                             else ""))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ["campaign", "replay"]:
+        argv = ["campaign-replay"] + argv[2:]
     split = argv.index("--ros-args") if "--ros-args" in argv else len(argv)
     args = build_parser().parse_args(argv[:split])
     if args.command == "run":

@@ -47,6 +47,8 @@ class Data:
         self.v_next = np.empty(model.nv)
         self.actuated = np.zeros(model.nv)
         self.actuators = None  # actuators.Actuators
+        self.external = None   # (nv,) generalized force of the external wrenches, or None
+        self.tau_sum = np.zeros(model.nv)  # tau + external (a buffer)
         self._bound_to = None  # the State that _fused is bound to
         self._fused = None     # integrator.fused(state, self): (advance, rollout, arguments)
 
@@ -74,6 +76,8 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     returns converged=False."""
     integrator = data.integrator
     fused = data.fused(state)
+    if fused is not None and data.external is not None:
+        tau = np.add(tau, data.external, out=data.tau_sum)
     if fused is not None:  # one compiled call: the step and the state's update
         if tau.dtype is not FLOAT64 or not tau.flags.c_contiguous:  # as bound_entry needs
             tau = np.ascontiguousarray(tau, dtype=np.float64)
@@ -89,6 +93,8 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     servos = integrator.servos
     if data.actuators is not None:
         tau = data.actuators.apply(tau, state.v, servos.table, data.actuated)
+    if data.external is not None and fused is None:  # (the fused path's tau has it already)
+        tau = np.add(tau, data.external, out=data.tau_sum)
     state.effort[:] = tau
     info = integrator.step(state.q, state.v, tau, data.q_next, data.v_next)
     info = info.copy()
@@ -138,6 +144,9 @@ class Simulator:
         self._body_axes = None  # (workspace, out) of body_wrenches(axes="body")
         self.scene = options.get("scene")
         self._initial = None
+        self._wrenches: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # body -> (point, w)
+        self._wrench_kinematics = None  # dynamics.closures.ConstraintKinematics
+        self._external = np.zeros(nv)
         self.reset()
 
     @property
@@ -275,6 +284,8 @@ class Simulator:
             raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
                                f"{state.failed.message}; call reset()")
         tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
+        if self._wrenches:
+            self._external_efforts()
         info = step(self.model, self.data, state, tau)
         if not info.converged:
             state.failed = info.copy()
@@ -310,6 +321,51 @@ class Simulator:
                 break
             Q[s], V[s] = state.q, state.v
         return Q, V
+
+    def set_wrench(self, link: str, force, torque=(0.0, 0.0, 0.0),
+                   point=(0.0, 0.0, 0.0)) -> None:
+        """An external wrench on the body ``link`` (a name of ``model.body_names``) from the
+        next step on, until ``clear_wrench``: ``force`` (N) and ``torque`` (N m) in world axes,
+        the force acting at ``point`` (m, in the link's frame; default its origin). Each step
+        adds its generalized force J(q)^T w (J: the point's world Jacobian at the step's
+        start) to tau after the actuator models (a push is neither delayed nor lagged), so
+        every integrator takes it; ``effort`` includes it, and on a servoed joint it shares
+        the servo's effort bounds. Replaces an earlier wrench on the same link."""
+        if link not in self.model.body_names:
+            raise ValueError(f"set_wrench: no body named '{link}' (bodies: "
+                             f"{', '.join(self.model.body_names)})")
+        wrench = np.concatenate([as_vector(force, 3, "force"), as_vector(torque, 3, "torque")])
+        if not np.all(np.isfinite(wrench)):
+            raise ValueError("set_wrench: the force and torque must be finite")
+        self._wrenches[self.model.body_names.index(link)] = (as_vector(point, 3, "point"),
+                                                              wrench)
+        self.data.external = self._external
+
+    def clear_wrench(self, link: str | None = None) -> None:
+        """Remove the external wrench on ``link`` (all of them by default)."""
+        if link is None:
+            self._wrenches.clear()
+        else:
+            self._wrenches.pop(self.model.body_names.index(link), None)
+        if not self._wrenches:
+            self.data.external = None
+
+    def _external_efforts(self) -> None:
+        """data.external = sum over the wrenches of J^T w at the current q: each wrench moved
+        to the world origin (f, torque + x p f) against the world-frame motion subspace
+        columns of the joints between its body and the root."""
+        from .dynamics.closures import ConstraintKinematics
+
+        if self._wrench_kinematics is None:
+            self._wrench_kinematics = ConstraintKinematics(self.model)
+        kinematics = self._wrench_kinematics
+        oR, op, oS = kinematics.evaluate(self.state.q)
+        external = self._external
+        external[:] = 0.0
+        for body, (point, wrench) in self._wrenches.items():
+            x = op[body] + oR[body] @ point
+            at_origin = np.concatenate([wrench[:3], wrench[3:] + np.cross(x, wrench[:3])])
+            external += np.where(kinematics.masks[body], oS @ at_origin, 0.0)
 
     @classmethod
     def from_scene(cls, scene, dt: float = 1e-3, integrator: str = "compliant",
