@@ -41,6 +41,7 @@ ROS = {
 TEST = {
     "pytest>=7": "python3-pytest",
     "hypothesis>=6.100": "python3-hypothesis",  # the schemas' fuzz tests
+    "jsonschema>=4": "python3-jsonschema",  # the exported JSON Schemas checked as editors do
     "flake8>=6": "python3-flake8",  # the linter `make test` runs first (setup.cfg [flake8])
     "example-robot-data>=4.0": "example-robot-data",
     # test/test_colcon.py builds the package in a workspace; in a ROS installation rosdep's

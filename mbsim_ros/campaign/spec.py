@@ -82,21 +82,36 @@ class Push(Schema):
 class Randomize(Schema):
     """What each run draws (seeded by the campaign seed and the run's seed)."""
 
-    joint_positions: JointDraw | None = None   # offset added to the start (rad or m)
-    joint_velocities: JointDraw | None = None  # start velocity
-    base_position: AxesDraw | None = None      # offset of the floating base (m)
-    base_orientation: AxesDraw | None = None   # rotation of the floating base (rad)
-    link_mass: LinkDraw | None = None          # scale of a body's mass and inertia
-    link_inertia: LinkDraw | None = None       # scale of a body's rotational inertia only
-    friction: Distribution | None = None       # the ground's friction coefficient
-    ground_stiffness: Distribution | None = None  # scale of the ground's stiffness / modulus
-    joint_damping: JointDraw | None = None     # N m s/rad (absolute)
-    joint_friction: JointDraw | None = None    # N m (absolute)
-    armature: JointDraw | None = None          # kg m^2 (absolute)
-    delay: Distribution | None = None          # command delay, s (whole steps)
-    lag: Distribution | None = None            # torque lag bandwidth, Hz (every joint)
-    gravity_tilt: Distribution | None = None   # rad about x and about y (two draws)
-    sensor_noise: Flag = True                  # fresh noise seeds per run (else the spec's)
+    joint_positions: JointDraw | None = None
+    """offset added to the start (rad or m)"""
+    joint_velocities: JointDraw | None = None
+    """start velocity"""
+    base_position: AxesDraw | None = None
+    """offset of the floating base (m)"""
+    base_orientation: AxesDraw | None = None
+    """rotation of the floating base (rad)"""
+    link_mass: LinkDraw | None = None
+    """scale of a body's mass and inertia"""
+    link_inertia: LinkDraw | None = None
+    """scale of a body's rotational inertia only"""
+    friction: Distribution | None = None
+    """the ground's friction coefficient"""
+    ground_stiffness: Distribution | None = None
+    """scale of the ground's stiffness / modulus"""
+    joint_damping: JointDraw | None = None
+    """N m s/rad (absolute)"""
+    joint_friction: JointDraw | None = None
+    """N m (absolute)"""
+    armature: JointDraw | None = None
+    """kg m^2 (absolute)"""
+    delay: Distribution | None = None
+    """command delay, s (whole steps)"""
+    lag: Distribution | None = None
+    """torque lag bandwidth, Hz (every joint)"""
+    gravity_tilt: Distribution | None = None
+    """rad about x and about y (two draws)"""
+    sensor_noise: Flag = True
+    """fresh noise seeds per run (else the spec's)"""
     pushes: list[Push] = []
 
 
@@ -108,17 +123,25 @@ class Controller(Schema):
     by joint name over time; python: ``module:function(t, state, readings) -> command``."""
 
     type: Literal["hold", "pd", "trajectory", "python"]
-    rate: Positive | None = None     # Hz (default: every step)
-    mode: Literal["servo", "effort"] = "servo"  # implicit servo, or explicit PD on readings
+    rate: Positive | None = None
+    """Hz (default: every step)"""
+    mode: Literal["servo", "effort"] = "servo"
+    """implicit servo, or explicit PD on readings"""
     kp: Gain | None = None
     kd: Gain | None = None
-    omega: Positive | None = None    # inertia-scaled gains: kp = M_jj w^2, kd = 2 zeta w M_jj
+    omega: Positive | None = None
+    """inertia-scaled gains: kp = M_jj w^2, kd = 2 zeta w M_jj"""
     zeta: NonNegative = 0.7
-    posture: dict[Text, Real] | None = None  # pd: targets by joint (others: the start)
-    file: Text | None = None         # trajectory: CSV (t, joint...) or YAML {t: [], joints: {}}
-    function: Text | None = None     # python: module:function
-    options: dict[Text, Any] = {}    # python: given to a factory (function(sim, options))
-    factory: Flag = False            # python: function(sim, options) returns the controller
+    posture: dict[Text, Real] | None = None
+    """pd: targets by joint (others: the start)"""
+    file: Text | None = None
+    """trajectory: CSV (t, joint...) or YAML {t: [], joints: {}}"""
+    function: Text | None = None
+    """python: module:function"""
+    options: dict[Text, Any] = {}
+    """python: given to a factory (function(sim, options))"""
+    factory: Flag = False
+    """python: function(sim, options) returns the controller"""
 
     @model_validator(mode="after")
     def _fields_of_type(self) -> "Controller":
@@ -162,14 +185,22 @@ class OnlyFeet(Threshold):
 class Checks(Schema):
     """The predicates each run is judged by (a run passes when every one holds)."""
 
-    base_height: Above | None = None          # the floating base's height (m)
-    base_tilt: Below | None = None            # its tilt from upright (rad)
-    tracking_rms: TrackingBelow | None = None  # RMS of position target - q (rad)
-    tracking_max: TrackingBelow | None = None  # largest |target - q| (rad)
-    joint_limit_margin: Above | None = None   # smallest distance to a position limit
-    contact_force_peak: Below | None = None   # largest contact force on one body (N)
-    only_feet_touch: OnlyFeet | None = None   # no other body's contact force above zero
-    energy_gain: Below | None = None          # energy above the start's (J)
+    base_height: Above | None = None
+    """the floating base's height (m)"""
+    base_tilt: Below | None = None
+    """its tilt from upright (rad)"""
+    tracking_rms: TrackingBelow | None = None
+    """RMS of position target - q (rad)"""
+    tracking_max: TrackingBelow | None = None
+    """largest |target - q| (rad)"""
+    joint_limit_margin: Above | None = None
+    """smallest distance to a position limit"""
+    contact_force_peak: Below | None = None
+    """largest contact force on one body (N)"""
+    only_feet_touch: OnlyFeet | None = None
+    """no other body's contact force above zero"""
+    energy_gain: Below | None = None
+    """energy above the start's (J)"""
     no_solver_failure: Flag = True
 
 
@@ -193,10 +224,13 @@ class CampaignSpec(Schema):
     """A campaign: what is simulated, how it is driven, what each run draws, how it is
     judged."""
 
-    scene: Text | dict[Text, Any] | None = None  # a scene file or mapping (Simulator.from_scene)
-    urdf: Text | None = None                     # or a URDF (shipped name, file)
+    scene: Text | dict[Text, Any] | None = None
+    """a scene file or mapping (Simulator.from_scene)"""
+    urdf: Text | None = None
+    """or a URDF (shipped name, file)"""
     floating_base: Flag = False
-    initial_positions: dict[Text, Real] | None = None  # with urdf: the start by joint
+    initial_positions: dict[Text, Real] | None = None
+    """with urdf: the start by joint"""
     integrator: Literal["compliant", "rigid", "variational", "euler"] = "compliant"
     integrator_options: dict[Text, Any] = {}
     dt: Positive = 1e-3
@@ -206,7 +240,8 @@ class CampaignSpec(Schema):
     randomize: Randomize = Randomize()
     checks: Checks = Checks()
     metrics: list[Metric] = []
-    runs_per_task: Count | None = None  # default: about 2 s of simulated time per task
+    runs_per_task: Count | None = None
+    """default: about 2 s of simulated time per task"""
 
     @model_validator(mode="after")
     def _one_model(self) -> "CampaignSpec":

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..schema import SchemaError
+from ..schema import SchemaError, nearest
 
 
 class ModelError(ValueError):
@@ -225,8 +225,10 @@ class Model:
         try:
             return self.joint_names.index(name)
         except ValueError:
-            raise KeyError(f"no joint named '{name}' (joints: {', '.join(self.joint_names)})") \
-                from None
+            guess = nearest(name, self.joint_names)
+            raise KeyError(f"no joint named '{name}'" + (f" (did you mean {guess}?)" if guess
+                                                          else "")
+                           + f" (joints: {', '.join(self.joint_names)})") from None
 
     def neutral(self) -> np.ndarray:
         """The reference configuration (pinocchio's): zero angles and offsets, identity

@@ -170,8 +170,15 @@ def _as_floats(values) -> np.ndarray:
     try:
         view = np.frombuffer(values, dtype=np.float64)
     except (TypeError, ValueError):
-        return np.asarray(values, dtype=float).ravel()
-    return view if memoryview(values).format == "d" else np.asarray(values, dtype=float)
+        return _converted(values).ravel()
+    return view if memoryview(values).format == "d" else _converted(values)
+
+
+def _converted(values) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise CommandError(f"efforts must be numbers, got {values!r:.80}") from None
 
 
 def take_command(slot: CommandSlot, command: np.ndarray, now_ns: int, timeout_ns: int) -> bool:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le
 import numpy as np
-from pydantic import AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict
 from pydantic import Field, Strict
 from pydantic import ValidationError
 
@@ -61,20 +61,14 @@ def _unit_quaternion(q: tuple) -> tuple:
     return q
 
 
-def _python_scalar(value: Any) -> Any:
-    """A numpy scalar as the Python number it holds (library callers pass them)."""
-    return value.item() if isinstance(value, np.generic) and value.ndim == 0 else value
-
-
-_scalar = BeforeValidator(_python_scalar)
-Number = Annotated[float, _scalar, Strict()]
+Number = Annotated[float, Strict()]
 """A number that may be infinite (a stiffness of inf: rigid)."""
-Real = Annotated[float, _scalar, Strict(), AllowInfNan(False)]
+Real = Annotated[float, Strict(), AllowInfNan(False)]
 Positive = Annotated[Real, Gt(0)]
 NonNegative = Annotated[Real, Ge(0)]
 Fraction = Annotated[Real, Ge(0), Le(1)]
-Flag = Annotated[bool, _scalar, Strict()]
-Whole = Annotated[int, _scalar, Strict()]
+Flag = Annotated[bool, Strict()]
+Whole = Annotated[int, Strict()]
 Count = Annotated[Whole, Ge(1)]
 Index = Annotated[Whole, Ge(0)]
 Text = Annotated[str, Strict()]
@@ -119,9 +113,21 @@ def validate(schema: type[S], data: Any, source: str,
     if data is None:
         data = {}
     try:
-        return schema.model_validate(data)
+        return schema.model_validate(_plain(data))
     except ValidationError as exc:
         raise error(source, [_problem(schema, e, key) for e in exc.errors()]) from None
+
+
+def _plain(data: Any) -> Any:
+    """numpy scalars (which library callers pass) as the Python numbers they hold, in nested
+    mappings and lists too."""
+    if isinstance(data, np.generic) and data.ndim == 0:
+        return data.item()
+    if isinstance(data, dict):
+        return {key: _plain(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(_plain(value) for value in data)
+    return data
 
 
 def path_of(loc: tuple) -> str:
