@@ -172,7 +172,8 @@ def sensors_arguments(folder: str) -> list[str]:
 
     path = Path(folder) / "sensors.yaml"
     path.write_text(yaml.safe_dump({"sensors": SENSORS}))
-    gains = read_config(ROOT / "config" / "arm7_ros2_control.yaml")["gains"]
+    config = read_config(ROOT / "config" / "arm7_ros2_control.yaml")
+    gains = config.model_dump(exclude_none=True)["gains"]
     servo = [f"gains.{joint}.{k}:={value}" for joint, values in gains.items()
              for k, value in values.items()]
     return ["-p", f"sensors_file:={path}", *[x for p in servo for x in ("-p", p)]]

@@ -51,14 +51,14 @@ class EKFNode(Node):
         self.out = self.declare_parameter("out", "runs/ekf.npz").value
         dt = float(self.declare_parameter("dt", 1e-3).value)
         config = read_config(CONFIG)
-        encoders, imu = config["encoders"], config["sensors"][0]
-        resolution = 2.0 * np.pi / encoders["counts_per_revolution"]
+        encoders, imu = config.encoders, config.sensors[0]
+        resolution = 2.0 * np.pi / encoders.counts_per_revolution
         self.process = ProcessModel(load_urdf(shipped_urdf("double_pendulum")), dt=dt,
                                     integrator="euler")
         n = self.process.nv
-        self.R_encoders = np.diag(np.r_[np.full(n, encoders["noise"] ** 2 + resolution ** 2 / 12),
-                                        np.full(n, encoders["velocity_noise"] ** 2)])
-        self.R_gyro = imu["gyroscope_noise_density"] ** 2 * imu["rate"]
+        self.R_encoders = np.diag(np.r_[np.full(n, encoders.noise ** 2 + resolution ** 2 / 12),
+                                        np.full(n, encoders.velocity_noise ** 2)])
+        self.R_gyro = imu.gyroscope_noise_density ** 2 * imu.rate
         self.H_gyro = np.r_[np.zeros(n), np.ones(n)]
         self.W = np.eye(n) * EFFORT_NOISE ** 2
         self.x = None

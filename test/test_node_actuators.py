@@ -36,7 +36,7 @@ def test_delayed_position_commands_match_the_offline_servo(session):
         client.send_named(["joint1"], [], position=[0.3])
         states.append(arrays(client.wait_for_state_at(t0 + (k + 1) * 1_000_000)))
     model = load_urdf(shipped_urdf("arm7"))
-    q0 = initial_configuration(model, read_config("config/arm7.yaml")["initial_positions"])
+    q0 = initial_configuration(model, read_config("config/arm7.yaml").initial_positions)
     sim = Simulator(model, 1e-3, "variational")
     sim.reset(q0)
     sim.servos.set_gains(p={"joint1": GAINS["p"]}, d={"joint1": GAINS["d"]})

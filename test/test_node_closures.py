@@ -37,7 +37,7 @@ def test_four_bar_node_holds_its_closure_and_publishes_joint_wrenches(tmp_path):
         client.spin_until(lambda: len(wrenches) > 100 and len(client.states) > 100, 60.0,
                           "joint wrenches")
         model = load_urdf(urdf)
-        closures = load_closures(read_config(config)["closures"], urdf_frames(urdf))
+        closures = load_closures(read_config(config).model_dump()["closures"], urdf_frames(urdf))
         kinematics = ConstraintKinematics(model)
         q = arrays(client.states[-1])[0]
         assert np.abs(kinematics.rows(closures, q)[1]).max() < 1e-8

@@ -26,7 +26,7 @@ def test_ekf_example_beats_its_encoders(tmp_path):
     run = np.load(out)
     model = load_urdf(shipped_urdf("double_pendulum"))
     sim = Simulator(model, 1e-3, "variational")
-    sim.reset(initial_configuration(model, read_config(CONFIG)["initial_positions"]))
+    sim.reset(initial_configuration(model, read_config(CONFIG).initial_positions))
     truth_q, truth_v = [sim.q.copy()], [sim.v.copy()]
     for u in run["u"][1:]:
         assert sim.step(u).converged

@@ -38,7 +38,7 @@ def test_free_motion_equals_the_offline_simulator(session, model):
     states = list(client.states)
     steps = [state_time_ns(s) // DT_NS for s in states]
     assert steps == sorted(set(steps)), "states arrive once each, in order"
-    q0 = initial_configuration(model, read_config("config/arm7.yaml")["initial_positions"])
+    q0 = initial_configuration(model, read_config("config/arm7.yaml").initial_positions)
     sim = Simulator(model, dt=1e-3)
     sim.reset(q0)
     wanted = dict.fromkeys(steps)

@@ -21,7 +21,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def q0(model):
-    return initial_configuration(model, CONFIG["initial_positions"])
+    return initial_configuration(model, CONFIG.initial_positions)
 
 
 @pytest.fixture(scope="module")

@@ -71,7 +71,7 @@ def test_a_ros2_control_hardware_interface_drives_the_arm_by_position(hardware_s
     spin_until(executor, lambda: len(states) > 0, 180.0, "the first /robot_joint_states", node)
     start = states[-1].header.stamp
     start_s = start.sec + start.nanosec * 1e-9
-    q0 = read_config(CONFIG)["initial_positions"]
+    q0 = read_config(CONFIG).initial_positions
     np.testing.assert_allclose(states[0].position[1:6:2], [q0["joint2"], q0["joint4"],
                                                            q0["joint6"]], atol=0.01)
 

@@ -113,13 +113,23 @@ ROS_PARAMETERS = ("use_sim_time", "start_type_description_service", "qos_overrid
 
 
 def unknown_parameters(given, declared) -> list[str]:
-    """One line per given parameter that the node does not declare, with the nearest declared
-    name (a misspelled parameter is an error, not a silent default)."""
+    """One line per given parameter that the node does not declare: the valid names beside it
+    (the joints of ``armature.<joint>``, an integrator's options) and the nearest one (a
+    misspelled parameter is an error, not a silent default)."""
     lines = []
     for name in sorted(set(given) - set(declared)):
         if name.startswith(ROS_PARAMETERS):
             continue
-        guess = nearest(name, declared)
-        lines.append(f"parameter '{name}' is not one of the node's"
-                     + (f" (did you mean {guess}?)" if guess else ""))
+        prefix, _, last = name.rpartition(".")
+        siblings = sorted({d.rpartition(".")[2] for d in declared
+                           if prefix and d.rpartition(".")[0] == prefix})
+        if siblings:
+            guess = nearest(last, siblings)
+            lines.append(f"parameter '{name}' is not one of the node's: valid after '{prefix}.': "
+                         f"{', '.join(siblings)}" + (f" (did you mean {prefix}.{guess}?)"
+                                                      if guess else ""))
+        else:
+            guess = nearest(name, declared)
+            lines.append(f"parameter '{name}' is not one of the node's"
+                         + (f" (did you mean {guess}?)" if guess else ""))
     return lines
