@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat setup.py | md5sum | cut -c1-12)
 BENCH_STAMP := $(VENV)/.bench-installed-$(shell cat setup.py | md5sum | cut -c1-12)
 
-.PHONY: run simulate test bench bench-node venv clean
+.PHONY: run simulate test bench bench-node venv browser clean
 
 venv: $(STAMP)
 
@@ -31,7 +31,14 @@ simulate: $(STAMP)
 # The linter first (setup.cfg [flake8]: pyflakes and pycodestyle, 100 columns), then the suite.
 LINTED := mbsim_ros test bench examples launch setup.py
 
-test: $(STAMP)
+# Debian's chromium for the browser tests (test/test_view_browser.py); where apt-get is missing
+# or fails, those tests skip and say why.
+browser:
+	command -v chromium >/dev/null || { command -v apt-get >/dev/null && \
+	    apt-get update -qq && apt-get install -y -qq chromium; } || \
+	    echo "make browser: no chromium installed: the browser tests will skip"
+
+test: $(STAMP) browser
 	$(PY) -m flake8 $(LINTED)
 	$(PY) -m pytest -q test
 

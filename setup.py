@@ -24,6 +24,10 @@ RUNTIME = {
     # recordings (mbsim_ros/recording): the MCAP container and the ROS 2 CDR encoder
     "mcap>=1.2": "python3-mcap-pip",
     "mcap-ros2-support>=0.5": "python3-mcap-ros2-support-pip",
+    # the 3D view (mbsim_ros/view): the browser viewer (ships its client build), meshes
+    "viser>=1.0": "python3-viser-pip",
+    "trimesh>=4.0": "python3-trimesh-pip",
+    "pycollada>=0.8": "python3-pycollada-pip",  # trimesh's reader of .dae meshes
 }
 # In a ROS 2 workspace these come from the distribution; from PyPI they are wheels.
 ROS = {
@@ -44,6 +48,9 @@ TEST = {
     "jsonschema>=4": "python3-jsonschema",  # the exported JSON Schemas checked as editors do
     "flake8>=6": "python3-flake8",  # the linter `make test` runs first (setup.cfg [flake8])
     "example-robot-data>=4.0": "example-robot-data",
+    # test/browser.py drives Debian's chromium over the DevTools protocol (make browser)
+    "websockets>=12": "python3-websockets",
+    "pillow>=9": "python3-pil",
     # test/test_colcon.py builds the package in a workspace; in a ROS installation rosdep's
     # one key for colcon brings them all
     "colcon-core>=0.15": "python3-colcon-common-extensions",

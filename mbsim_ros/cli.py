@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -400,7 +401,55 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plot)
     _campaign_parsers(sub)
     _schema_parser(sub)
+    _view_parser(sub)
     return parser
+
+
+def _view_parser(sub) -> None:
+    p = sub.add_parser("view", help="a 3D view in the browser (http://HOST:PORT): the model or "
+                       "scene at its start with joint sliders, or a recording played")
+    _model_args(p)
+    p.add_argument("--scene", help="a scene YAML (ground, boxes, models)")
+    p.add_argument("--record", metavar="FILE.mcap", help="play this recording of the model")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--host", default="127.0.0.1")
+    p.set_defaults(func=cmd_view)
+
+
+def cmd_view(args) -> int:
+    """Serve the view until interrupted (Ctrl-C)."""
+    from .view.live import graph_of
+    from .view.playback import Player, read_trajectory
+    from .view.server import ViewServer
+
+    if args.scene and args.config:
+        raise refuse("view: --scene and --config name one model each: give one")
+    config = _load_config(args.scene or args.config)
+    try:
+        simulated = _simulated(args, config)
+        q0 = start_configuration(simulated, config.initial_positions)
+        graph = graph_of(simulated)
+        trajectory = read_trajectory(args.record, simulated.model) if args.record else None
+    except (ValueError, OSError) as exc:
+        raise refuse(exc) from None
+    for message in graph.warnings:
+        print(f"mbsim-ros view: warning: {message}", file=sys.stderr)
+    view = ViewServer(graph, host=args.host, port=args.port)
+    player = Player(view, *trajectory) if trajectory else None
+    if player:
+        player.start()
+    else:
+        view.joint_sliders(q0)
+    print(f"mbsim-ros view: http://{args.host}:{view.port}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if player:
+            player.stop()
+        view.stop()
+    return 0
 
 
 def _schema_parser(sub) -> None:

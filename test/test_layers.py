@@ -18,6 +18,7 @@ LAYERS = [
     {"sim", "state", "actuators", "sensors"},          # Simulator, Data, State, its devices
     {"estimation", "config", "build", "plotting", "scenarios", "zoo"},  # on top of sim
     {"recording"},                                     # MCAP recordings of a Simulator
+    {"view"},                                          # the 3D view in the browser (viser)
     {"campaign"},                                      # test campaigns (Ray; records)
     {"ros"},                                           # the node (rclpy)
     {"cli", "__init__", "__main__"},                   # entry points

@@ -1,0 +1,61 @@
+"""The view's scene graph without a browser: every link of the URDF present, with its visual
+geometry, and every link's world pose equal to pinocchio's frame placement (the independent
+oracle) at random configurations; a missing mesh is a warning naming the file, not a crash."""
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from mbsim_ros.build import load_simulated
+from mbsim_ros.model.resources import example_robot_urdf
+from mbsim_ros.view.scene_graph import MeshWarning, scene_graph, urdf_graph, urdf_links
+
+
+@pytest.mark.parametrize("name, floating", [("panda", False), ("solo12", True)])
+def test_link_poses_are_pinocchio_frames(name, floating):
+    urdf = example_robot_urdf(name)
+    simulated = load_simulated(urdf=urdf, floating_base=floating)
+    graph = urdf_graph(simulated.model, urdf)
+    oracle = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer()) if floating \
+        else pin.buildModelFromUrdf(str(urdf))
+    data = oracle.createData()
+    bodies = {f.name for f in oracle.frames if f.type == pin.FrameType.BODY}
+    assert {link.name for link in graph.links} == bodies
+    assert not graph.warnings
+    assert all(link.visual for link in graph.links if link.name.endswith("link1"))
+    for _ in range(3):
+        q = pin.randomConfiguration(oracle, -np.ones(oracle.nq), np.ones(oracle.nq))
+        pin.framesForwardKinematics(oracle, data, q)
+        poses = graph.poses(q)
+        for f, frame in enumerate(oracle.frames):
+            if frame.type == pin.FrameType.BODY:
+                R, p = poses[frame.name]
+                np.testing.assert_allclose(R, data.oMf[f].rotation, atol=1e-12)
+                np.testing.assert_allclose(p, data.oMf[f].translation, atol=1e-12)
+
+
+def test_a_missing_mesh_is_a_warning_naming_the_file():
+    xml = ('<robot name="r"><link name="a"><visual><geometry><mesh filename="gone.stl"/>'
+           '</geometry></visual><collision><geometry><box size="1 1 1"/></geometry>'
+           '</collision></link></robot>')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MeshWarning)
+        links, messages = urdf_links(xml)
+    assert len(messages) == 1 and "gone.stl" in messages[0] and "link 'a'" in messages[0]
+    assert not links[0].visual and links[0].collision[0].kind == "box"
+
+
+def test_a_scene_graph_places_its_models_and_boxes():
+    scene = {"ground": {"height": 0.0},
+             "boxes": [{"name": "step", "size": [0.4, 0.4, 0.1], "position": [1, 0, 0.05]}],
+             "models": [{"name": "ball", "sphere": {"radius": 0.1, "mass": 1.0},
+                         "position": [0, 0, 0.5]},
+                        {"name": "cube", "box": {"size": [0.2, 0.2, 0.2], "mass": 1.0},
+                         "position": [0.5, 0, 0.5]}]}
+    simulated = load_simulated(scene=scene)
+    graph = scene_graph(simulated.scene)
+    assert [link.name for link in graph.links] == ["ball/ball", "cube/cube"]
+    poses = graph.poses(simulated.scene.q0)
+    np.testing.assert_allclose(poses["cube/cube"][1], [0.5, 0, 0.5])
+    assert graph.box_names == ["step"] and graph.ground[2] == 1.0
