@@ -1,6 +1,7 @@
 """DIR/report.html with its PNGs: the pass rate, each metric's distribution (passed and failed
-runs apart), each metric against the drawn parameter it depends on most (the largest |Pearson
-correlation| over the runs), and the failed seeds with their check and replay command."""
+runs apart), each metric against the drawn parameter it depends on most (the largest |rank
+correlation| over the runs, with the parameter or its distance from its median), and the
+failed seeds with their check and replay command."""
 from __future__ import annotations
 
 import html
@@ -26,19 +27,30 @@ def columns(table) -> tuple[list[str], list[str]]:
     return metrics, params
 
 
-def strongest(values: np.ndarray, table, params: list[str]) -> tuple[str | None, float]:
-    """The parameter most correlated with ``values`` (finite runs), and the correlation."""
-    best, best_r = None, 0.0
+def strongest(values: np.ndarray, table, params: list[str]) -> tuple[str | None, float, bool]:
+    """The parameter ``values`` depend on most (finite runs): (its name, the rank correlation,
+    whether it is with the parameter's distance from its median). The second form finds what a
+    signed correlation misses: a metric that grows with a push's size in either direction."""
+    best, best_r, best_size = None, 0.0, False
     finite = np.isfinite(values)
     for name in params:
         x = table.column(name).to_numpy(zero_copy_only=False).astype(float)
         ok = finite & np.isfinite(x)
         if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(values[ok]) == 0:
             continue
-        r = float(np.corrcoef(x[ok], values[ok])[0, 1])
-        if abs(r) > abs(best_r):
-            best, best_r = name, r
-    return best, best_r
+        for size, drawn in ((False, x[ok]), (True, np.abs(x[ok] - np.median(x[ok])))):
+            r = _rank_correlation(drawn, values[ok])
+            if abs(r) > abs(best_r):
+                best, best_r, best_size = name, r, size
+    return best, best_r, best_size
+
+
+def _rank_correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's: Pearson's on the ranks (0 when either is constant)."""
+    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def _figures(table, out: Path, metrics: list[str], params: list[str]) -> list[tuple[str, str]]:
@@ -51,7 +63,7 @@ def _figures(table, out: Path, metrics: list[str], params: list[str]) -> list[tu
     made = []
     for metric in metrics:
         values = table.column(metric).to_numpy(zero_copy_only=False).astype(float)
-        name, r = strongest(values, table, params)
+        name, r, size = strongest(values, table, params)
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
         finite = values[np.isfinite(values)]
         bins = np.histogram_bin_edges(finite, bins=30) if len(finite) else 10
@@ -65,7 +77,8 @@ def _figures(table, out: Path, metrics: list[str], params: list[str]) -> list[tu
             x = table.column(name).to_numpy(zero_copy_only=False).astype(float)
             axes[1].scatter(x[passed], values[passed], s=8, c="tab:green", label="passed")
             axes[1].scatter(x[~passed], values[~passed], s=8, c="tab:red", label="failed")
-            axes[1].set_xlabel(f"{name} (r = {r:+.2f})")
+            axes[1].set_xlabel(f"{name} (rank correlation {r:+.2f}"
+                               + (" with |x - median|)" if size else ")"))
             axes[1].set_ylabel(metric)
             axes[1].legend()
         else:
