@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from ..actuators import CommandDelay
 from ..dynamics import crba
 from ..integrators.servo import EFFORT, POSITION, VELOCITY
 from ..model import FREE_FLYER, Model
+from ..schema import Real, Schema, Text, load_yaml, validate
 from .spec import Controller
 
 
@@ -39,15 +39,22 @@ def joint_dofs(model: Model) -> dict[str, tuple[int, int]]:
             for i in range(model.njoints) if model.joint_type[i] != FREE_FLYER}
 
 
+class TrajectoryFile(Schema):
+    """A trajectory file in YAML: positions by joint name over time."""
+
+    t: list[Real]
+    """the times (s), increasing"""
+    joints: dict[Text, list[Real]]
+    """each joint's positions (rad or m), one per time"""
+
+
 def load_trajectory(path: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(times, {joint: positions}) from a CSV file (a header ``t,<joint>,...``) or a YAML file
     ``{t: [...], joints: {<joint>: [...]}}``; ValueError says what is wrong."""
     file = Path(path)
     if file.suffix in (".yaml", ".yml"):
-        data = yaml.safe_load(file.read_text()) or {}
-        times, joints = data.get("t"), data.get("joints")
-        if not isinstance(times, list) or not isinstance(joints, dict):
-            raise ValueError(f"{path}: expected a mapping with 't' (a list) and 'joints'")
+        data = validate(TrajectoryFile, load_yaml(file.read_text()), str(path))
+        times, joints = data.t, data.joints
     else:
         with file.open() as stream:
             rows = list(csv.reader(stream))

@@ -11,7 +11,7 @@ import yaml
 from pydantic import model_validator
 
 from ..schema import (Count, Flag, NonNegative, Positive, Real, Schema, SchemaError, Text,
-                      Vector3, validate)
+                      Vector3, load_yaml, validate)
 
 SOURCE = "campaign spec"
 
@@ -259,7 +259,7 @@ def read_spec(spec: str | Path | dict) -> tuple[dict, Path]:
         return dict(spec), Path.cwd()
     path = Path(spec)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise SchemaError(SOURCE, [f"cannot read {path}: {exc}"]) from None
     if not isinstance(data, dict):
