@@ -4,8 +4,6 @@ range-of-motion limit, a box sliding or sticking on a 30 degree incline, a stack
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -293,13 +291,13 @@ def test_contact_buffers_grow_instead_of_dropping_contacts():
 
 @pytest.mark.parametrize("dt", [1e-3, 1e-4])
 def test_dropped_ball_follows_its_one_row_model(dt):
-    """bench/impact.py's one-row model of the lone ball's step is the simulator's (the steel
+    """scenarios.one_row, the one-row model of the lone ball's step is the simulator's (the steel
     ball dropped 0.2 m: peak depth and rebound equal to rounding), so the candidate laws it
     measures (the Hertz stiffness at the step-end depth) are measured on the real step; and
     the figures the issue reports stand: 265 um deep and 3.4 mm of rebound at 1 ms, 76 um and
     11.6 mm at 0.1 ms, against Hertz's 117.5 um (docs/COMPLIANT.md, "Impacts")."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    import impact
+    from mbsim_ros import scenarios as impact
+
     ours, model = impact.drop(dt), impact.one_row(dt, "start")
     assert ours["peak"] == pytest.approx(model["peak"], rel=1e-6)
     assert ours["rebound"] == pytest.approx(model["rebound"], rel=1e-6)
