@@ -9,7 +9,6 @@ from mbsim_ros.contact.standing import standing_scene
 from mbsim_ros.model.resources import example_robot_urdf
 from mbsim_ros.sim import Simulator
 from mbsim_ros.view.live import Viewer
-from mbsim_ros.view.scene_graph import scene_graph
 
 STEPS = 5000
 
@@ -28,7 +27,7 @@ def main() -> None:
     sim = Simulator.from_scene(scene, dt=1e-3, integrator="compliant")
     run(sim, 200)  # compiled and warm
     without = run(sim, STEPS)
-    with Viewer(sim, scene_graph(scene), port=0) as viewer:
+    with Viewer(sim, port=0) as viewer:
         start = time.perf_counter()
         with_view = run(sim, STEPS)
         elapsed = time.perf_counter() - start

@@ -110,6 +110,9 @@ class NodeSettings(Schema):
     record: Text = ""
     """write the run to this MCAP file (a ROS 2 bag of the published topics and the received
     commands, docs/RECORDING.md); empty: no recording"""
+    view: _ranged(int, 0, 65535) = 0
+    """serve the live 3D view of the simulation at http://127.0.0.1:PORT (30 Hz,
+    docs/VIEW.md); 0: off"""
     actuators: ActuatorSettings = Field(default_factory=ActuatorSettings)
     """actuator models (delay, torque lag, torque-speed curve, velocity limits)"""
 

@@ -222,14 +222,14 @@ def start_node(domain: int, context, log_dir: Path, *args: str, startup_timeout:
     return node, client
 
 
-def node_session(module: str, log_dir: Path, *args: str):
-    """A generator for a module-scoped fixture: (node, client) on a domain of the module's own;
-    on teardown the node must exit 0 on SIGINT."""
+def node_session(module: str, log_dir: Path, *args: str, **process):
+    """A generator for a module-scoped fixture: (node, client) on a domain of the module's own
+    (``process``: NodeProcess's command / env); on teardown the node must exit 0 on SIGINT."""
     import rclpy
 
     warm_kernels()
     domain, context = ros_session(module)
-    node, client = start_node(domain, context, log_dir, *args)
+    node, client = start_node(domain, context, log_dir, *args, **process)
     yield node, client
     client.destroy()
     code = node.stop()

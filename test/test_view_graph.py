@@ -1,6 +1,7 @@
 """The view's scene graph without a browser: every link of the URDF present, with its visual
 geometry, and every link's world pose equal to pinocchio's frame placement (the independent
-oracle) at random configurations; a missing mesh is a warning naming the file, not a crash."""
+oracle) at random configurations (and the server's batched poses); a missing mesh is a warning
+naming the file, not a crash; the live Viewer of a scene-built Simulator."""
 import warnings
 
 import numpy as np
@@ -9,7 +10,10 @@ import pytest
 
 from mbsim_ros.build import load_simulated
 from mbsim_ros.model.resources import example_robot_urdf
+from mbsim_ros.sim import Simulator
+from mbsim_ros.view.live import Viewer
 from mbsim_ros.view.scene_graph import MeshWarning, scene_graph, urdf_graph, urdf_links
+from mbsim_ros.view.server import LinkPlacements
 
 
 @pytest.mark.parametrize("name, floating", [("panda", False), ("solo12", True)])
@@ -59,3 +63,40 @@ def test_a_scene_graph_places_its_models_and_boxes():
     poses = graph.poses(simulated.scene.q0)
     np.testing.assert_allclose(poses["cube/cube"][1], [0.5, 0, 0.5])
     assert graph.box_names == ["step"] and graph.ground[2] == 1.0
+
+
+def test_the_batched_link_poses_are_the_graph_s():
+    """The server's vectorised poses (quaternions of every link at once) give the rotations
+    and positions SceneGraph.poses gives, at random configurations of the free-flying Solo12."""
+    simulated = load_simulated(urdf=example_robot_urdf("solo12"), floating_base=True)
+    graph = urdf_graph(simulated.model, simulated.urdf_source)
+    placements = LinkPlacements(graph)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q = simulated.model.neutral()
+        q[7:] = rng.uniform(-np.pi, np.pi, q.size - 7)
+        q[3:7] = rng.normal(size=4)
+        q[3:7] /= np.linalg.norm(q[3:7])
+        batched = placements.poses(*graph.body_poses(q))
+        for link, pose in zip(graph.links, batched):
+            R, p = graph.poses(q)[link.name]
+            w, x, y, z = pose[:4]
+            rotation = pin.Quaternion(w, x, y, z).toRotationMatrix()
+            np.testing.assert_allclose(rotation, R, atol=1e-12)
+            np.testing.assert_allclose(pose[4:], p, atol=1e-12)
+
+
+def test_a_scene_built_simulator_is_viewed_without_its_configuration():
+    """Viewer(sim) for Simulator.from_scene (the scene keeps its models), sending frames while
+    the loop steps; a Simulator from a Model alone is refused naming what is missing."""
+    scene = {"ground": {"height": 0.0},
+             "models": [{"name": "ball", "sphere": {"radius": 0.1, "mass": 1.0},
+                         "position": [0, 0, 0.5]}]}
+    sim = Simulator.from_scene(scene, dt=1e-3)
+    with Viewer(sim, port=0, rate=200.0) as viewer:
+        assert [link.name for link in viewer.view.graph.links] == \
+            [link.name for link in scene_graph(sim.scene).links] != []
+        while viewer.frames < 3:
+            sim.step()
+    with pytest.raises(ValueError, match="from_scene"):
+        Viewer(Simulator(load_simulated(urdf=example_robot_urdf("panda")).model), port=0)

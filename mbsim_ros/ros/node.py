@@ -120,6 +120,7 @@ class SimulationNode(Node):
         self._make_interfaces()
         self.recorder = self._make_recorder()
         self._received: list = []  # (topic, message) taken since the last tick, to record
+        self.view = self._make_view()
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -299,6 +300,50 @@ class SimulationNode(Node):
         except (ValueError, OSError) as exc:
             raise StartupError(f"parameter 'record': {exc}") from None
 
+    def _make_view(self):
+        """The ``view`` parameter's live 3D view (None: off): the loop copies q into a buffer
+        every round(1 / (30 Hz dt)) ticks; the view's thread reads it and sends."""
+        port = self.settings.view
+        if not port:
+            return None
+        from ..view.live import DISPLAY_RATE, LiveView, graph_of
+
+        self._view_every = max(1, round(1.0 / (DISPLAY_RATE * self.settings.dt)))
+        self._view_lock = threading.Lock()  # the buffer's: held for a copy of q, never a step
+        self._view_q, self._view_shown = self.sim.q.copy(), self.sim.q.copy()
+        self._view_t_ns, self._view_fresh = self.t_ns, True
+        try:
+            view = LiveView(graph_of(self.simulated), self._view_frame, port=port)
+        except (ValueError, OSError) as exc:
+            raise StartupError(f"parameter 'view': {exc}") from None
+        if view.port != port:  # viser moves to the next free port: we promised this one
+            view.close()
+            raise StartupError(f"parameter 'view': port {port} is in use")
+        self.get_logger().info(f"3D view at http://127.0.0.1:{port}")
+        return view.start()
+
+    def _offer_view(self) -> None:
+        """In the loop, every _view_every ticks: q and t into the view's buffer."""
+        with self._view_lock:
+            np.copyto(self._view_q, self.sim.q)
+            self._view_t_ns, self._view_fresh = self.t_ns, True
+
+    def _view_frame(self):
+        """In the view's thread: the loop's last q (None: nothing new), t and, for a scene,
+        the last step's contacts (read under the loop's lock, as the contact markers are)."""
+        from ..view.live import contacts_of
+
+        with self._view_lock:
+            if not self._view_fresh:
+                return None
+            np.copyto(self._view_shown, self._view_q)
+            t_ns, self._view_fresh = self._view_t_ns, False
+        contacts = None
+        if self.scene is not None:
+            with self._lock:
+                contacts = contacts_of(self.sim)
+        return self._view_shown, t_ns * 1e-9, contacts
+
     def _record(self) -> None:
         """Write the commands received since the last tick (as received, stamped with the time
         they were taken) and, after the step, the state; with self._lock held."""
@@ -436,6 +481,8 @@ class SimulationNode(Node):
         if self.sim.steps % self.settings.publish_decimation == 0:
             self._publish_state()
         self.clock_pub.publish(self.clock.fill(self.t_ns))
+        if self.view is not None and self.sim.steps % self._view_every == 0:
+            self._offer_view()
         return True
 
     def _poll_commands(self) -> None:
@@ -525,6 +572,9 @@ class SimulationNode(Node):
     def destroy_node(self) -> None:
         self.stop()  # rclpy's shutdown destroys nodes first: stop publishing before that
         self.close_recording()
+        view, self.view = getattr(self, "view", None), None
+        if view is not None:
+            view.close()
         super().destroy_node()
 
     def close_recording(self) -> None:

@@ -81,6 +81,7 @@ class Settings:
     publish_joint_wrenches: bool
     frame_prefix: str
     record: str
+    view: int
     actuators_delay_ticks: int
     actuators_velocity_limits: bool
 

@@ -20,6 +20,46 @@ def _wxyz(R: np.ndarray) -> np.ndarray:
     return SO3.from_matrix(R).wxyz
 
 
+def wxyz_of(R: np.ndarray) -> np.ndarray:
+    """(n, 4) unit quaternions (w, x, y, z) of (n, 3, 3) rotation matrices, all at once
+    (Shepperd: each from its largest diagonal term, w >= 0)."""
+    trace = np.trace(R, axis1=1, axis2=2)
+    diagonal = np.diagonal(R, axis1=1, axis2=2)
+    candidates = np.stack([
+        np.stack([1 + trace, R[:, 2, 1] - R[:, 1, 2], R[:, 0, 2] - R[:, 2, 0],
+                  R[:, 1, 0] - R[:, 0, 1]], axis=1),
+        np.stack([R[:, 2, 1] - R[:, 1, 2], 1 + 2 * diagonal[:, 0] - trace,
+                  R[:, 0, 1] + R[:, 1, 0], R[:, 0, 2] + R[:, 2, 0]], axis=1),
+        np.stack([R[:, 0, 2] - R[:, 2, 0], R[:, 0, 1] + R[:, 1, 0],
+                  1 + 2 * diagonal[:, 1] - trace, R[:, 1, 2] + R[:, 2, 1]], axis=1),
+        np.stack([R[:, 1, 0] - R[:, 0, 1], R[:, 0, 2] + R[:, 2, 0],
+                  R[:, 1, 2] + R[:, 2, 1], 1 + 2 * diagonal[:, 2] - trace], axis=1)], axis=1)
+    largest = np.argmax(np.concatenate([trace[:, None], diagonal], axis=1), axis=1)
+    quaternion = candidates[np.arange(len(R)), largest]
+    quaternion /= np.linalg.norm(quaternion, axis=1, keepdims=True)
+    return quaternion * np.where(quaternion[:, :1] < 0, -1.0, 1.0)
+
+
+class LinkPlacements:
+    """The links' placements in their bodies' frames as arrays: ``poses(oR, op)`` gives every
+    link's world pose (n, 7: wxyz, position) from the bodies' in one vectorised pass (a link
+    on the world (body -1) keeps its own)."""
+
+    def __init__(self, graph: SceneGraph) -> None:
+        self.body = np.array([max(link.body, 0) for link in graph.links], dtype=int)
+        self.world = np.array([link.body < 0 for link in graph.links], dtype=bool)
+        self.R = np.array([link.R for link in graph.links]).reshape(-1, 3, 3)
+        self.p = np.array([link.p for link in graph.links]).reshape(-1, 3)
+
+    def poses(self, oR: np.ndarray, op: np.ndarray) -> np.ndarray:
+        if not len(oR):
+            return np.concatenate([wxyz_of(self.R), self.p], axis=1)
+        R = np.where(self.world[:, None, None], self.R, oR[self.body] @ self.R)
+        p = np.where(self.world[:, None], self.p,
+                     op[self.body] + np.einsum("nij,nj->ni", oR[self.body], self.p))
+        return np.concatenate([wxyz_of(R), p], axis=1)
+
+
 def _rgb(color: tuple) -> tuple:
     return tuple(int(round(255 * c)) for c in color[:3])
 
@@ -59,6 +99,9 @@ class ViewServer:
         self.server.initial_camera.look_at = (0.0, 0.0, 0.4)
         self.com = self.server.scene.add_icosphere("/com", radius=0.03, color=(255, 0, 255))
         self.contacts = None
+        self._links = LinkPlacements(graph)
+        self._sent = np.full((len(graph.links), 7), np.nan)  # wxyz, position last sent
+        self._status = ""
 
     def _add_world(self) -> None:
         scene = self.server.scene
@@ -138,21 +181,31 @@ class ViewServer:
     def update(self, q: np.ndarray, t: float | None = None, rtf: float | None = None,
                contacts: np.ndarray | None = None) -> None:
         """Move every link to its pose at q; the status line shows t (s) and the real-time
-        factor; ``contacts``: (k, 2, 3) contact points and force vectors (N, world)."""
-        poses = self.graph.poses(q)
+        factor; ``contacts``: (k, 2, 3) contact points and force vectors (N, world). Only the
+        links that moved (by more than 1e-6) are sent, in one atomic batch."""
+        oR, op = self.graph.body_poses(q)
+        poses = self._links.poses(oR, op)
+        moved = np.flatnonzero(~(np.abs(poses - self._sent) <= 1e-6).all(axis=1))
         with self.server.atomic():
-            for name, (R, p) in poses.items():
-                frame = self.frames[name]
-                frame.wxyz, frame.position = _wxyz(R), p
+            for k in moved:
+                frame = self.frames[self.graph.links[k].name]
+                frame.wxyz, frame.position = poses[k, :4], poses[k, 4:]
+            self._sent[moved] = poses[moved]
             self.com.visible = self.show_com.value
             self.com.position = self.graph.centre_of_mass(q)
             if contacts is not None:
                 self._draw_contacts(contacts)
         if t is not None:
-            self.status.content = f"t = {t:.3f} s" + (f", real-time factor {rtf:.2f}"
-                                                      if rtf is not None else "")
+            self._set_status(f"t = {t:.3f} s" + (f", real-time factor {rtf:.2f}"
+                                                 if rtf is not None else ""))
+
+    def _set_status(self, text: str) -> None:
+        if text != self._status:
+            self.status.content = self._status = text
 
     def _draw_contacts(self, contacts: np.ndarray) -> None:
+        if self.contacts is None and not len(contacts):
+            return
         if self.contacts is not None:
             self.contacts.remove()
             self.contacts = None
