@@ -19,8 +19,9 @@ import time
 
 import numpy as np
 
-from .contact.standing import standing_scene
-from .dynamics import crba
+from .contact.standing import ground_normal, standing_scene, support_points
+from .dynamics import crba, rnea
+from .dynamics.closures import ConstraintKinematics
 from .mechanism import Builder, Mechanism
 from .model import example_robot_urdf, load_urdf
 from .sim import Simulator
@@ -157,17 +158,23 @@ OMEGA, ZETA = 30.0, 0.7
 STANDING_INTEGRATORS = {"compliant": {}, "rigid": {"solver": "pgs"}}
 
 
+def one_dof(model) -> tuple[np.ndarray, np.ndarray]:
+    """(iv, iq): the velocity and configuration indices of the one-DOF joints."""
+    joints = [i for i in range(model.njoints) if model.joint_kinds[i] != "free_flyer"]
+    return (np.array([model.idx_v[i] for i in joints], dtype=int),
+            np.array([model.idx_q[i] for i in joints], dtype=int))
+
+
 class InertiaScaledPD:
     """Joint PD on the one-DOF joints toward q_target with kp_j = M_jj w^2, kd_j = 2 z w M_jj
-    (M at the current q): through the integrator's implicit servo, or as tau (explicit)."""
+    (M at the current q): through the integrator's implicit servo, or as tau (explicit). Too
+    weak for a floating base (a knee's M_jj does not see the body it carries): the robots
+    fall (test_standing's fall test uses it for that)."""
 
     def __init__(self, sim: Simulator, q_target: np.ndarray, explicit: bool = False) -> None:
         m = sim.model
         self.sim, self.q_target, self.explicit = sim, q_target.copy(), explicit
-        self.iv = np.array([m.idx_v[i] for i in range(m.njoints)
-                            if m.joint_kinds[i] != "free_flyer"], dtype=int)
-        self.iq = np.array([m.idx_q[i] for i in range(m.njoints)
-                            if m.joint_kinds[i] != "free_flyer"], dtype=int)
+        self.iv, self.iq = one_dof(m)
         self.kp, self.kd, self.tau = np.zeros(m.nv), np.zeros(m.nv), np.zeros(m.nv)
 
     def step(self):
@@ -185,23 +192,158 @@ class InertiaScaledPD:
         return sim.step()
 
 
-def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
-          scene=None, velocity_terms: str = "implicit") -> dict:
-    """One robot standing: finished, message, the lowest contact of any link and of the feet
-    (the links touching the ground at the start) (m), step times (s), the most energy gained
-    over the start (J) and the fastest one-DOF joint (rad/s)."""
+def point_jacobian(kinematics: ConstraintKinematics, q: np.ndarray, bodies: np.ndarray,
+                   points: np.ndarray) -> np.ndarray:
+    """J (3n x nv): the world velocity of each point (fixed to its body, world frame at q) per
+    unit joint velocity: column k of a point x on body b is v_k + w_k x x for the joints k
+    between b and the root (oS_k = [v_k, w_k], world axes, about the world origin)."""
+    _, _, oS = kinematics.evaluate(q)
+    J = np.zeros((3 * len(bodies), oS.shape[0]))
+    for n, (b, x) in enumerate(zip(bodies, points)):
+        k = kinematics.masks[b]
+        J[3 * n:3 * n + 3, k] = (oS[k, :3] + np.cross(oS[k, 3:], x)).T
+    return J
+
+
+def tangents(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors completing the unit ``normal`` to a right-handed frame."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    t1 = np.cross(normal, helper)
+    t1 /= np.linalg.norm(t1)
+    return t1, np.cross(normal, t1)
+
+
+def distribute_weight(J: np.ndarray, bias: np.ndarray, normal: np.ndarray, mu: float,
+                      base: int = 6) -> np.ndarray:
+    """The contact forces f (n x 3, world) of least |f|^2 that hold the floating base
+    (J[:, :base]^T f = bias[:base]: the unactuated rows of M 0 + h = S^T tau + J^T f) inside
+    the friction pyramid inscribed in the cone of ``mu`` (|f.t_i| <= mu / sqrt 2 f.n, f.n >= 0):
+    a small QP solved by osqp. ValueError when no such forces exist (the centre of mass outside
+    the support polygon, or point feet that cannot hold the base's moments)."""
+    import osqp
+    import scipy.sparse as sparse
+
+    n = J.shape[0] // 3
+    t1, t2 = tangents(normal)
+    slope = mu / math.sqrt(2.0)
+    cone = np.array([normal, t1 - slope * normal, -t1 - slope * normal,
+                     t2 - slope * normal, -t2 - slope * normal])
+    A = sparse.vstack([sparse.csc_matrix(J[:, :base].T),
+                       sparse.block_diag([cone] * n)], format="csc")
+    lower = np.concatenate([bias[:base], np.tile([0.0] + [-np.inf] * 4, n)])
+    upper = np.concatenate([bias[:base], np.tile([np.inf] + [0.0] * 4, n)])
+    solver = osqp.OSQP()
+    solver.setup(sparse.identity(3 * n, format="csc"), np.zeros(3 * n), A, lower, upper,
+                 eps_abs=1e-10, eps_rel=1e-10, max_iter=100000, polish=True, verbose=False)
+    result = solver.solve()
+    f = result.x
+    if result.info.status not in ("solved", "solved inaccurate") or f is None \
+            or np.abs(J[:, :base].T @ f - bias[:base]).max() > 1e-6 * max(1.0, abs(bias).max()):
+        raise ValueError(f"no contact forces hold the base ({result.info.status})")
+    return f.reshape(n, 3)
+
+
+class StandingController:
+    """Holds a legged robot in posture q0 with its full weight on its feet
+    (docs/COMPLIANT.md#standing): the feet are the collision points within 1 mm of the
+    ground at q0 (contact.standing.support_points); their forces f of least |f|^2 that
+    balance gravity on the floating base, inside the friction pyramid (``distribute_weight``,
+    osqp), give the feed-forward tau = g(q0) - J^T f on the joints; a joint PD through the
+    integrator's implicit servo toward q0 corrects the rest, its gains scaled to the load each
+    joint carries: kp_j = I_j w^2, kd_j = 2 z w I_j, with I_j the inertia of the whole robot
+    (locked at q0) about joint j's axis for the joints between the base and a foot (the joint
+    carries the body), the joint's own M_jj elsewhere (it carries its subtree). All of it at
+    q0, once: ``step()`` is sim.step(tau) with no allocation."""
+
+    def __init__(self, sim: Simulator, q0: np.ndarray, within: float = 1e-3,
+                 omega: float = OMEGA, zeta: float = ZETA) -> None:
+        model, scene = sim.model, sim.scene
+        self.sim = sim
+        self.iv, _ = one_dof(model)
+        kinematics = ConstraintKinematics(model)
+        self.bodies, self.points = support_points(scene, q0, within)
+        if not len(self.bodies):
+            raise ValueError("no collision point within {within} m of the ground at q0")
+        self.feet = sorted({model.body_names[b] for b in self.bodies})
+        J = point_jacobian(kinematics, q0, self.bodies, self.points)
+        gravity = rnea(model, q0, np.zeros(model.nv), np.zeros(model.nv))
+        self.forces = distribute_weight(J, gravity, ground_normal(scene),
+                                        scene.material.friction)
+        self.tau = np.zeros(model.nv)
+        self.tau[self.iv] = (gravity - J.T @ self.forces.ravel())[self.iv]
+        self.inertia = self._carried_inertia(kinematics, q0)
+        sim.servos.set_gains(p=self.inertia * omega ** 2, d=2.0 * zeta * omega * self.inertia)
+        sim.servos.command(position=q0)
+
+    def _carried_inertia(self, kinematics: ConstraintKinematics, q0: np.ndarray) -> np.ndarray:
+        """I_j (nv): the locked robot's inertia about joint j's axis for the joints that move
+        a foot relative to the base (c^T M_base c, with c the base velocity that turns the
+        whole robot about that axis: oS_base^T c = oS_j), M_jj for the others."""
+        M = crba(self.sim.model, q0)
+        _, _, oS = kinematics.evaluate(q0)
+        legs = np.any(kinematics.masks[np.unique(self.bodies)], axis=0)
+        inertia = np.diag(M).copy()
+        for j in self.iv[legs[self.iv]]:
+            c = np.linalg.solve(oS[:6].T, oS[j])
+            inertia[j] = c @ M[:6, :6] @ c
+        inertia[:6] = 0.0
+        return inertia
+
+    def step(self):
+        return self.sim.step(self.tau)
+
+
+class FootWatch:
+    """The support points (contact.standing.support_points at q0) followed through a run: the
+    largest horizontal travel of any (sliding) and the highest any foot's lowest point rose
+    above the ground (lift), m."""
+
+    def __init__(self, sim: Simulator, q0: np.ndarray, within: float = 1e-3) -> None:
+        self.kinematics = ConstraintKinematics(sim.model)
+        self.sim, self.normal = sim, ground_normal(sim.scene)
+        self.height = sim.scene.ground[3]
+        self.bodies, points = support_points(sim.scene, q0, within)
+        oR, op, _ = self.kinematics.evaluate(q0)
+        self.local = np.einsum("nji,nj->ni", oR[self.bodies], points - op[self.bodies])
+        self.start = points
+        self.feet = [self.bodies == b for b in np.unique(self.bodies)]
+        self.slide, self.lift = 0.0, -np.inf
+
+    def update(self) -> None:
+        oR, op, _ = self.kinematics.evaluate(self.sim.q)
+        points = np.einsum("nij,nj->ni", oR[self.bodies], self.local) + op[self.bodies]
+        moved = points - self.start
+        moved -= np.outer(moved @ self.normal, self.normal)
+        self.slide = max(self.slide, float(np.sqrt((moved ** 2).sum(axis=1)).max()))
+        heights = points @ self.normal - self.height
+        self.lift = max(self.lift, max(float(heights[foot].min()) for foot in self.feet))
+
+
+CONTROLLERS = {"standing": StandingController, "pd": InertiaScaledPD}
+
+
+def stand(label: str, integrator: str, seconds: float, controller: str = "standing",
+          scene=None, velocity_terms: str = "implicit", explicit: bool = False) -> dict:
+    """One robot held in its start posture by ``controller`` ("standing": StandingController;
+    "pd": InertiaScaledPD, ``explicit``: as tau): finished, message, the lowest contact of any
+    link and of the feet (the links with collision points within 1 mm of the ground at the
+    start) (m), the feet's sliding and lift (FootWatch, m), the base's largest height change
+    over its start height (drift), step times (s), the most energy gained over the start (J)
+    and the fastest one-DOF joint (rad/s)."""
     scene = scene if scene is not None else standing_scene(example_robot_urdf(LEGGED[label]))
     sim = Simulator.from_scene(scene, dt=1e-3, integrator=integrator,
                                velocity_terms=velocity_terms, **STANDING_INTEGRATORS[integrator])
-    pd = InertiaScaledPD(sim, scene.q0, explicit)
+    hold = StandingController(sim, scene.q0) if controller == "standing" \
+        else InertiaScaledPD(sim, scene.q0, explicit)
+    watch = FootWatch(sim, scene.q0)
+    feet = {sim.model.body_names[b] for b in watch.bodies}
     steps = int(round(seconds / sim.dt))
     times = np.zeros(steps)
-    lowest, feet_lowest, message, done, fallbacks = np.inf, np.inf, "", 0, 0
-    feet = None  # the links touching the ground in the start posture
-    start_energy, gained, speed = sim.energy(), 0.0, 0.0
+    lowest, feet_lowest, message, done, fallbacks, drift = np.inf, np.inf, "", 0, 0, 0.0
+    start_energy, gained, speed, iv = sim.energy(), 0.0, 0.0, one_dof(sim.model)[0]
     for k in range(steps):
         start = time.perf_counter()
-        info = pd.step()
+        info = hold.step()
         times[k] = time.perf_counter() - start
         if not info.converged:
             message = f"t = {sim.t:.3f} s: {info.message}"
@@ -209,16 +351,15 @@ def stand(label: str, integrator: str, seconds: float, explicit: bool = False,
         done += 1
         fallbacks += info.fallback
         gained = max(gained, sim.energy() - start_energy)
-        speed = max(speed, float(np.abs(sim.v[pd.iv]).max()))
-        contacts = sim.contacts()
-        if feet is None:
-            feet = {c.link for c in contacts if c.depth > -1e-3}
-        for contact in contacts:
+        speed = max(speed, float(np.abs(sim.v[iv]).max()))
+        drift = max(drift, abs(sim.q[2] - scene.q0[2]) / scene.q0[2])
+        watch.update()
+        for contact in sim.contacts():
             lowest = min(lowest, -contact.depth)
             if contact.link in feet:
                 feet_lowest = min(feet_lowest, -contact.depth)
     return {"finished": done == steps, "message": message, "lowest": lowest,
-            "feet": feet_lowest,
+            "feet": feet_lowest, "slide": watch.slide, "lift": watch.lift, "drift": drift,
             "fallbacks": fallbacks, "gained": gained, "speed": speed,
             "times": times[:done + 1], "base": float(sim.q[2]), "start": float(scene.q0[2])}
 

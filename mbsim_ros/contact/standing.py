@@ -18,22 +18,48 @@ from .scene import Scene, load_scene
 STEEL = {"youngs_modulus": 2.0e11, "poisson_ratio": 0.3}
 
 
+def ground_normal(scene: Scene) -> np.ndarray:
+    """The scene's ground normal (z when it has no ground)."""
+    return scene.ground[:3] if np.any(scene.ground[:3]) else np.array([0.0, 0.0, 1.0])
+
+
+def shape_points(scene: Scene, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bodies, points, heights): the moving shapes' lowest candidate points at q, world frame
+    (box corners, cylinder rims, mesh hull points; a sphere's point nearest the ground), the
+    body of each and its height along the ground normal."""
+    shapes = scene.shapes
+    normal = ground_normal(scene)
+    oR, op, _ = ConstraintKinematics(scene.model).evaluate(q)
+    first, local, _ = candidate_points(shapes)
+    bodies, points = [], []
+    for s in np.flatnonzero(shapes.body >= 0):
+        b = shapes.body[s]
+        found = (local[first[s]:first[s + 1]] @ shapes.R[s].T + shapes.p[s]) @ oR[b].T + op[b]
+        if shapes.kind[s] == SPHERE:
+            found = found - shapes.size[s, 0] * normal
+        bodies += [b] * len(found)
+        points.append(found)
+    if not points:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
+    points = np.concatenate(points)
+    return np.array(bodies, dtype=np.int64), points, points @ normal
+
+
 def lowest_point(scene: Scene, q: np.ndarray) -> float:
     """The height (along the ground normal) of the lowest point of the scene's moving shapes at
     q: their candidate points (box corners, cylinder rims, mesh hull points) and spheres'
     surfaces."""
-    shapes = scene.shapes
-    normal = scene.ground[:3] if np.any(scene.ground[:3]) else np.array([0.0, 0.0, 1.0])
-    oR, op, _ = ConstraintKinematics(scene.model).evaluate(q)
-    first, local, _ = candidate_points(shapes)
-    lowest = np.inf
-    for s in np.flatnonzero(shapes.body >= 0):
-        b = shapes.body[s]
-        points = local[first[s]:first[s + 1]] @ shapes.R[s].T + shapes.p[s]
-        heights = (points @ oR[b].T + op[b]) @ normal
-        radius = shapes.size[s, 0] if shapes.kind[s] == SPHERE else 0.0
-        lowest = min(lowest, float(heights.min()) - radius)
-    return lowest
+    heights = shape_points(scene, q)[2]
+    return float(heights.min()) if heights.size else np.inf
+
+
+def support_points(scene: Scene, q: np.ndarray,
+                   within: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """(bodies, points): the candidate points within ``within`` (m) of the ground at q (world
+    frame), and the body each belongs to: where a robot standing in posture q rests."""
+    bodies, points, heights = shape_points(scene, q)
+    near = heights - scene.ground[3] <= within
+    return bodies[near], points[near]
 
 
 def standing_scene(urdf: str | Path, *, q: np.ndarray | None = None, friction: float = 0.8,
