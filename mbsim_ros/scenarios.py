@@ -234,10 +234,10 @@ def distribute_weight(J: np.ndarray, bias: np.ndarray, normal: np.ndarray, mu: f
     upper = np.concatenate([bias[:base], np.tile([np.inf] + [0.0] * 4, n)])
     solver = osqp.OSQP()
     solver.setup(sparse.identity(3 * n, format="csc"), np.zeros(3 * n), A, lower, upper,
-                 eps_abs=1e-10, eps_rel=1e-10, max_iter=100000, polish=True, verbose=False)
-    result = solver.solve()
+                 eps_abs=1e-10, eps_rel=1e-10, max_iter=100000, polishing=True, verbose=False)
+    result = solver.solve(raise_error=False)
     f = result.x
-    if result.info.status not in ("solved", "solved inaccurate") or f is None \
+    if result.info.status_val not in (1, 2) \
             or np.abs(J[:, :base].T @ f - bias[:base]).max() > 1e-6 * max(1.0, abs(bias).max()):
         raise ValueError(f"no contact forces hold the base ({result.info.status})")
     return f.reshape(n, 3)
