@@ -154,6 +154,10 @@ LEGGED = {
     "simple_humanoid": "simple_humanoid_description/urdf/simple_humanoid.urdf",
     "centauro": "centauro_description/urdf/centauro.urdf",
 }
+# the legged robots that cannot stand still in their start posture, and why
+CANNOT_STAND = {"bolt": "point feet (a rounded foot's hull, 5.6 mm long) with the centre of mass "
+                        "0.5 mm ahead of them in the start posture: no contact forces hold the "
+                        "base, it balances only dynamically"}
 OMEGA, ZETA = 30.0, 0.7
 STANDING_INTEGRATORS = {"compliant": {}, "rigid": {"solver": "pgs"}}
 
