@@ -7,8 +7,9 @@ and anyone who wants to see them run (docs/REFERENCES.md):
   weight (``two_springs``, and its equations of motion ``two_springs_ode`` for a reference);
 - a Grashof crank-rocker four-bar closed on itself (``four_bar``), the post's closed loop;
 - a one-joint rod with URDF damping and friction (``one_joint_urdf``);
-- every legged robot of example-robot-data standing on a steel floor under inertia-scaled joint
-  PD (``LEGGED``, ``stand``: bench/standing.py, docs/COMPLIANT.md#standing);
+- every legged robot of example-robot-data standing on a steel floor, its weight on its feet
+  (``LEGGED``, ``StandingController``: a gravity feed-forward with the feet's forces from a
+  small QP and a load-scaled joint PD; ``stand``: bench/standing.py, docs/COMPLIANT.md#standing);
 - a free rigid body spinning about a wobbling axis (``free_body_urdf``, ``spin``: the
   velocity-terms figures, docs/COMPLIANT.md).
 """
