@@ -69,7 +69,7 @@ class EKFNode(Node):
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.command = Float64MultiArray()
         self.publisher = self.create_publisher(Float64MultiArray, "/mbsim/effort_commands", qos)
-        self.create_subscription(Imu, f"/mbsim/imu/{imu['name']}", self.on_imu, qos)
+        self.create_subscription(Imu, f"/mbsim/imu/{imu.name}", self.on_imu, qos)
         self.create_subscription(JointState, "/joint_states", self.on_state, qos)
         self.done = False
 
