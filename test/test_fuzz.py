@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mbsim_ros import Simulator
@@ -44,6 +44,9 @@ leaves = st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=8))
 values = st.recursive(leaves, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
     max_leaves=12)
+# a replaced value is a number half of the time (in or out of range: the schema's bounds and the
+# simulation are what is probed), anything else otherwise (the schema's types)
+replacements = st.one_of(st.floats(-10.0, 10.0), numbers, values)
 keys = st.one_of(st.text(max_size=10), st.sampled_from(
     ["friction", "frction", "position", "positon", "radius", "mass", "size", "ground", "models",
      "boxes", "gravity", "normal", "stiffness", "youngs_modulus", "orientation", "name",
@@ -71,7 +74,7 @@ def mutated(draw, base: dict) -> dict:
                 if action == "remove":
                     node.pop(index)
                 else:
-                    node[index] = draw(values)
+                    node[index] = draw(replacements)
             else:
                 node.append(draw(values))
         elif action == "add" or not node:
@@ -81,7 +84,7 @@ def mutated(draw, base: dict) -> dict:
             if action == "remove":
                 node.pop(key)
             else:
-                node[key] = draw(values)
+                node[key] = draw(replacements)
     return data
 
 
@@ -98,12 +101,15 @@ def run_100_steps(sim: Simulator) -> None:
 
 def refused_or_none(load, data):
     """load(data), or None when it is refused with one ValueError (a message, no traceback of
-    another kind)."""
+    another kind); counted as a hypothesis event (--hypothesis-show-statistics)."""
     try:
-        return load(data)
+        loaded = load(data)
     except ValueError as exc:
         assert str(exc).strip()
+        event(f"{getattr(load, '__name__', 'load')}: refused")
         return None
+    event(f"{getattr(load, '__name__', 'load')}: accepted")
+    return loaded
 
 
 @FUZZ
