@@ -1,7 +1,8 @@
 """Contact detection between moving bodies and from URDF meshes (mbsim_ros/contact/detection.py,
 geometry.py, heightfield.py): the kernel's distances and normals against closed-form geometry
 (a heightfield's triangles too), stacks that settle with the weights Hertz and statics
-predict, a mesh-shaped link at its analytic height, and the bad-input cases (a missing or unreadable mesh names the link and the file)."""
+predict, a mesh-shaped link at its analytic height, and the bad-input cases (a missing or
+unreadable mesh names the link and the file)."""
 from __future__ import annotations
 
 import math
