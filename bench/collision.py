@@ -51,9 +51,9 @@ def our_query(shapes: Shapes, oR: np.ndarray, op: np.ndarray, ground: np.ndarray
     first, local, bound = candidate_points(shapes)
     ns = len(shapes)
     args = (oR, op, shapes.body, shapes.model, shapes.kind, shapes.R, shapes.p, shapes.size,
-            first, local, bound, ground, 0.005, 0.01, np.zeros((ns, 3, 3)), np.zeros((ns, 3)),
-            np.zeros(3), np.zeros((2, 16, 3)), np.zeros((4096, 3), dtype=np.int64),
-            np.zeros((4096, 8)))
+            first, local, bound, ground, np.zeros(0), 0.005, 0.01, np.zeros((ns, 3, 3)),
+            np.zeros((ns, 3)), np.zeros(3), np.zeros((2, 16, 3)),
+            np.zeros((4096, 3), dtype=np.int64), np.zeros((4096, 8)))
     return lambda: detect_contacts(*args)
 
 

@@ -10,6 +10,8 @@ and anyone who wants to see them run (docs/REFERENCES.md):
 - every legged robot of example-robot-data standing on a steel floor, its weight on its feet
   (``LEGGED``, ``StandingController``: a gravity feed-forward with the feet's forces from a
   small QP and a load-scaled joint PD; ``stand``: bench/standing.py, docs/COMPLIANT.md#standing);
+- a legged robot standing on a slope, a heightfield ramp or a tilted plane (``slope_scene``,
+  docs/COMPLIANT.md#terrain);
 - a free rigid body spinning about a wobbling axis (``free_body_urdf``, ``spin``: the
   velocity-terms figures, docs/COMPLIANT.md).
 """
@@ -20,7 +22,8 @@ import time
 
 import numpy as np
 
-from .contact.standing import ground_normal, standing_scene, support_points
+from .contact.scene import Scene
+from .contact.standing import ground_normal, standing_scene, support_normal, support_points
 from .dynamics import crba, rnea
 from .dynamics.closures import ConstraintKinematics
 from .mechanism import Builder, Mechanism
@@ -258,10 +261,12 @@ class StandingController:
     joint carries: kp_j = I_j w^2, kd_j = 2 z w I_j, with I_j the inertia of the whole robot
     (locked at q0) about joint j's axis for the joints between the base and a foot (the joint
     carries the body), the joint's own M_jj elsewhere (it carries its subtree). All of it at
-    q0, once: ``step()`` is sim.step(tau) with no allocation."""
+    q0, once: ``step()`` is sim.step(tau) with no allocation. The forces are planned with the
+    scene's friction, or ``friction`` (a controller that believes the ground holds more)."""
 
     def __init__(self, sim: Simulator, q0: np.ndarray, within: float = 1e-3,
-                 omega: float = OMEGA, zeta: float = ZETA) -> None:
+                 omega: float = OMEGA, zeta: float = ZETA,
+                 friction: float | None = None) -> None:
         model, scene = sim.model, sim.scene
         self.sim = sim
         self.iv, _ = one_dof(model)
@@ -272,8 +277,8 @@ class StandingController:
         self.feet = sorted({model.body_names[b] for b in self.bodies})
         J = point_jacobian(kinematics, q0, self.bodies, self.points)
         gravity = rnea(model, q0, np.zeros(model.nv), np.zeros(model.nv))
-        self.forces = distribute_weight(J, gravity, ground_normal(scene),
-                                        scene.material.friction)
+        mu = scene.material.friction if friction is None else friction
+        self.forces = distribute_weight(J, gravity, support_normal(scene, self.points), mu)
         self.tau = np.zeros(model.nv)
         self.tau[self.iv] = (gravity - J.T @ self.forces.ravel())[self.iv]
         self.inertia = self._carried_inertia(kinematics, q0)
@@ -296,6 +301,29 @@ class StandingController:
 
     def step(self):
         return self.sim.step(self.tau)
+
+
+def slope_scene(label: str, degrees: float, friction: float, heightfield: bool = True,
+                cells: float = 0.1, extent: float = 2.0) -> Scene:
+    """The robot LEGGED[label] in its neutral posture (clamped into its limits) on a slope
+    rising along +x through the origin, its base turned with the slope and its lowest point on
+    it: a heightfield ramp (extent x extent m, square cells of ``cells`` m) or, heightfield
+    false, the ground plane of the same normal."""
+    theta = math.radians(degrees)
+    plain = standing_scene(example_robot_urdf(LEGGED[label]))
+    q = plain.q0.copy()
+    q[3:7] = [0.0, -math.sin(theta / 2), 0.0, math.cos(theta / 2)]
+    material = {"friction": friction, "youngs_modulus": YOUNGS, "poisson_ratio": POISSON}
+    if not heightfield:
+        normal = [-math.sin(theta), 0.0, math.cos(theta)]
+        return standing_scene(example_robot_urdf(LEGGED[label]), q=q,
+                              ground={**material, "normal": normal})
+    points = int(round(extent / cells)) + 1
+    x = np.linspace(-extent / 2, extent / 2, points)
+    heights = np.tile(x * math.tan(theta), (points, 1))
+    ramp = {"heights": heights.tolist(), "size": [extent, extent]}
+    return standing_scene(example_robot_urdf(LEGGED[label]), q=q, ground=material,
+                          heightfield=ramp)
 
 
 class FootWatch:

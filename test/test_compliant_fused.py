@@ -5,6 +5,8 @@ free-flyer robot, joint limits without shapes, pyramid cones); a step it hands b
 buffer, a failed interior-point solve) is finished by the general path with the same result."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,20 @@ def test_not_offered_where_python_is_in_the_step(brick_path):
                                 ("rigid", {}), ("rigid", {"solver": "pivoting"})):
         other = Simulator.from_scene(scene, dt=1e-3, integrator=integrator, **options)
         assert other.data.fused(other.state) is None, (integrator, options)
+
+
+def test_box_on_rough_heightfield():
+    """A free box dropped on rough terrain (a random heightfield, 5 cm cells): the heightfield
+    goes through both paths as the same bits."""
+    heights = np.random.default_rng(7).uniform(0.0, 0.02, (9, 9)).tolist()
+    scene = load_scene({"ground": {"friction": 0.6, "youngs_modulus": 1e9, "poisson_ratio": 0.3},
+                        "heightfield": {"heights": heights, "size": [0.4, 0.4]},
+                        "models": [{"box": {"size": [0.1, 0.08, 0.05], "mass": 1.0},
+                                    "position": [0.01, -0.02, 0.06],
+                                    "orientation": [0.1, 0.05, 0.0, math.sqrt(0.9875)]}]})
+
+    def make():
+        return Simulator.from_scene(scene, dt=1e-3)
+
+    sim = assert_same_runs(make, 300)
+    assert len(sim.contacts()) >= 3

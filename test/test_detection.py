@@ -1,7 +1,8 @@
 """Contact detection between moving bodies and from URDF meshes (mbsim_ros/contact/detection.py,
-geometry.py): the kernel's distances and normals against closed-form geometry, stacks that
-settle with the weights Hertz and statics predict, a mesh-shaped link at its analytic height,
-and the bad-input cases (a missing or unreadable mesh names the link and the file)."""
+geometry.py, heightfield.py): the kernel's distances and normals against closed-form geometry
+(a heightfield's triangles too), stacks that settle with the weights Hertz and statics
+predict, a mesh-shaped link at its analytic height, and the bad-input cases (a missing or
+unreadable mesh names the link and the file)."""
 from __future__ import annotations
 
 import math
@@ -15,6 +16,7 @@ from mbsim_ros import Simulator
 from mbsim_ros.contact.detection import MESH_CONTACTS, detect_contacts
 from mbsim_ros.contact.geometry import (BOX, CYLINDER, MESH, MESH_POINTS, SPHERE, Shapes,
                                         candidate_points, mesh_hull)
+from mbsim_ros.contact.heightfield import mesh, pack, terrain_gaps
 from mbsim_ros.contact.scene import SceneError, load_scene, quaternion_to_matrix
 from mbsim_ros.integrators.compliant import CORNER_RADIUS
 
@@ -30,10 +32,10 @@ def hertz_depth(force: float, radius: float) -> float:
 
 # -- the kernel against closed-form geometry ---------------------------------------------------
 
-def detect(shapes: Shapes, poses: list, margin: float = 1.0,
-           ground=(0.0, 0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+def detect(shapes: Shapes, poses: list, margin: float = 1.0, ground=(0.0, 0.0, 0.0, 0.0),
+           terrain=()) -> tuple[np.ndarray, np.ndarray]:
     """Contacts of shapes on bodies at the given world poses [(R, p)] (no ground unless
-    given: normal, height)."""
+    given: normal, height; no terrain unless given: heightfield.pack's vector)."""
     first, local, bound = candidate_points(shapes)
     ns = len(shapes)
     oR = np.array([R for R, _ in poses], dtype=float)
@@ -41,7 +43,7 @@ def detect(shapes: Shapes, poses: list, margin: float = 1.0,
     out_int, out_real = np.zeros((64, 3), dtype=np.int64), np.zeros((64, 8))
     n = detect_contacts(oR, op, shapes.body, shapes.model, shapes.kind, shapes.R, shapes.p,
                         shapes.size, first, local, bound, np.array(ground, float),
-                        CORNER_RADIUS, margin,
+                        np.array(terrain, float), CORNER_RADIUS, margin,
                         np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros(3),
                         np.zeros((2, 16, 3)), out_int, out_real)
     return out_int[:n], out_real[:n]
@@ -329,3 +331,82 @@ def test_example_robots_load_their_collision_meshes(robot, floating):
     meshes = [h for k, h in zip(scene.shapes.kind, scene.shapes.hull) if k == MESH]
     assert len(meshes) >= 7 and not scene.shapes.skipped
     assert all(4 <= len(h) <= MESH_POINTS for h in meshes)
+
+
+# -- heightfield terrain (contact/heightfield.py) -----------------------------------------------
+
+def ramp(degrees: float, points: int = 5, extent: float = 2.0) -> np.ndarray:
+    """A heightfield ramp z = x tan(degrees) over [-extent / 2, extent / 2]^2."""
+    x = np.linspace(-extent / 2, extent / 2, points)
+    return pack(np.tile(x * math.tan(math.radians(degrees)), (points, 1)), (extent, extent),
+                (0.0, 0.0, 0.0))
+
+
+def test_sphere_on_a_heightfield_ramp_meets_the_ramps_plane():
+    """A sphere over a 15 degree ramp: the normal is the ramp's, the distance the sphere's
+    centre's from the ramp's plane minus its radius, the point on the sphere along -normal."""
+    theta, r = math.radians(15.0), 0.05
+    normal = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+    shapes = Shapes()
+    shapes.append(0, SPHERE, np.eye(3), np.zeros(3), [r, 0, 0], "ball")
+    centre = np.array([0.13, -0.21, 0.13 * math.tan(theta) + 0.06])
+    out_int, out_real = detect(shapes, [(np.eye(3), centre)], terrain=ramp(15.0))
+    assert len(out_int) == 1 and out_int[0, 1] == -1
+    np.testing.assert_allclose(out_real[0, 3:6], normal, atol=1e-15)
+    assert out_real[0, 6] == pytest.approx(0.06 * math.cos(theta) - r, abs=1e-15)
+    np.testing.assert_allclose(out_real[0, :3], centre - r * normal, atol=1e-15)
+
+
+def test_heightfield_cell_is_two_triangles_split_on_its_anti_diagonal():
+    """One cell, one corner raised 1 m: under the triangle holding the corner (0, 0) the ground
+    is flat; under the other it rises to the raised corner (1, 1) with slope 1 along x and y."""
+    terrain = pack([[0.0, 0.0], [0.0, 1.0]], (1.0, 1.0), (0.5, 0.5, 0.0))
+    points = np.array([[0.3, 0.3, 0.2], [0.75, 0.75, 0.7], [1.5, 0.5, 0.0]])
+    gaps, normals = np.zeros(3), np.zeros((3, 3))
+    terrain_gaps(terrain, points, gaps, normals)
+    assert gaps[0] == pytest.approx(0.2, abs=1e-15)
+    np.testing.assert_allclose(normals[0], [0.0, 0.0, 1.0])
+    assert gaps[1] == pytest.approx(0.2 / math.sqrt(3.0), abs=1e-15)  # z there: 0.5
+    np.testing.assert_allclose(normals[1], np.array([-1.0, -1.0, 1.0]) / math.sqrt(3.0))
+    assert gaps[2] == np.inf  # outside the grid: nothing
+
+
+def test_heightfield_contacts_follow_the_mesh_triangles():
+    """A box's 8 corners over rough terrain: each contact is that corner's gap to the triangle
+    of heightfield.mesh under it, computed here from the triangle's vertices."""
+    heights = np.random.default_rng(3).uniform(0.0, 0.05, (6, 7))
+    terrain = pack(heights, (0.6, 0.5), (0.1, -0.1, 0.02))
+    vertices, faces = mesh(terrain)
+    shapes = Shapes()
+    shapes.append(0, BOX, np.eye(3), np.zeros(3), [0.1, 0.07, 0.03], "box")
+    R = quaternion_to_matrix([0.1, 0.05, 0.3, 1.0] / np.linalg.norm([0.1, 0.05, 0.3, 1.0]))
+    out_int, out_real = detect(shapes, [(R, np.array([0.05, -0.08, 0.06]))], terrain=terrain)
+    assert len(out_int) == 8
+    for row in out_real:
+        x = row[:3]
+        found = []
+        for a, b, c in vertices[faces]:
+            m = np.array([[b[0] - a[0], c[0] - a[0]], [b[1] - a[1], c[1] - a[1]]])
+            s, t = np.linalg.solve(m, x[:2] - a[:2])
+            if s >= -1e-12 and t >= -1e-12 and s + t <= 1 + 1e-12:
+                n = np.cross(b - a, c - a)
+                found.append(((x - a) @ n / np.linalg.norm(n), n / np.linalg.norm(n)))
+        gap, normal = found[0]
+        assert row[6] == pytest.approx(gap, abs=1e-14)
+        np.testing.assert_allclose(row[3:6], normal, atol=1e-14)
+
+
+def test_plane_contacts_unchanged_by_a_terrain_out_of_reach():
+    """The terrain pass comes after the plane's and leaves its contacts bit for bit: a
+    sphere on the plane with no terrain and with a terrain grid far to its side."""
+    shapes = Shapes()
+    shapes.append(0, SPHERE, np.eye(3), np.zeros(3), [0.05, 0, 0], "ball")
+    pose = [(np.eye(3), np.array([0.01, 0.02, 0.049]))]
+    ground = (0.0, 0.0, 1.0, 0.0)
+    alone = detect(shapes, pose, ground=ground)
+    far = ramp(10.0)
+    far[2] += 50.0  # the grid's corner moved 50 m along x
+    beside = detect(shapes, pose, ground=ground, terrain=far)
+    assert len(alone[0]) == 1
+    np.testing.assert_array_equal(alone[0], beside[0])
+    np.testing.assert_array_equal(alone[1], beside[1])

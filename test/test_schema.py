@@ -4,11 +4,13 @@ and docs/CONFIG.md equal to the schemas."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import pytest
 import yaml
 
@@ -17,6 +19,7 @@ from mbsim_ros.cli import reference_page
 from mbsim_ros.config import ConfigError, ConfigSpec, config_from, read_config
 from mbsim_ros.contact.scene import SceneError, load_scene, read_scene
 from mbsim_ros.schema import SchemaError, load_yaml
+from mbsim_ros.contact.heightfield import grid as grid_of
 from mbsim_ros.schema.scene import SceneSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,3 +170,47 @@ def test_config_md_is_generated_from_the_schemas():
 def test_yaml_floats_are_read_as_yaml_1_2_reads_them():
     assert load_yaml("a: 2.0e11\nb: 1e-3\nc: '2e5'\nd: 3") == {"a": 2.0e11, "b": 1e-3,
                                                               "c": "2e5", "d": 3}
+
+
+RAMP = {"heights": [[0.0, 0.1], [0.0, 0.1]], "size": [1.0, 1.0]}
+
+
+@pytest.mark.parametrize("heightfield, ground, words", [
+    ({**RAMP, "heights": [[0.0, 0.1], [0.0]]}, {}, ["heightfield.heights", "rectangular"]),
+    ({**RAMP, "heights": [[0.0, 0.1]]}, {}, ["heightfield.heights", "at least 2 x 2", "1 x 2"]),
+    ({**RAMP, "heights": [[0.0, 0.1], [0.0, math.inf]]}, {}, ["heightfield.heights[1][1]"]),
+    ({**RAMP, "file": "ramp.npy"}, {}, ["heightfield", "either heights or file"]),
+    ({"size": [1.0, 1.0]}, {}, ["heightfield", "either heights or file"]),
+    ({"heights": RAMP["heights"]}, {}, ["heightfield.size: missing"]),
+    (RAMP, {"height": 0.1}, ["replaces the ground plane", "not both"]),
+])
+def test_a_heightfield_is_refused_with_its_path(heightfield, ground, words):
+    message = refused(load_scene, {**BALL, "ground": {"friction": 0.6, **ground},
+                                   "heightfield": heightfield}, SceneError)
+    for word in words:
+        assert word in message, message
+
+
+def test_heightfield_files_npy_and_png_give_the_grid(tmp_path):
+    """A .npy file as stored, an 8- and a 16-bit PNG scaled by max_height (the image's top row
+    the grid's last), relative to the scene's folder; a 1-D file names the file."""
+    from PIL import Image
+
+    grid = np.array([[0.0, 0.5, 1.0], [0.25, 0.75, 1.0]])
+    np.save(tmp_path / "grid.npy", grid)
+    Image.fromarray(np.round(grid[::-1] * 255).astype(np.uint8)).save(tmp_path / "grid8.png")
+    Image.fromarray(np.round(grid[::-1] * 65535).astype(np.uint16)).save(tmp_path / "grid16.png")
+    np.save(tmp_path / "line.npy", np.zeros(4))
+    for name, tolerance in (("grid.npy", 0.0), ("grid8.png", 0.5 / 255),
+                            ("grid16.png", 0.5 / 65535)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"ground: {{friction: 0.6}}\nheightfield: {{file: {name}, size: [2, 1], "
+                        f"max_height: 2.0, position: [0, 0, 0.5]}}\n"
+                        f"models: [{{sphere: {{radius: 0.05}}}}]\n")
+        scene = load_scene(path)
+        np.testing.assert_allclose(grid_of(scene.terrain)[2], 2.0 * grid * (name != "grid.npy")
+                                   + grid * (name == "grid.npy") + 0.5, atol=2 * tolerance)
+        assert not np.any(scene.ground)
+    message = refused(load_scene, {**BALL, "heightfield": {"file": str(tmp_path / "line.npy"),
+                                                           "size": [1, 1]}}, SceneError)
+    assert "heightfield.file" in message and "line.npy" in message and "2-D" in message

@@ -9,12 +9,15 @@ base stays within 5 % of its start height, no foot goes deeper than 1 mm into th
 lifts its lowest support point more than 1 mm off it, no support point slides 1 mm; the
 feed-forward against pinocchio's RNEA and joint Jacobians. The earlier inertia-scaled PD, under
 which the robots fall, is kept for G1 with hands' fall (the contact step's regression test)."""
+import math
+
 import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import pinocchio_model, to_pinocchio_q
 
 from mbsim_ros import scenarios as standing
+from mbsim_ros.contact.scene import load_scene
 from mbsim_ros.contact.standing import lowest_point, standing_scene, support_points
 from mbsim_ros.dynamics import rnea
 from mbsim_ros.model import example_robot_urdf
@@ -134,3 +137,76 @@ def test_g1_with_hands_falls_and_comes_to_rest(scenes):
     assert result["gained"] <= 1e-9
     assert result["speed"] < 1000.0
     assert result["feet"] > -2e-3
+
+
+# -- terrain (docs/COMPLIANT.md#terrain) --------------------------------------------------------
+
+SLOPE, HOLD = 15.0, 1e-3   # degrees; the base's largest drift while held (m)
+
+
+def held_run(scene, seconds: float, friction=None) -> tuple:
+    """(the base's position after ``seconds``, its largest drift, the Simulator) under
+    StandingController (planned with ``friction``, default the scene's), every step converged
+    without a fallback."""
+    sim = Simulator.from_scene(scene, dt=1e-3, integrator="compliant")
+    controller = standing.StandingController(sim, scene.q0, friction=friction)
+    drift = 0.0
+    for _ in range(int(round(seconds / sim.dt))):
+        info = controller.step()
+        assert info.converged and not info.fallback, info.message
+        drift = max(drift, float(np.linalg.norm(sim.q[:3] - scene.q0[:3])))
+    return sim.q[:3].copy(), drift, sim
+
+
+@pytest.fixture(scope="module")
+def slope_hold():
+    return {terrain: held_run(standing.slope_scene("solo12", SLOPE, 0.8, heightfield=terrain),
+                              1.0)
+            for terrain in (True, False)}
+
+
+def test_solo12_holds_on_a_15_degree_heightfield_ramp_at_friction_0_8(slope_hold):
+    """Friction 0.8 > tan 15 deg: the feet stick, the base moves less than 1 mm in 1 s."""
+    _, drift, sim = slope_hold[True]
+    assert drift < HOLD
+    assert {c.other for c in sim.contacts()} == {"world"}
+
+
+def test_heightfield_ramp_and_tilted_plane_agree(slope_hold):
+    """The ramp's triangles and the plane of the same normal: the same hold to 1 um."""
+    np.testing.assert_allclose(slope_hold[True][0], slope_hold[False][0], atol=1e-6)
+    assert slope_hold[False][1] < HOLD
+
+
+@pytest.mark.parametrize("terrain", [True, False], ids=["heightfield", "plane"])
+def test_solo12_slides_down_a_15_degree_slope_at_friction_0_2(terrain):
+    """Friction 0.2 < tan 15 deg = 0.268: no force in the cone holds the base (the controller
+    plans with 0.8, believing it could); the robot slides down the slope as a block with
+    Coulomb's a = g (sin - mu cos), 0.64 m/s^2: 0.5 a t^2 after 0.5 s, within 10 %."""
+    theta, seconds = math.radians(SLOPE), 0.5
+    scene = standing.slope_scene("solo12", SLOPE, 0.2, heightfield=terrain)
+    end, _, _ = held_run(scene, seconds, friction=0.8)
+    moved = end - scene.q0[:3]
+    downhill = np.array([-math.cos(theta), 0.0, -math.sin(theta)])
+    coulomb = 0.5 * 9.81 * (math.sin(theta) - 0.2 * math.cos(theta)) * seconds ** 2
+    assert moved @ downhill == pytest.approx(coulomb, rel=0.1)
+
+
+def test_solo12_stands_on_a_stairs_landing_of_static_boxes():
+    """config/scenes/solo12_stairs.yaml: the feet rest on the landing's top (18 cm), the
+    robot held there 1 s within 1 mm, every contact that carries load on the landing."""
+    scene = load_scene("config/scenes/solo12_stairs.yaml")
+    assert lowest_point(scene, scene.q0) == pytest.approx(0.0, abs=1e-6)
+    _, drift, sim = held_run(scene, 1.0)
+    assert drift < HOLD
+    points = np.array([c.point for c in sim.contacts() if c.force @ c.normal > 0.0])
+    assert len(points) and np.all(np.abs(points[:, 2] - 0.18) < 1e-3)
+    assert np.all(np.abs(points[:, 0] - 1.45) < 0.35)
+
+
+def test_slope_example_scene_is_the_slope_scenario():
+    """config/scenes/solo12_slope.yaml: its ramp under the robot's feet as slope_scene's."""
+    scene = load_scene("config/scenes/solo12_slope.yaml")
+    assert lowest_point(scene, scene.q0) == pytest.approx(0.0, abs=1e-6)
+    reference = standing.slope_scene("solo12", SLOPE, 0.8)
+    np.testing.assert_allclose(scene.q0[:7], reference.q0[:7], atol=1e-6)

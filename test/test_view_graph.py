@@ -100,3 +100,18 @@ def test_a_scene_built_simulator_is_viewed_without_its_configuration():
             sim.step()
     with pytest.raises(ValueError, match="from_scene"):
         Viewer(Simulator(load_simulated(urdf=example_robot_urdf("panda")).model), port=0)
+
+
+def test_a_scene_graph_carries_its_heightfield_as_the_detection_mesh():
+    """config/scenes/solo12_slope.yaml: 11 x 3 heights give 33 vertices and 40 triangles, on
+    the ramp z = x tan 15 deg, facing up; no plane."""
+    from mbsim_ros.contact.scene import load_scene
+
+    graph = scene_graph(load_scene("config/scenes/solo12_slope.yaml"))
+    vertices, faces = graph.terrain_mesh()
+    assert vertices.shape == (33, 3) and faces.shape == (40, 3)
+    np.testing.assert_allclose(vertices[:, 2], vertices[:, 0] * np.tan(np.radians(15.0)),
+                               atol=1e-6)
+    a, b, c = (vertices[faces[:, k]] for k in range(3))
+    assert np.all(np.cross(b - a, c - a)[:, 2] > 0.0)
+    assert not np.any(graph.ground)

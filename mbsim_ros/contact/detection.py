@@ -7,7 +7,8 @@ would close the gap (speculative contacts, no tunnelling).
 Every shape has candidate points (geometry.candidate_points: a sphere's centre, a box's 8
 corners, 8 points on each cylinder rim, a mesh's hull points). Pairs (docs/COMPLIANT.md):
 
-- each candidate point (a sphere's centre with its radius) against the ground plane;
+- each candidate point (a sphere's centre with its radius) against the ground plane, or the
+  heightfield (heightfield.py: the triangle under it, the contact normal its normal);
 - a sphere, cylinder or mesh point against a box (static, or on another model): exact, the
   box's closest point, or the face of least penetration when inside;
 - box against box (static, or on another model): the separating face axis of least
@@ -22,6 +23,7 @@ import math
 
 from .._jit import kernel, routine, step
 from .geometry import BOX, CYLINDER, MESH, SPHERE
+from .heightfield import terrain_gap
 
 WORLD = -1
 MESH_CONTACTS = 8  # a mesh keeps its deepest points per pair (ground, box, sphere)
@@ -60,13 +62,14 @@ def add_contact(n, a, b, shape, x, y, z, nx, ny, nz, distance, radius, margin, o
 
 @kernel
 def detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound, ground,
-                    corner_radius, margin, wR, wp, x, clip, out_int, out_real) -> int:
+                    terrain, corner_radius, margin, wR, wp, x, clip, out_int, out_real) -> int:
     """Fill out_int (max, 3: body a, body b or -1, shape of a) and out_real (max, 8: point,
     normal, signed distance, effective radius); returns the number of contacts.
     Shapes (n): body (-1: the world), model (pairs only between different models, but two
     spheres on different bodies), kind, pose in the body frame (sR, sp), size, candidate points
     local[first[s]:first[s + 1]], bound (radius about the shape's origin); ground: (4,) unit
-    normal and height (n . x = height), normal zero for none. Scratch: wR (n, 3, 3), wp (n, 3)
+    normal and height (n . x = height), normal zero for none; terrain: the packed heightfield
+    (heightfield.py), empty for none. Scratch: wR (n, 3, 3), wp (n, 3)
     (the shapes' world poses), x (3,), clip (2, 16, 3)."""
     ns = body.shape[0]
     for s in range(ns):
@@ -75,18 +78,19 @@ def detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound
     for s in range(ns):
         if body[s] >= 0:
             n = shape_points_contacts(n, s, body, model, kind, size, first, local, bound, ground,
-                                      corner_radius, margin, wR, wp, x, out_int, out_real)
+                                      terrain, corner_radius, margin, wR, wp, x, out_int,
+                                      out_real)
             n = shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, margin,
                                     wR, wp, clip, out_int, out_real)
     return n
 
 
 @routine
-def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, ground,
+def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, ground, terrain,
                           corner_radius, margin, wR, wp, x, out_int, out_real) -> int:
-    """The candidate points of moving shape s against the ground, and (but a box's corners,
-    see box_box) against the boxes, spheres (mesh points) and cylinders (a sphere) of other
-    models within reach."""
+    """The candidate points of moving shape s against the ground and the terrain, and (but a
+    box's corners, see box_box) against the boxes, spheres (mesh points) and cylinders (a
+    sphere) of other models within reach."""
     r = size[s, 0] if kind[s] == SPHERE else 0.0
     radius = r if kind[s] == SPHERE else corner_radius
     keep = MESH_CONTACTS if kind[s] == MESH else first[s + 1] - first[s]
@@ -98,6 +102,14 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
             n = add_contact(n, body[s], WORLD, s, x[0] - r * ground[0], x[1] - r * ground[1],
                             x[2] - r * ground[2], ground[0], ground[1], ground[2], d, radius,
                             margin, out_int, out_real)
+        n = keep_deepest(start, n, keep, out_int, out_real)
+    if terrain.shape[0]:
+        start = n
+        for k in range(first[s], first[s + 1]):
+            point_in_world(wR[s], wp[s], local[k], x)
+            d, nx, ny, nz = terrain_gap(terrain, x)
+            n = add_contact(n, body[s], WORLD, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz,
+                            nx, ny, nz, d - r, radius, margin, out_int, out_real)
         n = keep_deepest(start, n, keep, out_int, out_real)
     if kind[s] == BOX:
         return n

@@ -5,6 +5,8 @@ objects), with the contact material, read from YAML or a dict (docs/COMPLIANT.md
              youngs_modulus: 2.0e11, poisson_ratio: 0.3,   # Hertz, or a plain stiffness:
              stiffness: 1.0e6, damping: 100.0}
     boxes: [{name: step, size: [x, y, z], position: [...], orientation: [qx, qy, qz, qw]}]
+    heightfield: {heights: [[0, 0, 0], [0.1, 0.2, 0.1]],  # or file: a .npy or a grey PNG
+                  size: [x, y], position: [x, y, z]}      # instead of ground's plane
     models:
       - {urdf: arm7, floating_base: false, position: [0, 0, 0], orientation: [0, 0, 0, 1]}
       - {sphere: {radius: 0.05, mass: 1.0}, position: [0.5, 0, 0.3], name: ball}
@@ -31,8 +33,9 @@ from ..model import Model, ModelError, load_urdf, merge
 from ..model.model import JointSpec
 from ..model.urdf import read_urdf
 from ..schema import SchemaError, load_yaml, nearest, validate
-from ..schema.scene import Ground, ModelEntry, SceneSpec, StaticBox
+from ..schema.scene import Ground, Heightfield, ModelEntry, SceneSpec, StaticBox, check_grid
 from .geometry import BOX, SPHERE, Shapes, shapes_from_urdf
+from .heightfield import pack, read_heights
 
 
 class SceneError(SchemaError):
@@ -71,6 +74,7 @@ class Scene:
     models: list = field(default_factory=list)   # (name, first joint, number of joints)
     # per model: (name, URDF text, floating, position, rotation matrix), in models' order
     sources: list = field(default_factory=list)
+    terrain: np.ndarray = field(default_factory=lambda: np.zeros(0))  # heightfield.pack; empty
 
 
 def quaternion_to_matrix(quat) -> np.ndarray:
@@ -214,6 +218,25 @@ def _static_boxes(items: list[StaticBox]) -> tuple[np.ndarray, list]:
     return (np.array(rows) if rows else np.zeros((0, 15))), names
 
 
+def _terrain(spec: Heightfield | None, base_dir: Path | None) -> np.ndarray:
+    """The heightfield packed for detection (heightfield.pack); empty without one."""
+    if spec is None:
+        return np.zeros(0)
+    if spec.file is None:
+        heights = np.array(spec.heights, dtype=float)
+    else:
+        path = Path(spec.file)
+        path = path if path.is_absolute() or base_dir is None else base_dir / path
+        try:
+            heights = read_heights(path, spec.max_height)
+            if heights.ndim != 2:
+                raise ValueError(f"{path}: expected a 2-D grid, got shape {heights.shape}")
+            check_grid(heights)
+        except (OSError, ValueError) as exc:
+            raise SceneError(f"heightfield.file: {exc}") from None
+    return pack(heights, spec.size, spec.position)
+
+
 def read_scene(scene: str | Path | dict) -> tuple[SceneSpec, Path | None]:
     """A scene file or dict checked against its schema (SceneError names every problem), and
     the folder its relative URDF paths start from."""
@@ -235,7 +258,7 @@ def load_scene(scene: str | Path | dict) -> Scene:
     spec, base_dir = read_scene(scene)
     ground = np.zeros(4)
     material = _material(spec.ground or Ground())
-    if spec.ground is not None:
+    if spec.ground is not None and spec.heightfield is None:
         normal = np.array(spec.ground.normal)
         ground[:3] = normal / np.linalg.norm(normal)
         ground[3] = spec.ground.height
@@ -273,4 +296,4 @@ def load_scene(scene: str | Path | dict) -> Scene:
     all_shapes = Shapes.concatenate(shapes, [s[1] for s in summary])
     return Scene(model=merged, shapes=all_shapes, q0=np.concatenate(q_parts), ground=ground,
                  boxes=boxes, box_names=box_names, material=material, models=summary,
-                 sources=sources)
+                 sources=sources, terrain=_terrain(spec.heightfield, base_dir))

@@ -353,8 +353,8 @@ class CompliantIntegrator(Integrator):
                      self._force, self._v_star, self._v_step, self._zero, implicit.K,
                      implicit.pivots, implicit.dB, implicit.crossed, shapes, scratch,
                      self._contact_int, self._contact_real, self._ahead, shape_k, shape_b,
-                     self._ground, self._scratch[0], self._scratch[1], self._limit_iq,
-                     self._limit_iv, m.lower_position_limit, m.upper_position_limit,
+                     self._ground, self._terrain, self._scratch[0], self._scratch[1],
+                     self._limit_iq, self._limit_iv, m.lower_position_limit, m.upper_position_limit,
                      self._recovery, self._friction_iv, self._friction_bound, rows,
                      tuple(buf.solver), self.rows.limits, buf.memory, self._origins,
                      self._counts, data.q_next, data.v_next, state.acceleration, state.effort)
@@ -388,6 +388,10 @@ class CompliantIntegrator(Integrator):
     @property
     def _ground(self) -> np.ndarray:
         return self.scene.ground if self.scene is not None else _NO_GROUND
+
+    @property
+    def _terrain(self) -> np.ndarray:
+        return self.scene.terrain if self.scene is not None else _NO_TERRAIN
 
     def step_info(self, code: int) -> StepInfo:
         if code == OK:  # (numpy scalars cost ~0.3 us each: one tolist, one item)
@@ -436,7 +440,7 @@ class CompliantIntegrator(Integrator):
         while True:
             n = detect(self.model.joint_int, law, flags, v, oR, op, oS, shapes, scratch,
                        self._contact_int, self._contact_real, self._ahead, self._ground,
-                       *self._scratch, self._origins, self._counts)
+                       self._terrain, *self._scratch, self._origins, self._counts)
             if n >= 0:
                 return n
             if n == CONTACTS_FULL:
@@ -554,6 +558,7 @@ _FAILURES = {SINGULAR: "singular step matrix M~ + h dB/dv (the LU met a zero piv
 
 
 _NO_GROUND = np.zeros(4)
+_NO_TERRAIN = np.zeros(0)
 
 
 def _no_detection() -> tuple:

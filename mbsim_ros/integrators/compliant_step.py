@@ -54,7 +54,7 @@ def speed_bound(v) -> float:
 
 @step
 def detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int, contact_real,
-           ahead, ground, va, vb, origins, counts) -> int:
+           ahead, ground, terrain, va, vb, origins, counts) -> int:
     """The contacts within reach of this step into contact_int / contact_real, their count
     into counts and the link frame origins (for the wrenches) into origins; returns the count,
     or CONTACTS_FULL / AHEAD_SHORT when that buffer is too small (nothing counted). Detection
@@ -66,7 +66,8 @@ def detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int, c
     h, watch = law[L_H], law[L_MARGIN]
     margin = watch + h * speed_bound(v)
     n = detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound, ground,
-                        law[L_CORNER_RADIUS], margin, wR, wp, x, clip, contact_int, contact_real)
+                        terrain, law[L_CORNER_RADIUS], margin, wR, wp, x, clip, contact_int,
+                        contact_real)
     if n >= contact_int.shape[0]:
         return CONTACTS_FULL  # some contacts may be missing
     if flags[F_MESHES] or margin > 2.0 * watch:
@@ -107,7 +108,7 @@ def fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, sha
 def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, law, flags, q, v,
                       ws, oR, op, oS, L, parent, bias, force, v_star, v_step, zero, K, pivots,
                       dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
-                      shape_b, ground, va, vb, limit_iq, limit_iv, lower, upper, recovery,
+                      shape_b, ground, terrain, va, vb, limit_iq, limit_iv, lower, upper, recovery,
                       friction_iv, friction_bound, rows, solver, limits, memory, origins, counts,
                       q_next, v_next, acceleration, effort):
     """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
@@ -140,7 +141,7 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     n = 0
     if flags[F_DETECTION]:
         n = detect(joint_int, law, flags, v, oR, op, oS, shapes, scratch, contact_int,
-                   contact_real, ahead, ground, va, vb, origins, counts)
+                   contact_real, ahead, ground, terrain, va, vb, origins, counts)
         if n < 0:
             return UNFINISHED
     directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma = rows

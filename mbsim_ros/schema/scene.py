@@ -1,10 +1,11 @@
-"""The scene schema: ground (its material), static boxes, models (URDFs, free spheres and
-boxes) and gravity (docs/COMPLIANT.md#scenes; every key in docs/CONFIG.md)."""
+"""The scene schema: ground (its material), a heightfield, static boxes, models (URDFs, free
+spheres and boxes) and gravity (docs/COMPLIANT.md#scenes; every key in docs/CONFIG.md)."""
 from __future__ import annotations
 
 from typing import Annotated
 
 from annotated_types import Ge, Lt
+import numpy as np
 from pydantic import ValidationInfo, field_validator, model_validator
 
 from .base import (Count, Field, Flag, JointValues, NonNegative, Positive, Quaternion, Real,
@@ -57,6 +58,53 @@ class StaticBox(Schema):
     """Centre in the world (m)."""
     orientation: Quaternion = IDENTITY
     """Unit quaternion (qx, qy, qz, qw)."""
+
+
+class Heightfield(Schema):
+    """Terrain: a grid of heights over a rectangle, two triangles per cell, that replaces the
+    ground plane (``ground`` still gives the material; docs/COMPLIANT.md#terrain). Rows run
+    along y (row 0 at the least y), columns along x."""
+
+    heights: list[list[Real]] | None = None
+    """Heights (m) of the grid's points, one list per row; at least 2 x 2, rectangular."""
+    file: Text | None = None
+    """Instead of heights: a .npy file (m) or an 8- or 16-bit grey PNG (scaled by max_height;
+    the image's top row is the grid's last, at the greatest y), relative to the scene's
+    folder."""
+    max_height: Positive = 1.0
+    """PNG only: the height (m) of a full-scale pixel (255 or 65535)."""
+    size: tuple[Positive, Positive]
+    """Extent of the grid along x and y (m)."""
+    position: Vector3 = ORIGIN
+    """Centre of the grid in x, y and the height added to every point (m)."""
+
+    @field_validator("heights")
+    @classmethod
+    def _grid(cls, value):
+        if value is not None:
+            check_grid(value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "Heightfield":
+        if (self.heights is None) == (self.file is None):
+            raise ValueError("give either heights or file")
+        return self
+
+
+def check_grid(heights) -> None:
+    """ValueError unless heights (lists or a 2-D array) is a rectangular grid of at least
+    2 x 2 finite numbers."""
+    rows = len(heights)
+    columns = {len(row) for row in heights}
+    if len(columns) > 1:
+        raise ValueError(f"rows of different lengths {sorted(columns)}: the grid must be "
+                         f"rectangular")
+    if rows < 2 or min(columns) < 2:
+        raise ValueError(f"the grid must have at least 2 x 2 points, got {rows} x "
+                         f"{min(columns)}")
+    if not np.isfinite(np.asarray(heights, dtype=float)).all():
+        raise ValueError("heights must be finite")
 
 
 class SphereObject(Schema):
@@ -167,7 +215,17 @@ class SceneSpec(Schema):
     """The simulated models (at least one)."""
     ground: Ground | None = None
     """The ground plane and the scene's contact material; none: no ground."""
+    heightfield: Heightfield | None = None
+    """Terrain instead of the ground plane (the material stays ground's)."""
     boxes: list[StaticBox] = Field(default_factory=list)
     """Static boxes fixed in the world."""
     gravity: Vector3 | None = None
     """Gravity (m/s^2); default the URDF's (0, 0, -9.81)."""
+
+    @model_validator(mode="after")
+    def _plane_or_terrain(self) -> "SceneSpec":
+        plane = self.ground is not None and {"height", "normal"} & self.ground.model_fields_set
+        if self.heightfield is not None and plane:
+            raise ValueError("a heightfield replaces the ground plane: give ground's height "
+                             "and normal or a heightfield, not both")
+        return self

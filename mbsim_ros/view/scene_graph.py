@@ -1,8 +1,9 @@
 """What the 3D view draws, as plain data: one node per URDF link (its name), the link's visual
 and collision geometry in the link's frame, the joint (body) that carries the link and the
 link's placement in that body's frame (fixed joints folded in, as pinocchio's frames give them),
-the ground and a scene's static boxes. ``SceneGraph.poses(q)`` is every link's world pose from
-the Model's forward kinematics. No browser, no server: the backend (``server.py``) sends this."""
+the ground, a scene's static boxes and its heightfield (a triangle mesh). ``SceneGraph.poses(q)``
+is every link's world pose from the Model's forward kinematics. No browser, no server: the
+backend (``server.py``) sends this."""
 from __future__ import annotations
 
 import warnings
@@ -14,6 +15,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..contact.geometry import mesh_path
+from ..contact.heightfield import mesh
 from ..dynamics.kinematics import pose_step
 from ..model import Model, ModelError
 from ..spatial import rpy_matrix
@@ -55,7 +57,8 @@ class LinkNode:
 @dataclass
 class SceneGraph:
     """The links of a model (or a scene's models), its ground (unit normal, height; zeros:
-    none) and static boxes ((k, 15): R row-major, centre, half extents), the warnings met."""
+    none), static boxes ((k, 15): R row-major, centre, half extents), heightfield (the packed
+    vector of contact.heightfield; empty: none), the warnings met."""
 
     model: Model
     links: list
@@ -63,6 +66,12 @@ class SceneGraph:
     boxes: np.ndarray = field(default_factory=lambda: np.zeros((0, 15)))
     box_names: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    terrain: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def terrain_mesh(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(vertices (n, 3), faces (m, 3)) of the heightfield, the triangles detection uses;
+        None without one."""
+        return mesh(self.terrain) if self.terrain.size else None
 
     def body_poses(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every joint's (body's) world rotation (nj, 3, 3) and position (nj, 3) at q."""
@@ -212,7 +221,7 @@ def urdf_graph(model: Model, urdf_source) -> SceneGraph:
 def scene_graph(scene) -> SceneGraph:
     """The SceneGraph of a loaded contact Scene: each model's links (prefixed ``<name>/`` when
     there are several, as the scene's Model names them), placed where the scene puts them, the
-    ground and the static boxes."""
+    ground, the static boxes and the heightfield."""
     several = len(scene.sources) > 1
     links, messages = [], []
     for (name, xml, floating, position, rotation), (_, first, _) in zip(scene.sources,
@@ -226,4 +235,5 @@ def scene_graph(scene) -> SceneGraph:
         messages += found
     return SceneGraph(scene.model, links, ground=scene.ground.copy(),
                       boxes=np.asarray(scene.boxes, dtype=float).reshape(-1, 15),
-                      box_names=list(scene.box_names), warnings=messages)
+                      box_names=list(scene.box_names), warnings=messages,
+                      terrain=scene.terrain.copy())

@@ -1,8 +1,9 @@
 """The viser backend: a SceneGraph sent to the browser (http://HOST:PORT) as viser scene nodes,
 ``/links/<link>`` a frame per link at its world pose with its visual and collision geometry
-below it, ``/ground``, ``/boxes/<name>``, ``/com``, ``/contacts``; the GUI's toggles (visual or
-collision geometry, link frames, centre of mass, contacts) and a status line (simulated time,
-real-time factor). ``update(q, ...)`` moves the frames; nothing else is sent per frame."""
+below it, ``/ground`` (or ``/terrain``, the heightfield's mesh), ``/boxes/<name>``, ``/com``,
+``/contacts``; the GUI's toggles (visual or collision geometry, link frames, centre of mass,
+contacts) and a status line (simulated time, real-time factor). ``update(q, ...)`` moves the
+frames; nothing else is sent per frame."""
 from __future__ import annotations
 
 import warnings
@@ -115,8 +116,12 @@ class ViewServer:
                 if np.linalg.norm(axis) > 0 else (1.0, 0.0, 0.0, 0.0)
             scene.add_grid("/ground", width=6.0, height=6.0, wxyz=wxyz,
                            position=normal * height, plane_opacity=0.3)
-        else:
+        elif self.graph.terrain_mesh() is None:
             scene.add_grid("/ground", width=4.0, height=4.0)
+        terrain = self.graph.terrain_mesh()
+        if terrain is not None:
+            scene.add_mesh_simple("/terrain", vertices=terrain[0], faces=terrain[1],
+                                  color=(140, 150, 130), flat_shading=True)
         for name, box in zip(self.graph.box_names, self.graph.boxes):
             scene.add_box(f"/boxes/{name}", color=(150, 150, 170), dimensions=2 * box[12:15],
                           wxyz=_wxyz(box[:9].reshape(3, 3)), position=box[9:12])
