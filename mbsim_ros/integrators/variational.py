@@ -222,7 +222,7 @@ def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, thresh
     vec = vw.vec
     r, x, dx, g_new = vec[V_R], vec[V_X], vec[V_DX], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
-    iterations = 0
+    iterations = np.int64(0)  # not the literal 0: anderson_mix would be compiled for both
     previous = np.inf
     while rnorm > threshold and iterations < max_iter:
         if rnorm > 0.9 * previous and rnorm <= floor:
@@ -582,7 +582,10 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
             vec[V_PCUR, k] = p_out[k]
     residual_out[0] = worst
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
-    if not minv_factor(joint_int, armature, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
+    added = vec[V_PRECOND]  # the armature in a work row: minv_factor's one specialisation
+    for k in range(nv):     # is begin_step's (a writable row; the Model's arrays are not)
+        added[k] = armature[k]
+    if not minv_factor(joint_int, added, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
         return SINGULAR
     minv_apply(joint_int, oS, U, Dinv, p_out, pA, oa, v_out)
     if not (all_finite(q_out) and all_finite(p_out) and all_finite(v_out)):

@@ -1,0 +1,168 @@
+"""Cold start (docs/SPEED.md, "Cold start"): what a first run costs with an empty compiled-code
+cache, and the same with the cache warm. Each figure is one fresh subprocess, its cache an empty
+directory (MBSIM_ROS_CACHE_DIR; the warm figure runs again on what the cold run left there):
+
+- import: ``import mbsim_ros`` and ``from mbsim_ros import Simulator``;
+- euler, variational: import, ``Simulator(arm7, 1e-3, integrator)`` and its first ``step()``;
+- compliant: the same with ``Simulator.from_scene(config/scenes/ball_drop.yaml)``;
+- node: ``mbsim-ros run --config config/arm7.yaml --ros-args -p print_status:=true`` until its
+  first status line.
+
+The per-kernel table: numba fires a ``numba:compile`` event around each compilation, and only
+when the function was not found in the cache; the child processes time those events (self: less
+the functions compiled inside them, as a kernel's callees are compiled while it is typed),
+summed over each function's signatures. Only the in-process scenarios give it (not the node).
+
+    python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENE = ROOT / "config" / "scenes" / "ball_drop.yaml"
+NODE = ["-m", "mbsim_ros.cli", "run", "--config", "config/arm7.yaml", "--ros-args",
+        "-p", "print_status:=true"]
+SCENARIOS = ("import", "euler", "variational", "compliant", "node")
+NODE_TIMEOUT = 900.0  # s: a liveness bound, far above any cold start measured
+
+
+def child(name: str) -> None:
+    """Run one scenario in this (fresh) process; print its phases and compiles as JSON."""
+    start = time.perf_counter()
+    from numba.core import event
+
+    compiled, open_ = [], []
+
+    class Timer(event.Listener):
+        def on_start(self, ev) -> None:
+            open_.append([time.perf_counter(), 0.0])
+
+        def on_end(self, ev) -> None:
+            began, inner = open_.pop()
+            took = time.perf_counter() - began
+            if open_:
+                open_[-1][1] += took
+            function = ev.data["dispatcher"].py_func
+            compiled.append((f"{function.__module__}.{function.__qualname__}", took,
+                             took - inner))
+
+    event.register("numba:compile", Timer())
+    sys.path.insert(0, str(ROOT))
+    from mbsim_ros import Simulator
+    phases = {"import": time.perf_counter() - start}
+    if name != "import":
+        from mbsim_ros.model import load_urdf, shipped_urdf
+
+        mark = time.perf_counter()
+        if name == "compliant":
+            sim = Simulator.from_scene(SCENE)
+        else:
+            sim = Simulator(load_urdf(shipped_urdf("arm7")), 1e-3, name)
+        phases["construct"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        sim.step()
+        phases["first step"] = time.perf_counter() - mark
+    print(json.dumps({"phases": phases, "compiled": compiled}))
+
+
+def environment(cache: str, variable: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    env[variable] = cache
+    return env
+
+
+def run_child(name: str, env: dict) -> tuple[float, dict]:
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, __file__, "--child", name], env=env, check=True,
+                         capture_output=True, text=True, cwd=ROOT).stdout
+    return time.perf_counter() - start, json.loads(out.splitlines()[-1])
+
+
+def run_node(env: dict) -> tuple[float, list[str]]:
+    """Seconds from spawn to the node's first status line, and the lines before it."""
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, *NODE], env=env, cwd=ROOT, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    before = []
+    try:
+        for line in process.stdout:
+            if "| rate " in line:
+                return time.perf_counter() - start, before
+            before.append(line.rstrip())
+            if time.perf_counter() - start > NODE_TIMEOUT:
+                break
+        raise RuntimeError("the node printed no status line:\n" + "\n".join(before))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def measure(name: str, cache: str, variable: str) -> dict:
+    """The cold and then the warm run of one scenario in the cache directory ``cache``."""
+    env = environment(cache, variable)
+    if name == "node":
+        cold, told = run_node(env)
+        warm, _ = run_node(env)
+        return {"cold": cold, "warm": warm, "told": told}
+    cold, report = run_child(name, env)
+    warm, warm_report = run_child(name, env)
+    return {"cold": cold, "warm": warm, "phases": report["phases"],
+            "warm phases": warm_report["phases"], "compiled": report["compiled"]}
+
+
+def kernel_table(results: dict, top: int) -> None:
+    """Per function: the scenarios that compiled it, its signatures, self and inclusive s."""
+    rows: dict[str, list] = {}
+    for name, result in results.items():
+        for function, took, own in result.get("compiled", []):
+            row = rows.setdefault(function, [set(), {}, 0.0, 0.0])
+            row[0].add(name)
+            row[1][name] = row[1].get(name, 0) + 1
+            if len(row[0]) == 1 or name == min(row[0]):  # count one scenario's compile only
+                row[2] += own
+                row[3] = max(row[3], took)
+    print(f"\nper function, cold (self s: less its callees; the first scenario that compiled "
+          f"it): top {top} of {len(rows)}")
+    print(f"{'self s':>7} {'incl s':>7} {'sigs':>4}  function  [scenarios]")
+    for function, (names, signatures, own, took) in sorted(rows.items(),
+                                                           key=lambda r: -r[1][2])[:top]:
+        print(f"{own:7.2f} {took:7.2f} {max(signatures.values()):4d}  {function}  "
+              f"[{', '.join(sorted(names))}]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--only", default=",".join(SCENARIOS))
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--cache-variable", default="MBSIM_ROS_CACHE_DIR",
+                        help="the variable that points the cache at the empty directory "
+                             "(NUMBA_CACHE_DIR for sources older than MBSIM_ROS_CACHE_DIR)")
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child)
+    results = {}
+    for name in args.only.split(","):
+        with tempfile.TemporaryDirectory(prefix="mbsim-cold-") as cache:
+            result = results[name] = measure(name, cache, args.cache_variable)
+        phases = " | ".join(f"{k} {v:.2f}" for k, v in result.get("phases", {}).items())
+        warm = " | ".join(f"{k} {v:.2f}" for k, v in result.get("warm phases", {}).items())
+        print(f"{name}: cold {result['cold']:.1f} s ({phases or 'spawn to status line'}), "
+              f"warm {result['warm']:.1f} s ({warm or 'spawn to status line'})", flush=True)
+        if name == "node":
+            print("  printed before the first status line:\n    "
+                  + "\n    ".join(result["told"] or ["(nothing)"]))
+    kernel_table(results, args.top)
+
+
+if __name__ == "__main__":
+    main()
