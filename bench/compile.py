@@ -8,10 +8,14 @@ directory (MBSIM_ROS_CACHE_DIR; the warm figure runs again on what the cold run 
 - node: ``mbsim-ros run --config config/arm7.yaml --ros-args -p print_status:=true`` until its
   first status line.
 
+Each figure is given as wall-clock seconds and as the child's CPU seconds (user + system): the
+machine is shared, and on a loaded one the wall clock measures the neighbours too.
+
 The per-kernel table: numba fires a ``numba:compile`` event around each compilation, and only
-when the function was not found in the cache; the child processes time those events (self: less
-the functions compiled inside them, as a kernel's callees are compiled while it is typed),
-summed over each function's signatures. Only the in-process scenarios give it (not the node).
+when the function was not found in the cache; the child processes time those events in CPU
+seconds of the process (self: less the functions compiled inside them, as a kernel's callees
+are compiled while it is typed), summed over each function's signatures. Only the in-process
+scenarios give it (not the node).
 
     python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -43,11 +48,11 @@ def child(name: str) -> None:
 
     class Timer(event.Listener):
         def on_start(self, ev) -> None:
-            open_.append([time.perf_counter(), 0.0])
+            open_.append([time.process_time(), 0.0])
 
         def on_end(self, ev) -> None:
             began, inner = open_.pop()
-            took = time.perf_counter() - began
+            took = time.process_time() - began
             if open_:
                 open_[-1][1] += took
             function = ev.data["dispatcher"].py_func
@@ -80,23 +85,33 @@ def environment(cache: str, variable: str) -> dict:
     return env
 
 
-def run_child(name: str, env: dict) -> tuple[float, dict]:
-    start = time.perf_counter()
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_child(name: str, env: dict) -> tuple[tuple[float, float], dict]:
+    """((wall s, CPU s) of the child process, its report)."""
+    start, cpu = time.perf_counter(), children_cpu()
     out = subprocess.run([sys.executable, __file__, "--child", name], env=env, check=True,
                          capture_output=True, text=True, cwd=ROOT).stdout
-    return time.perf_counter() - start, json.loads(out.splitlines()[-1])
+    return (time.perf_counter() - start, children_cpu() - cpu), json.loads(out.splitlines()[-1])
 
 
-def run_node(env: dict) -> tuple[float, list[str]]:
-    """Seconds from spawn to the node's first status line, and the lines before it."""
-    start = time.perf_counter()
+def run_node(env: dict) -> tuple[tuple[float, float], list[str]]:
+    """(wall s from spawn to the node's first status line, the node's CPU s until it exits),
+    and the lines it printed before that status line."""
+    start, cpu = time.perf_counter(), children_cpu()
     process = subprocess.Popen([sys.executable, *NODE], env=env, cwd=ROOT, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     before = []
     try:
         for line in process.stdout:
             if "| rate " in line:
-                return time.perf_counter() - start, before
+                wall = time.perf_counter() - start
+                process.terminate()
+                process.wait(timeout=30)
+                return (wall, children_cpu() - cpu), before
             before.append(line.rstrip())
             if time.perf_counter() - start > NODE_TIMEOUT:
                 break
@@ -156,8 +171,10 @@ def main() -> None:
             result = results[name] = measure(name, cache, args.cache_variable)
         phases = " | ".join(f"{k} {v:.2f}" for k, v in result.get("phases", {}).items())
         warm = " | ".join(f"{k} {v:.2f}" for k, v in result.get("warm phases", {}).items())
-        print(f"{name}: cold {result['cold']:.1f} s ({phases or 'spawn to status line'}), "
-              f"warm {result['warm']:.1f} s ({warm or 'spawn to status line'})", flush=True)
+        (cold, cold_cpu), (hot, hot_cpu) = result["cold"], result["warm"]
+        print(f"{name}: cold {cold:.1f} s, CPU {cold_cpu:.1f} s "
+              f"({phases or 'spawn to status line'}); warm {hot:.1f} s, CPU {hot_cpu:.1f} s "
+              f"({warm or 'spawn to status line'})", flush=True)
         if name == "node":
             print("  printed before the first status line:\n    "
                   + "\n    ".join(result["told"] or ["(nothing)"]))
