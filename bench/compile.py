@@ -135,23 +135,22 @@ def measure(name: str, cache: str, variable: str) -> dict:
 
 
 def kernel_table(results: dict, top: int) -> None:
-    """Per function: the scenarios that compiled it, its signatures, self and inclusive s."""
+    """Per function, from the first scenario that compiled it (the later ones that needed it
+    too are listed): its signatures, self and inclusive CPU s summed over them."""
     rows: dict[str, list] = {}
     for name, result in results.items():
         for function, took, own in result.get("compiled", []):
-            row = rows.setdefault(function, [set(), {}, 0.0, 0.0])
-            row[0].add(name)
-            row[1][name] = row[1].get(name, 0) + 1
-            if len(row[0]) == 1 or name == min(row[0]):  # count one scenario's compile only
-                row[2] += own
-                row[3] = max(row[3], took)
-    print(f"\nper function, cold (self s: less its callees; the first scenario that compiled "
-          f"it): top {top} of {len(rows)}")
-    print(f"{'self s':>7} {'incl s':>7} {'sigs':>4}  function  [scenarios]")
-    for function, (names, signatures, own, took) in sorted(rows.items(),
-                                                           key=lambda r: -r[1][2])[:top]:
-        print(f"{own:7.2f} {took:7.2f} {max(signatures.values()):4d}  {function}  "
-              f"[{', '.join(sorted(names))}]")
+            row = rows.setdefault(function, [name, set(), 0, 0.0, 0.0])
+            row[1].add(name)
+            if name == row[0]:
+                row[2] += 1
+                row[3] += own
+                row[4] += took
+    print(f"\nper function, cold, CPU s (self: less its callees): top {top} of {len(rows)}")
+    print(f"{'self s':>7} {'incl s':>7} {'sigs':>4}  function  [scenarios that compiled it]")
+    for function, (_, names, signatures, own, took) in sorted(rows.items(),
+                                                              key=lambda r: -r[1][3])[:top]:
+        print(f"{own:7.2f} {took:7.2f} {signatures:4d}  {function}  [{', '.join(sorted(names))}]")
 
 
 def main() -> None:
