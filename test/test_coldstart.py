@@ -94,3 +94,10 @@ from mbsim_ros.spatial import so3_coefficients
 so3_coefficients(0.1)
 """, tmp_path)
     assert out.stderr == ""
+
+
+def test_warm_steps_each_config_and_says_which():
+    """`mbsim-ros warm` (what `make` runs): one line per config, its integrator named."""
+    config = str(ROOT / "config" / "arm7.yaml")
+    out = run(f"import sys; from mbsim_ros.cli import main; sys.exit(main(['warm', {config!r}]))")
+    assert out.stdout.splitlines()[-1] == f"mbsim-ros warm: {config}, variational"
