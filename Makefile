@@ -4,10 +4,23 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat setup.py | md5sum | cut -c1-12)
 BENCH_STAMP := $(VENV)/.bench-installed-$(shell cat setup.py | md5sum | cut -c1-12)
+# The compiled-code cache warmed for these sources (mbsim_ros/_jit.py keys the cache on them)
+WARM_STAMP := $(VENV)/.warm-$(shell find mbsim_ros -name '*.py' | sort | xargs cat | md5sum | cut -c1-12)
+# What the shipped configs run: the arm's node (variational; its servos and sensors), the scenes
+WARM_CONFIGS := config/arm7.yaml config/sensors/arm7.yaml config/scenes/ball_drop.yaml
 
-.PHONY: run simulate test bench bench-node venv browser clean
+.PHONY: run simulate test bench bench-node venv warm browser clean
 
 venv: $(STAMP)
+
+# numba compiles our kernels at their first call (a minute or two on an empty cache): do it once
+# here, saying what, so that `make run` starts at once and the tests find them cached.
+warm: $(WARM_STAMP)
+
+$(WARM_STAMP): $(STAMP)
+	$(VENV)/bin/mbsim-ros warm $(WARM_CONFIGS)
+	rm -f $(VENV)/.warm-*
+	touch $@
 
 $(STAMP): setup.py
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -19,11 +32,11 @@ $(STAMP): setup.py
 # The simulation node on the default 7-DOF arm, realtime pacing at 1 kHz, a status line each
 # second (rate, real-time factor, jitter); Ctrl-C stops it. ROS_ARGS adds node options, e.g.
 # make run ROS_ARGS="-p pacing:=fast".
-run: $(STAMP)
+run: $(WARM_STAMP)
 	$(VENV)/bin/mbsim-ros run --config config/arm7.yaml --ros-args -p print_status:=true $(ROS_ARGS)
 
 # An offline run of the same arm, written to runs/arm7.npz and plotted to runs/arm7.png.
-simulate: $(STAMP)
+simulate: $(WARM_STAMP)
 	$(VENV)/bin/mbsim-ros simulate --config config/arm7.yaml \
 	    --integrator variational --dt 0.001 --steps 5000 --out runs/arm7.npz
 	$(VENV)/bin/mbsim-ros plot runs/arm7.npz --out runs/arm7.png
@@ -38,7 +51,7 @@ browser:
 	    apt-get update -qq && apt-get install -y -qq chromium; } || \
 	    echo "make browser: no chromium installed: the browser tests will skip"
 
-test: $(STAMP) browser
+test: $(WARM_STAMP) browser
 	$(PY) -m flake8 $(LINTED)
 	$(PY) -m pytest -q test
 

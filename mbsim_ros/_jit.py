@@ -8,21 +8,24 @@ problems, e.g. the particles of mbsim_ros.estimation).
 ``error_model="numpy"``: a division by zero gives inf/nan (caught at the door or by the caller)
 instead of a Python exception check on every division in the hot loop.
 
-The compiled-code cache lives in ``$XDG_CACHE_HOME/mbsim_ros/numba/<digest of our sources>``
-(``NUMBA_CACHE_DIR`` overrides it). numba invalidates a cached function only when its own file
-changes, not when a function it calls or inlines from another file does; keying the directory
-on the sources that hold compiled code (those that import numba or this module) makes any edit
-to them start a fresh, correct cache, while edits to pure-Python layers (node, CLI) keep it.
-Inside that directory our functions are filed by their path within the package (numba's
-default files them by the absolute path of their folder), so every copy of the same sources
-shares one cache: a colcon install tree, a worktree, the source checkout.
+The compiled-code cache lives in ``$XDG_CACHE_HOME/mbsim_ros/numba/<digest of our sources>``;
+``MBSIM_ROS_CACHE_DIR`` replaces ``$XDG_CACHE_HOME/mbsim_ros/numba`` (an empty directory: a cold
+start, bench/compile.py), ``NUMBA_CACHE_DIR`` overrides it all (numba's own filing). numba
+invalidates a cached function only when its own file changes, not when a function it calls or
+inlines from another file does; keying the directory on the sources that hold compiled code (those
+that import numba or this module) makes any edit to them start a fresh, correct cache, while edits
+to pure-Python layers (node, CLI) keep it. Inside that directory our functions are filed by their
+path within the package (numba's default files them by the absolute path of their folder), so every
+copy of the same sources shares one cache: a colcon install tree, a worktree, the source checkout.
 """
 import hashlib
+import logging
 import os
 from pathlib import Path
 
 import numba
 from numba import njit
+from numba.core import event
 from numba.core.caching import UserProvidedCacheLocator
 
 
@@ -67,9 +70,17 @@ class PackageCacheLocator(UserProvidedCacheLocator):
         return super().from_function(py_func, py_file) if inside else None
 
 
+def cache_root() -> Path:
+    """Where the digest-keyed cache directories live: ``$MBSIM_ROS_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/mbsim_ros/numba`` (``~/.cache/mbsim_ros/numba``)."""
+    chosen = os.environ.get("MBSIM_ROS_CACHE_DIR")
+    if chosen:
+        return Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mbsim_ros" / "numba"
+
+
 if not os.environ.get("NUMBA_CACHE_DIR"):
-    _base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    numba.config.CACHE_DIR = str(_base / "mbsim_ros" / "numba" / _source_digest())
+    numba.config.CACHE_DIR = str(cache_root() / _source_digest())
     if hasattr(numba.config, "CACHE_LOCATOR_CLASSES") \
             and not numba.config.CACHE_LOCATOR_CLASSES:  # older numba: by absolute path
         numba.config.CACHE_LOCATOR_CLASSES = ",".join(
@@ -79,3 +90,36 @@ kernel = njit(cache=True, error_model="numpy")
 step = njit(cache=True, error_model="numpy", inline="always")
 routine = njit(cache=True, error_model="numpy")
 parallel_kernel = njit(cache=True, error_model="numpy", parallel=True)
+
+
+# The compile notice: a cold cache costs tens of seconds of silence at the first step; say what
+# is compiled, once, before the wait. A logger (``mbsim_ros.compile``), so that library users can
+# silence it; WARNING, so that it shows without any logging set up.
+log = logging.getLogger("mbsim_ros.compile")
+_subject = ["mbsim_ros's"]  # what the next compilation is for (compiling_for)
+_told = set()               # the subjects already announced in this process
+
+
+def compiling_for(subject: str) -> None:
+    """Name what the kernels compiled from now on are for ("the euler integrator's"), in the
+    notice that the first compilation for it prints."""
+    _subject[0] = subject
+
+
+class _CompileNotice(event.Listener):
+    """Listens to numba's compile events, which fire only when a function is not found in the
+    cache: the first of ours for a subject logs the notice."""
+
+    def on_start(self, ev) -> None:
+        function = ev.data["dispatcher"].py_func
+        if not function.__module__.startswith(__package__ + ".") or _subject[0] in _told:
+            return
+        _told.add(_subject[0])
+        log.warning("mbsim_ros: compiling %s kernels (once; cached in %s)", _subject[0],
+                    numba.config.CACHE_DIR)
+
+    def on_end(self, ev) -> None:
+        pass
+
+
+event.register("numba:compile", _CompileNotice())

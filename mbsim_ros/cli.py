@@ -304,6 +304,37 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def cmd_warm(args) -> int:
+    """Compile into the cache what each config's run needs (`make` runs this once): its
+    Simulator's fused step, the general step (servos, actuators) and its sensors."""
+    for path in args.configs or [None]:
+        config = _load_config(path)
+        integrator = args.integrator or config.get("integrator") \
+            or ("compliant" if "models" in config else "variational")
+        print(f"mbsim-ros warm: {path or DEFAULT_ROBOT}, {integrator}", flush=True)
+        model_args = argparse.Namespace(config=path, urdf=None, floating_base=False,
+                                        balance_inertia=False)
+        try:
+            simulated = _simulated(model_args, config)
+            q0 = start_configuration(simulated, config.get("initial_positions"))
+            sim = make_simulator(simulated, q0, integrator, float(config.get("dt", 1e-3)))
+            suite = None if simulated.scene is not None \
+                else _sensor_suite(model_args, config, sim)
+        except ValueError as exc:
+            raise SystemExit(f"mbsim-ros: {exc}") from None
+        warm_steps(sim, suite)
+    return 0
+
+
+def warm_steps(sim, suite) -> None:
+    """A fused step, a general one (as with servos or actuator models) and a sensor update."""
+    sim.step()
+    state, data = sim.state, sim.data
+    sim.integrator.step(state.q, state.v, np.zeros(sim.model.nv), data.q_next, data.v_next)
+    if suite is not None:
+        suite.update()
+
+
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--urdf", help=f"URDF file (default: the shipped {DEFAULT_ROBOT})")
     p.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
@@ -392,6 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="config YAML (a ROS 2 parameters file or a plain mapping "
                                     "of the node's parameters)")
     p.set_defaults(func=None)
+    p = sub.add_parser("warm", help="compile the kernels that these configs' runs need into "
+                       "the cache, once (make does it for the shipped configs)")
+    p.add_argument("configs", nargs="*", help="configs or scenes (default: the shipped "
+                   f"{DEFAULT_ROBOT})")
+    p.add_argument("--integrator", choices=sorted(INTEGRATORS),
+                   help="instead of each config's (default: variational; compliant for scenes)")
+    p.set_defaults(func=cmd_warm)
     p = sub.add_parser("plot", help="plot joint positions, energy and (recorded with --forces) "
                        "joint and closure forces of a simulate result")
     p.add_argument("input", help=".npz written by simulate")

@@ -5,8 +5,10 @@ import warnings
 
 import numpy as np
 
+from ._jit import compiling_for
 from .codes import BAD_ARG0, UNFINISHED
-from .dynamics.checks import FLOAT64, all_finite_kernel, as_vector, check_mass_matrix
+from .dynamics.checks import (FLOAT64, all_finite_kernel, as_vector, check_mass_matrix,
+                              check_state)
 from .dynamics.energy import energy as _energy
 from .dynamics.kinematics import wrenches_in_body_axes
 from .dynamics.workspace import new_workspace
@@ -38,6 +40,7 @@ class Data:
     Simulator (and per ProcessModel); two simulations of one Model share nothing mutable."""
 
     def __init__(self, model: Model, dt: float, integrator: str, **options) -> None:
+        compiling_for(f"the {integrator} integrator's")  # the compile notice (_jit.py)
         if model.nv == 0:
             self.integrator = _NoMotion(model, check_integrator_choice(integrator, dt))
         else:
@@ -215,7 +218,7 @@ class Simulator:
         q = self.model.neutral() if q is None else as_vector(q, self.model.nq, "q")
         v = np.zeros(self.model.nv) if v is None else as_vector(v, self.model.nv, "v")
         if self.model.nv:
-            _energy(self.model, q, v)  # validates finiteness and unit quaternions
+            check_state(self.model, q, v)  # finite, unit quaternions
         q = start_within_limits(self.model, q, "the start configuration")
         state = self.state
         state.q[:] = q

@@ -80,7 +80,8 @@ def unservoed(nv):
 
 @routine
 def variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
-                      substeps, settings, tol, X, U, start, end, ws, vws, buf, stats, codes, out):
+                      substeps, settings, ig3, broyden, tol, X, U, start, end, ws, vws, buf,
+                      stats, codes, out):
     """Particles start..end-1: x = (q, p) -> (q', p') by variational_step_kernel.
     buf: the chunk's state vectors (VARIATIONAL_CHUNK)."""
     nv = U.shape[1]
@@ -92,15 +93,15 @@ def variational_chunk(joint_int, joint_real, gravity, damping, friction, armatur
         code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction,
                                        armature, Yb, dt, substeps, q, p,
                                        U[0 if U.shape[0] == 1 else n], servo, iq, saturated,
-                                       settings, tol, ws, vws, q_out, p_out, v_out, stats,
-                                       residual)
+                                       settings, ig3, broyden, tol, ws, vws, q_out, p_out,
+                                       v_out, stats, residual)
         codes[n] = code
         store_row(code, q_out, p_out, n, out)
 
 
 @routine
-def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit, X, U,
-                start, end, ws, buf, matrices, ints, codes, out):
+def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
+                explicit, X, U, start, end, ws, buf, matrices, ints, codes, out):
     """Particles start..end-1: x = (q, v) -> (q', v') by euler_step_kernel.
     buf: the chunk's state vectors and Euler's work rows (EULER_CHUNK); matrices, ints: as
     euler_buffers makes them."""
@@ -111,50 +112,49 @@ def euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt,
     for n in range(start, end):
         load_row(X, n, q, v)
         code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
-                                 implicit, q, v, U[0 if U.shape[0] == 1 else n], servo, iq,
-                                 saturated, ws, work,
-                                 matrices, ints, q_out, v_out)
+                                 implicit, explicit, q, v, U[0 if U.shape[0] == 1 else n],
+                                 servo, iq, saturated, ws, work, matrices, ints, q_out, v_out)
         codes[n] = code
         store_row(code, q_out, v_out, n, out)
 
 
 @kernel
 def variational_batch(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
-                      substeps, settings, tol, X, U, WS, VWS, BUF, STATS, codes, out):
+                      substeps, settings, ig3, broyden, tol, X, U, WS, VWS, BUF, STATS, codes,
+                      out):
     """All particles in this thread (the first chunk's workspaces)."""
     variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
-                      substeps,
-                      settings, tol, X, U, 0, X.shape[0], WS[0], VWS[0], BUF[0], STATS[0],
-                      codes, out)
+                      substeps, settings, ig3, broyden, tol, X, U, 0, X.shape[0], WS[0], VWS[0],
+                      BUF[0], STATS[0], codes, out)
 
 
 @parallel_kernel
 def variational_batch_parallel(joint_int, joint_real, gravity, damping, friction, armature, Yb,
-                               dt, substeps, settings, tol, X, U, WS, VWS, BUF, STATS, codes,
-                               out):
+                               dt, substeps, settings, ig3, broyden, tol, X, U, WS, VWS, BUF,
+                               STATS, codes, out):
     """The particles in WS.shape[0] contiguous chunks, one per thread."""
     chunks, n = WS.shape[0], X.shape[0]
     for c in prange(chunks):
         variational_chunk(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
-                          substeps, settings, tol, X, U, c * n // chunks,
+                          substeps, settings, ig3, broyden, tol, X, U, c * n // chunks,
                           (c + 1) * n // chunks, WS[c],
                           VWS[c], BUF[c], STATS[c], codes, out)
 
 
 @kernel
-def euler_batch(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit, X, U,
-                WS, BUF, MATS, INTS, codes, out):
-    euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit, X, U,
-                0, X.shape[0], WS[0], BUF[0], MATS[0], INTS[0], codes, out)
+def euler_batch(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
+                explicit, X, U, WS, BUF, MATS, INTS, codes, out):
+    euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
+                explicit, X, U, 0, X.shape[0], WS[0], BUF[0], MATS[0], INTS[0], codes, out)
 
 
 @parallel_kernel
 def euler_batch_parallel(joint_int, joint_real, gravity, damping, friction, armature, dt,
-                         implicit, X, U, WS, BUF, MATS, INTS, codes, out):
+                         implicit, explicit, X, U, WS, BUF, MATS, INTS, codes, out):
     chunks, n = WS.shape[0], X.shape[0]
     for c in prange(chunks):
         euler_chunk(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
-                    X, U, c * n // chunks, (c + 1) * n // chunks, WS[c], BUF[c], MATS[c],
+                    explicit, X, U, c * n // chunks, (c + 1) * n // chunks, WS[c], BUF[c], MATS[c],
                     INTS[c], codes, out)
 
 

@@ -203,13 +203,12 @@ class ProcessModel:
         if self.integrator_name == "variational":
             batch = variational_batch_parallel if parallel else variational_batch
             batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature, it.Yb,
-                  self.dt, it.substeps, it.settings, it.tolerance, X, U, self._ws, self._vws,
-                  self._buf,
-                  self._stats, codes, out)
+                  self.dt, it.substeps, it.settings, *it.choices, it.tolerance, X, U, self._ws,
+                  self._vws, self._buf, self._stats, codes, out)
         else:
             batch = euler_batch_parallel if parallel else euler_batch
             batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
-                  self.dt, it.implicit, X, U, self._ws, self._buf, self._mats, self._ints, codes,
+                  self.dt, *it.treatment, X, U, self._ws, self._buf, self._mats, self._ints, codes,
                   out)
         if self.failure == "raise" and codes.max() != OK:
             failed = np.flatnonzero(codes)
@@ -254,7 +253,7 @@ class ProcessModel:
         q_next, p_next, v_next = np.empty(self.nq), np.empty(self.nv), np.empty(self.nv)
         code = variational_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping,
                                        friction, m.armature, it.Yb, h, _ONE_SUBSTEP, q, p, u,
-                                       *self._unservoed, it.settings,
+                                       *self._unservoed, it.settings, *it.choices,
                                        it.tolerance, self._ws[0], self._vws[0], q_next, p_next,
                                        v_next, self._stats[0], self._buf[0, -1:])
         if code != OK:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._jit import routine, step
 from ..codes import (BILATERAL, BOX, CONE, FIXED, FREE, FRICTION, NONNEG, NORMAL, NOT_POSITIVE,
                      OK, PART, PYRAMID, TANGENT, UNILATERAL)
@@ -41,7 +43,7 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
                    coupled) -> int:
     """The rows that are not held at zero (index), their variable types, and P, q of the
     weighted problem on them, scaled to a unit diagonal per block; returns their count."""
-    n = 0
+    n = np.int64(0)  # not the literal 0: its caller would compile interior_qp for n = 0 too
     for i in range(m):
         head = i - 1 if kind[i - 1] == NORMAL else i - 2
         held = kind[i] == FIXED or (kind[i] == TANGENT and mu[head] == 0.0)

@@ -59,20 +59,24 @@ def euler_buffers(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @kernel
 def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
-                      q, v, tau, servo, iq, saturated, ws, work, matrices, ints, q_out, v_out):
-    """One step (module docstring): velocity terms implicit when ``implicit``; the joint
+                      explicit, q, v, tau, servo, iq, saturated, ws, work, matrices, ints, q_out,
+                      v_out):
+    """One step (module docstring): velocity terms implicit or explicit, whichever of
+    ``implicit``, ``explicit`` is not None (the other one's code is not even compiled: numba
+    prunes a branch on an argument that is None; EulerIntegrator.treatment); the joint
     servos (servo.py) implicit, solved again while a joint's effort newly saturates; scratch
     from euler_buffers."""
     nv = v.shape[0]
     servoed = any_servo(iq)
     if servoed:
         clear_saturation(saturated)
+    code = OK
     while True:
-        if implicit:
+        if implicit is not None:
             code = implicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q,
                                      v, tau, servo, iq, saturated, ws, work, matrices, ints,
                                      v_out)
-        else:
+        if explicit is not None:
             code = explicit_velocity(joint_int, joint_real, gravity, damping, armature, dt, q,
                                      v, tau, servo, iq, saturated, ws, work, v_out)
         if code != OK:
@@ -84,11 +88,11 @@ def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armatur
         any_friction = any_friction or friction[k] > 0.0
     if any_friction:
         impulse, dv, diagonal = work[W_FORCE], work[W_ACC], work[W_DIAG]
-        if implicit:  # implicit_velocity left K's diagonal and its LU
+        if implicit is not None:  # implicit_velocity left K's diagonal and its LU
             clamped_impulses(friction, dt, diagonal, v_out, impulse)
             lu_solve(matrices[0], ints, impulse)
             dv = impulse
-        else:
+        if explicit is not None:
             explicit_impulses(joint_int, friction, dt, work[W_ADDED], ws, v_out, impulse,
                               diagonal, dv)
         for k in range(nv):
@@ -101,15 +105,15 @@ def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armatur
 
 @kernel
 def euler_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, dt,
-                  implicit, q, v, servo, iq, saturated, ws, work, matrices, ints, q_next, v_next,
-                  acceleration, effort, inv_dt) -> int:
+                  implicit, explicit, q, v, servo, iq, saturated, ws, work, matrices, ints,
+                  q_next, v_next, acceleration, effort, inv_dt) -> int:
     """euler_step_kernel from (q, v) under tau, committed into q, v, acceleration and effort
     when it succeeds (fused.py); q and v unchanged when it does not."""
     if not begin_fused(tau, effort):
         return BAD_ARG0
     code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
-                             implicit, q, v, tau, servo, iq, saturated, ws, work, matrices, ints,
-                             q_next, v_next)
+                             implicit, explicit, q, v, tau, servo, iq, saturated, ws, work,
+                             matrices, ints, q_next, v_next)
     if code == OK:
         commit_state(q, v, q_next, v_next, acceleration, inv_dt)
     return code
@@ -117,14 +121,14 @@ def euler_advance(tau, joint_int, joint_real, gravity, damping, friction, armatu
 
 @kernel
 def euler_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature, dt,
-                  implicit, q, v, servo, iq, saturated, ws, work, matrices, ints, q_next, v_next,
-                  acceleration, effort, inv_dt) -> tuple:
+                  implicit, explicit, q, v, servo, iq, saturated, ws, work, matrices, ints,
+                  q_next, v_next, acceleration, effort, inv_dt) -> tuple:
     """len(taus) steps of euler_advance, the state after each into rows of Q and V; stops at
     the first that fails: (steps done, its code)."""
     for s in range(taus.shape[0]):
         code = euler_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
-                             armature, dt, implicit, q, v, servo, iq, saturated, ws, work,
-                             matrices, ints, q_next, v_next, acceleration, effort, inv_dt)
+                             armature, dt, implicit, explicit, q, v, servo, iq, saturated, ws,
+                             work, matrices, ints, q_next, v_next, acceleration, effort, inv_dt)
         if code != OK:
             return s, code
         store_rollout_row(s, q, v, Q, V)
@@ -222,6 +226,8 @@ class SemiImplicitEuler(Integrator):
         super().__init__(model, dt, **options)
         self.velocity_terms = velocity_terms
         self.implicit = velocity_terms == "implicit"
+        # the kernels' (implicit, explicit): the treatment not chosen is None, left uncompiled
+        self.treatment = (True, None) if self.implicit else (None, True)
         self._work, self._matrices, self._ints = euler_buffers(model)
         self._ws = new_workspace(model)
         self._info = StepInfo()
@@ -230,7 +236,7 @@ class SemiImplicitEuler(Integrator):
         m = self.model
         servos = self.servos
         code = euler_step_kernel(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction,
-                                 m.armature, self.dt, self.implicit, q, v, tau, servos.table,
+                                 m.armature, self.dt, *self.treatment, q, v, tau, servos.table,
                                  servos.iq, servos.saturated, self._ws,
                                  self._work, self._matrices, self._ints, q_out, v_out)
         self._info.converged = code == OK
@@ -240,7 +246,7 @@ class SemiImplicitEuler(Integrator):
     def fused(self, state, data) -> tuple:
         m, servos = self.model, self.servos
         arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
-                     self.dt, self.implicit, state.q, state.v, servos.table, servos.iq,
+                     self.dt, *self.treatment, state.q, state.v, servos.table, servos.iq,
                      servos.saturated, self._ws, self._work, self._matrices, self._ints,
                      data.q_next, data.v_next, state.acceleration, state.effort, 1.0 / self.dt)
         return euler_advance, euler_rollout, arguments

@@ -161,12 +161,13 @@ def anderson_mix(x, f, k, depth, F, G, AtA, rhs, g_new):
 
 @routine
 def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, servo, iq,
-               saturated, guess, ws, dyn, vw) -> int:
+               saturated, guess, ig3, ws, dyn, vw) -> int:
     """Kinematics, gravity half-impulses and the factorisation of the preconditioner
     M(q_k) + a + h c/2 + h s (-dr/dx times h, but for the configuration dependence; s: the
     servos' linear terms, row V_SERVO_LINEAR); b = p_k + h/2 u (u: row V_UTOTAL);
     v_k from that factorisation; the initial guess x (Lee et al. 2016 sec. 3.3: IG1 x = 0,
-    IG2 x = h v_k, IG3 a semi-implicit Euler step with implicit damping)."""
+    IG2 x = h v_k, IG3 a semi-implicit Euler step with implicit damping; ``ig3`` None: compiled
+    without IG3, see VariationalIntegrator.choices)."""
     nj, nv = joint_int.shape[0], p.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
@@ -190,7 +191,7 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     elif guess == 2:
         for k in range(nv):
             x[k] = h * v_k[k]
-    else:  # the Euler step's velocity; rows V_WORK, V_Y, V_GNEW are free until solving
+    elif ig3 is not None:  # the Euler step's velocity; rows V_WORK, V_Y, V_GNEW are free
         code = explicit_velocity(joint_int, joint_real, gravity, damping, armature, h, q, v_k,
                                  u, servo, iq, saturated, ws, vec[V_WORK:V_WORK + 3], dx)
         if code != OK:
@@ -220,7 +221,7 @@ def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, thresh
     vec = vw.vec
     r, x, dx, g_new = vec[V_R], vec[V_X], vec[V_DX], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
-    iterations = 0
+    iterations = np.int64(0)  # not the literal 0: anderson_mix would be compiled for both
     previous = np.inf
     while rnorm > threshold and iterations < max_iter:
         if rnorm > 0.9 * previous and rnorm <= floor:
@@ -372,7 +373,7 @@ def rounding_floor(Yb, op_k, h, scale) -> float:
 
 
 @routine
-def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw, stats):
+def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden, tol, dyn, vw, stats):
     """Find x with r(q_k (+) x) = 0 from the current x to max |r| <= tol (1 + max |b|) (or the
     rounding floor, if that is above it): the chosen root finder, then, if it did not finish,
     Newton restarted from its best iterate (never from a diverged one).
@@ -392,7 +393,7 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw, 
         rnorm, iterations, at_floor, best = riqn_solve(joint_int, joint_real, Yb, damping, h, q,
                                                        max_iter, settings[S_ANDERSON],
                                                        threshold, floor, rnorm, dyn, vw)
-    elif root == 2:
+    elif broyden is not None and root == 2:  # (None: compiled without it)
         rnorm, iterations, at_floor, best = broyden_solve(joint_int, joint_real, Yb, damping, h,
                                                           q, max_iter, threshold, rnorm, dyn,
                                                           vw)
@@ -450,7 +451,8 @@ def friction_after(friction, h, p_out):
 
 @routine
 def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, q, p, u,
-            servo, iq, saturated, settings, tol, ws, dyn, vw, q_out, p_out, stats) -> int:
+            servo, iq, saturated, settings, ig3, broyden, tol, ws, dyn, vw, q_out, p_out,
+            stats) -> int:
     """One DEL step of length h from (q, p) under u and the joint servos to (q_out, p_out):
     solved again while a servo's effort (at the midpoint) newly saturates; the final max |r|
     is left in its row; stats as solve_friction."""
@@ -463,12 +465,12 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
     while True:
         servo_forces(h, servo, iq, saturated, q, u, u_total, vec[V_SERVO_LINEAR])
         code = begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u_total,
-                          servo, iq, saturated, settings[S_GUESS], ws, dyn, vw)
+                          servo, iq, saturated, settings[S_GUESS], ig3, ws, dyn, vw)
         if code != OK:
             return code
         has_friction, solved = solve_friction(joint_int, joint_real, damping, friction,
-                                              armature, Yb, h, q, p, u_total, settings, tol, dyn,
-                                              vw, stats)
+                                              armature, Yb, h, q, p, u_total, settings, broyden,
+                                              tol, dyn, vw, stats)
         if not solved:
             return NOT_CONVERGED
         if not servoed:
@@ -485,7 +487,7 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
 
 @routine
 def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q, p, u, settings,
-                   tol, dyn, vw, stats):
+                   broyden, tol, dyn, vw, stats):
     """Solve the DEL that begin_step set up without friction, then (if any joint has friction)
     again with the first half of the friction impulse that solution implies, warm-started (the
     second half goes into the new momentum: friction_after). stats[0] += iterations, stats[1]
@@ -494,22 +496,23 @@ def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q,
     nv = p.shape[0]
     vec = vw.vec
     u_eff = vec[V_UEFF]
-    rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn, vw,
-                              stats)
+    rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden, tol,
+                              dyn, vw, stats)
     has_friction = solved and friction_before(joint_int, armature, friction, h, u, vw,
                                               u_eff)
     if has_friction:
         for k in range(nv):
             vec[V_B, k] = p[k] + 0.5 * h * u_eff[k]
-        rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, tol, dyn,
-                                  vw, stats)
+        rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden,
+                                  tol, dyn, vw, stats)
     vec[V_RES, 0] = rnorm
     return has_friction, solved
 
 
 @routine
 def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, u,
-                  servo, iq, saturated, settings, tol, ws, dyn, vw, q_out, p_out, stats) -> int:
+                  servo, iq, saturated, settings, ig3, broyden, tol, ws, dyn, vw, q_out, p_out,
+                  stats) -> int:
     """A DEL step of length h from the stage start (its rows) to (q_out, p_out); when it cannot
     be solved, again from the same start as 2, 4, ... pieces of h / pieces (up to
     settings[S_SPLIT_LEVELS] halvings). stats[2] = the most pieces a stage needed; the worst
@@ -528,7 +531,7 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
         for piece in range(pieces):
             code = substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
                            h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, servo, iq, saturated,
-                           settings, tol, ws, dyn, vw, q_out, p_out, stats)
+                           settings, ig3, broyden, tol, ws, dyn, vw, q_out, p_out, stats)
             worst = max(worst, vec[V_RES, 0])
             if code != OK:
                 break
@@ -547,11 +550,12 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
 
 @kernel
 def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, Yb,
-                            dt, substeps, q, p, u, servo, iq, saturated, settings, tol, ws, vws,
-                            q_out, p_out, v_out, stats, residual_out):
+                            dt, substeps, q, p, u, servo, iq, saturated, settings, ig3, broyden,
+                            tol, ws, vws, q_out, p_out, v_out, stats, residual_out):
     """One step of dt as len(substeps) DEL substeps of dt * substeps[s] (1 or Yoshida's 3),
     each split in pieces if it must be, then v_out = (M(q_out) + a)^-1 p_out; joint servos
-    from the servo table (servo.py; iq all -1: none).
+    from the servo table (servo.py; iq all -1: none). ``ig3``, ``broyden``: None compiles
+    without that initial guess or root finder (VariationalIntegrator.choices).
     stats: (iterations, fallbacks, most pieces a substep was split into)."""
     nj = joint_int.shape[0]
     nv = p.shape[0]
@@ -568,8 +572,8 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     worst = 0.0
     for s in range(substeps.shape[0]):
         code = split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
-                             dt * substeps[s], u, servo, iq, saturated, settings, tol, ws, dyn,
-                             vw, q_out, p_out, stats)
+                             dt * substeps[s], u, servo, iq, saturated, settings, ig3, broyden,
+                             tol, ws, dyn, vw, q_out, p_out, stats)
         worst = max(worst, vec[V_RES, 0])
         if code != OK:
             residual_out[0] = worst
@@ -580,7 +584,10 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
             vec[V_PCUR, k] = p_out[k]
     residual_out[0] = worst
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
-    if not minv_factor(joint_int, armature, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
+    added = vec[V_PRECOND]  # the armature in a work row: minv_factor's one specialisation
+    for k in range(nv):     # is begin_step's (a writable row; the Model's arrays are not)
+        added[k] = armature[k]
+    if not minv_factor(joint_int, added, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
         return SINGULAR
     minv_apply(joint_int, oS, U, Dinv, p_out, pA, oa, v_out)
     if not (all_finite(q_out) and all_finite(p_out) and all_finite(v_out)):
@@ -590,8 +597,8 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
 
 @kernel
 def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
-                        substeps, q, v, p, servo, iq, saturated, settings, tol, ws, vws, q_next,
-                        p_next, v_next, stats, residual_out, acceleration, effort,
+                        substeps, q, v, p, servo, iq, saturated, settings, ig3, broyden, tol, ws,
+                        vws, q_next, p_next, v_next, stats, residual_out, acceleration, effort,
                         inv_dt) -> int:
     """variational_step_kernel from (q, p) under tau, committed into q, v, p, acceleration and
     effort when it succeeds (fused.py); the state unchanged when it does not."""
@@ -599,7 +606,8 @@ def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, 
         return BAD_ARG0
     code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature,
                                    Yb, dt, substeps, q, p, tau, servo, iq, saturated, settings,
-                                   tol, ws, vws, q_next, p_next, v_next, stats, residual_out)
+                                   ig3, broyden, tol, ws, vws, q_next, p_next, v_next, stats,
+                                   residual_out)
     if code == OK:
         commit_state(q, v, q_next, v_next, acceleration, inv_dt)
         for k in range(p.shape[0]):
@@ -609,17 +617,17 @@ def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, 
 
 @kernel
 def variational_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature,
-                        Yb, dt, substeps, q, v, p, servo, iq, saturated, settings, tol, ws, vws,
-                        q_next, p_next, v_next, stats, residual_out, acceleration, effort,
-                        inv_dt) -> tuple:
+                        Yb, dt, substeps, q, v, p, servo, iq, saturated, settings, ig3, broyden,
+                        tol, ws, vws, q_next, p_next, v_next, stats, residual_out, acceleration,
+                        effort, inv_dt) -> tuple:
     """len(taus) steps of variational_advance, the state after each into rows of Q and V;
     stops at the first that fails: (steps done, its code). stats and residual_out: the last
     step's."""
     for s in range(taus.shape[0]):
         code = variational_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
                                    armature, Yb, dt, substeps, q, v, p, servo, iq, saturated,
-                                   settings, tol, ws, vws, q_next, p_next, v_next, stats,
-                                   residual_out, acceleration, effort, inv_dt)
+                                   settings, ig3, broyden, tol, ws, vws, q_next, p_next, v_next,
+                                   stats, residual_out, acceleration, effort, inv_dt)
         if code != OK:
             return s, code
         store_rollout_row(s, q, v, Q, V)
@@ -665,6 +673,10 @@ class VariationalIntegrator(Integrator):
                                   max_iterations, anderson, newton_fallback_iterations,
                                   split_levels],
                                  dtype=np.int64)
+        # the kernels' (ig3, broyden): None for an option not chosen, whose code numba then
+        # leaves out (a branch on an argument that is None is pruned before typing)
+        self.choices = (True if initial_guess == "IG3" else None,
+                        True if solver == "broyden" else None)
         self.tolerance = float(tolerance)
         self.substeps = np.array([1.0]) if order == 2 else np.array(
             [YOSHIDA_G1, YOSHIDA_G2, YOSHIDA_G1])
@@ -690,8 +702,8 @@ class VariationalIntegrator(Integrator):
                                        m.friction, m.armature, self.Yb, self.dt,
                                        self.substeps, q, self.p, tau, self.servos.table,
                                        self.servos.iq, self.servos.saturated, self.settings,
-                                       self.tolerance, self._ws, self._vws, q_out, self._p_next,
-                                       v_out, self._stats, self._residual)
+                                       *self.choices, self.tolerance, self._ws, self._vws, q_out,
+                                       self._p_next, v_out, self._stats, self._residual)
         info = self._info
         info.iterations = int(self._stats[0])
         info.fallback = bool(self._stats[1])
@@ -705,7 +717,8 @@ class VariationalIntegrator(Integrator):
         m, servos = self.model, self.servos
         arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
                      self.Yb, self.dt, self.substeps, state.q, state.v, self.p, servos.table,
-                     servos.iq, servos.saturated, self.settings, self.tolerance, self._ws,
+                     servos.iq, servos.saturated, self.settings, *self.choices, self.tolerance,
+                     self._ws,
                      self._vws, data.q_next, self._p_next, data.v_next, self._stats,
                      self._residual, state.acceleration, state.effort, 1.0 / self.dt)
         return variational_advance, variational_rollout, arguments

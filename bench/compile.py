@@ -1,0 +1,184 @@
+"""Cold start (docs/SPEED.md, "Cold start"): what a first run costs with an empty compiled-code
+cache, and the same with the cache warm. Each figure is one fresh subprocess, its cache an empty
+directory (MBSIM_ROS_CACHE_DIR; the warm figure runs again on what the cold run left there):
+
+- import: ``import mbsim_ros`` and ``from mbsim_ros import Simulator``;
+- euler, variational: import, ``Simulator(arm7, 1e-3, integrator)`` and its first ``step()``;
+- compliant: the same with ``Simulator.from_scene(config/scenes/ball_drop.yaml)``;
+- node: ``mbsim-ros run --config config/arm7.yaml --ros-args -p print_status:=true`` until its
+  first status line.
+
+Each figure is given as wall-clock seconds and as the child's CPU seconds (user + system): the
+machine is shared, and on a loaded one the wall clock measures the neighbours too.
+
+The per-kernel table: numba fires a ``numba:compile`` event around each compilation, and only
+when the function was not found in the cache; the child processes time those events in CPU
+seconds of the process (self: less the functions compiled inside them, as a kernel's callees
+are compiled while it is typed), summed over each function's signatures. Only the in-process
+scenarios give it (not the node).
+
+    python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENE = ROOT / "config" / "scenes" / "ball_drop.yaml"
+NODE = ["-m", "mbsim_ros.cli", "run", "--config", "config/arm7.yaml", "--ros-args",
+        "-p", "print_status:=true"]
+SCENARIOS = ("import", "euler", "variational", "compliant", "node")
+NODE_TIMEOUT = 900.0  # s: a liveness bound, far above any cold start measured
+
+
+def child(name: str) -> None:
+    """Run one scenario in this (fresh) process; print its phases and compiles as JSON."""
+    start = time.perf_counter()
+    from numba.core import event
+
+    compiled, open_ = [], []
+
+    class Timer(event.Listener):
+        def on_start(self, ev) -> None:
+            open_.append([time.process_time(), 0.0])
+
+        def on_end(self, ev) -> None:
+            began, inner = open_.pop()
+            took = time.process_time() - began
+            if open_:
+                open_[-1][1] += took
+            function = ev.data["dispatcher"].py_func
+            compiled.append((f"{function.__module__}.{function.__qualname__}", took,
+                             took - inner))
+
+    event.register("numba:compile", Timer())
+    sys.path.insert(0, str(ROOT))
+    from mbsim_ros import Simulator
+    phases = {"import": time.perf_counter() - start}
+    if name != "import":
+        from mbsim_ros.model import load_urdf, shipped_urdf
+
+        mark = time.perf_counter()
+        if name == "compliant":
+            sim = Simulator.from_scene(SCENE)
+        else:
+            sim = Simulator(load_urdf(shipped_urdf("arm7")), 1e-3, name)
+        phases["construct"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        sim.step()
+        phases["first step"] = time.perf_counter() - mark
+    print(json.dumps({"phases": phases, "compiled": compiled}))
+
+
+def environment(cache: str, variable: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    env[variable] = cache
+    return env
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_child(name: str, env: dict) -> tuple[tuple[float, float], dict]:
+    """((wall s, CPU s) of the child process, its report)."""
+    start, cpu = time.perf_counter(), children_cpu()
+    out = subprocess.run([sys.executable, __file__, "--child", name], env=env, check=True,
+                         capture_output=True, text=True, cwd=ROOT).stdout
+    return (time.perf_counter() - start, children_cpu() - cpu), json.loads(out.splitlines()[-1])
+
+
+def run_node(env: dict) -> tuple[tuple[float, float], list[str]]:
+    """(wall s from spawn to the node's first status line, the node's CPU s until it exits),
+    and the lines it printed before that status line."""
+    start, cpu = time.perf_counter(), children_cpu()
+    process = subprocess.Popen([sys.executable, *NODE], env=env, cwd=ROOT, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    before = []
+    try:
+        for line in process.stdout:
+            if "| rate " in line:
+                wall = time.perf_counter() - start
+                process.terminate()
+                process.wait(timeout=30)
+                return (wall, children_cpu() - cpu), before
+            before.append(line.rstrip())
+            if time.perf_counter() - start > NODE_TIMEOUT:
+                break
+        raise RuntimeError("the node printed no status line:\n" + "\n".join(before))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def measure(name: str, cache: str, variable: str) -> dict:
+    """The cold and then the warm run of one scenario in the cache directory ``cache``."""
+    env = environment(cache, variable)
+    if name == "node":
+        cold, told = run_node(env)
+        warm, _ = run_node(env)
+        return {"cold": cold, "warm": warm, "told": told}
+    cold, report = run_child(name, env)
+    warm, warm_report = run_child(name, env)
+    return {"cold": cold, "warm": warm, "phases": report["phases"],
+            "warm phases": warm_report["phases"], "compiled": report["compiled"]}
+
+
+def kernel_table(results: dict, top: int) -> None:
+    """Per function, from the first scenario that compiled it (the later ones that needed it
+    too are listed): its signatures, self and inclusive CPU s summed over them."""
+    rows: dict[str, list] = {}
+    for name, result in results.items():
+        for function, took, own in result.get("compiled", []):
+            row = rows.setdefault(function, [name, set(), 0, 0.0, 0.0])
+            row[1].add(name)
+            if name == row[0]:
+                row[2] += 1
+                row[3] += own
+                row[4] += took
+    print(f"\nper function, cold, CPU s (self: less its callees): top {top} of {len(rows)}")
+    print(f"{'self s':>7} {'incl s':>7} {'sigs':>4}  function  [scenarios that compiled it]")
+    for function, (_, names, signatures, own, took) in sorted(rows.items(),
+                                                              key=lambda r: -r[1][3])[:top]:
+        print(f"{own:7.2f} {took:7.2f} {signatures:4d}  {function}  [{', '.join(sorted(names))}]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--only", default=",".join(SCENARIOS))
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--cache-variable", default="MBSIM_ROS_CACHE_DIR",
+                        help="the variable that points the cache at the empty directory "
+                             "(NUMBA_CACHE_DIR for sources older than MBSIM_ROS_CACHE_DIR)")
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child)
+    results = {}
+    for name in args.only.split(","):
+        with tempfile.TemporaryDirectory(prefix="mbsim-cold-") as cache:
+            result = results[name] = measure(name, cache, args.cache_variable)
+        phases = " | ".join(f"{k} {v:.2f}" for k, v in result.get("phases", {}).items())
+        warm = " | ".join(f"{k} {v:.2f}" for k, v in result.get("warm phases", {}).items())
+        (cold, cold_cpu), (hot, hot_cpu) = result["cold"], result["warm"]
+        print(f"{name}: cold {cold:.1f} s, CPU {cold_cpu:.1f} s "
+              f"({phases or 'spawn to status line'}); warm {hot:.1f} s, CPU {hot_cpu:.1f} s "
+              f"({warm or 'spawn to status line'})", flush=True)
+        if name == "node":
+            print("  printed before the first status line:\n    "
+                  + "\n    ".join(result["told"] or ["(nothing)"]))
+    kernel_table(results, args.top)
+
+
+if __name__ == "__main__":
+    main()
