@@ -115,3 +115,30 @@ def test_a_scene_graph_carries_its_heightfield_as_the_detection_mesh():
     a, b, c = (vertices[faces[:, k]] for k in range(3))
     assert np.all(np.cross(b - a, c - a)[:, 2] > 0.0)
     assert not np.any(graph.ground)
+
+
+def test_a_recording_s_contact_wrenches_become_force_arrows(tmp_path):
+    """A ball resting on the ground off the origin, recorded: the played arrow
+    carries the recorded contact force in world axes (the simulator's own contact wrench, to
+    the recording's float64), on the vertical line through the ball's centre, where its one
+    contact's line of action runs."""
+    from mbsim_ros.recording import Recorder
+    from mbsim_ros.view.playback import contact_arrows, read_trajectory
+
+    scene = {"ground": {"height": 0.0},
+             "models": [{"name": "ball", "sphere": {"radius": 0.1, "mass": 2.0},
+                         "position": [0.3, -0.2, 0.1]}]}
+    sim = Simulator.from_scene(scene, dt=1e-3)
+    path = tmp_path / "ball.mcap"
+    with Recorder(path, sim) as recorder:
+        for _ in range(200):
+            sim.step()
+            recorder.record()
+    times, q, wrenches = read_trajectory(path, sim.model)
+    graph = scene_graph(sim.scene)
+    arrows = contact_arrows(*graph.body_poses(q[-1]), wrenches[-1])
+    assert arrows.shape == (1, 2, 3)
+    np.testing.assert_allclose(arrows[0, 1], sim.contact_wrenches()["ball"][:3], rtol=1e-9)
+    assert arrows[0, 1, 2] == pytest.approx(2.0 * 9.81, rel=1e-3)
+    np.testing.assert_allclose(arrows[0, 0, :2], sim.q[:2], atol=1e-6)
+    assert not contact_arrows(*graph.body_poses(q[0]), np.zeros_like(wrenches[0])).size
