@@ -309,19 +309,20 @@ def cmd_warm(args) -> int:
     Simulator's fused step, the general step (servos, actuators) and its sensors."""
     for path in args.configs or [None]:
         config = _load_config(path)
-        integrator = args.integrator or config.get("integrator") \
-            or ("compliant" if "models" in config else "variational")
+        chosen = "integrator" in config.model_fields_set
+        integrator = args.integrator or ("compliant" if config.scene and not chosen
+                                         else config.integrator)
         print(f"mbsim-ros warm: {path or DEFAULT_ROBOT}, {integrator}", flush=True)
         model_args = argparse.Namespace(config=path, urdf=None, floating_base=False,
                                         balance_inertia=False)
         try:
             simulated = _simulated(model_args, config)
-            q0 = start_configuration(simulated, config.get("initial_positions"))
-            sim = make_simulator(simulated, q0, integrator, float(config.get("dt", 1e-3)))
+            q0 = start_configuration(simulated, config.initial_positions)
+            sim = make_simulator(simulated, q0, integrator, config.dt)
             suite = None if simulated.scene is not None \
                 else _sensor_suite(model_args, config, sim)
         except ValueError as exc:
-            raise SystemExit(f"mbsim-ros: {exc}") from None
+            raise refuse(exc) from None
         warm_steps(sim, suite)
     return 0
 
