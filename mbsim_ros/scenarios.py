@@ -423,7 +423,7 @@ def spin(offset: float, speed: float, mode: str, steps: int, dt: float = 1e-3) -
 
 
 # The steel ball dropped on the steel floor (docs/COMPLIANT.md, "Impacts"; bench/impact.py)
-RADIUS, MASS, DROP = 0.05, 1.0, 0.2       # m, kg, m
+BALL_RADIUS, BALL_MASS, DROP = 0.05, 1.0, 0.2       # m, kg, m
 YOUNGS, POISSON, GRAVITY = 2.0e11, 0.3, 9.81
 
 
@@ -431,7 +431,7 @@ def hertz_peak(drop: float = DROP) -> float:
     """Hertz's peak penetration of the ball dropped from `drop` (m)."""
     e_star = YOUNGS / (2.0 * (1.0 - POISSON ** 2))
     v0 = math.sqrt(2.0 * GRAVITY * drop)
-    return (15.0 * MASS * v0 ** 2 / (16.0 * e_star * math.sqrt(RADIUS))) ** 0.4
+    return (15.0 * BALL_MASS * v0 ** 2 / (16.0 * e_star * math.sqrt(BALL_RADIUS))) ** 0.4
 
 
 def drop(dt: float, seconds: float | None = None) -> dict:
@@ -440,8 +440,8 @@ def drop(dt: float, seconds: float | None = None) -> dict:
     median wall-clock time of the steps in contact (us)."""
     ground = {"friction": 0.5, "youngs_modulus": YOUNGS, "poisson_ratio": POISSON}
     scene = {"ground": ground, "gravity": [0.0, 0.0, -GRAVITY],
-             "models": [{"sphere": {"radius": RADIUS, "mass": MASS}, "name": "ball",
-                         "position": [0.0, 0.0, RADIUS + DROP]}]}
+             "models": [{"sphere": {"radius": BALL_RADIUS, "mass": BALL_MASS}, "name": "ball",
+                         "position": [0.0, 0.0, BALL_RADIUS + DROP]}]}
     sim = Simulator.from_scene(scene, dt=dt)
     fall = math.sqrt(2.0 * DROP / GRAVITY)
     steps = int(round((seconds or 2.2 * fall) / dt))
@@ -451,7 +451,7 @@ def drop(dt: float, seconds: float | None = None) -> dict:
         start = time.perf_counter()
         sim.step(tau)
         elapsed = time.perf_counter() - start
-        height = sim.q[2] - RADIUS
+        height = sim.q[2] - BALL_RADIUS
         if height < 0.0:
             touched = True
             costs.append(elapsed)
@@ -485,16 +485,16 @@ def one_row(dt: float, law: str, margin: float = 0.01, reference: float = 1e-8) 
     x1 = x0 + h v1; k = 4/3 E* sqrt(R d) at d = the step-start depth (law "start") or the
     step-end depth (law "end"), d at least the reference depth."""
     e_star = YOUNGS / (2.0 * (1.0 - POISSON ** 2))
-    hertz = 4.0 / 3.0 * e_star * math.sqrt(RADIUS)
+    hertz = 4.0 / 3.0 * e_star * math.sqrt(BALL_RADIUS)
     x, v, deepest, apex, touched = DROP, 0.0, 0.0, 0.0, False
     for _ in range(int(round(2.2 * math.sqrt(2.0 * DROP / GRAVITY) / dt))):
         free = v - dt * GRAVITY
-        depth = -x if law == "start" else end_depth(-x - dt * free, dt * dt / MASS, hertz)
+        depth = -x if law == "start" else end_depth(-x - dt * free, dt * dt / BALL_MASS, hertz)
         k = hertz * math.sqrt(max(depth, reference))
         gamma = 0.0
         if x < margin + dt * abs(v):
-            gamma = max(0.0, -(free + x / dt) / (1.0 / MASS + 1.0 / (dt * dt * k)))
-        v = free + gamma / MASS
+            gamma = max(0.0, -(free + x / dt) / (1.0 / BALL_MASS + 1.0 / (dt * dt * k)))
+        v = free + gamma / BALL_MASS
         x += dt * v
         touched = touched or x < 0.0
         deepest = max(deepest, -x)
