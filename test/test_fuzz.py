@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mbsim_ros import Simulator
 from mbsim_ros.build import load_simulated, make_simulator, start_configuration
-from mbsim_ros.config import config_from
+from mbsim_ros.config import config_from, set_armature
 from mbsim_ros.contact.scene import load_scene
 from mbsim_ros.integrators.servo import POSITION
 from mbsim_ros.model import load_urdf, shipped_urdf
@@ -126,8 +126,6 @@ def test_a_random_scene_loads_and_simulates_or_is_refused(scene):
 def simulator_of(config):
     simulated = load_simulated(urdf=config.urdf(), floating_base=config.floating_base,
                                balance_inertia=config.balance_inertia)
-    from mbsim_ros.config import set_armature
-
     set_armature(simulated.model, config.armature)
     q0 = start_configuration(simulated, config.initial_positions)
     options = getattr(config, config.integrator)
