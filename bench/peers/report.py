@@ -311,8 +311,8 @@ PAPERS = [  # (figure, theirs, ours, where)
      "[VARIATIONAL.md](VARIATIONAL.md)"),
     ("Drumwright Table 1: box on an elastic foundation", "-",
      "ours next to Drumwright's table (compliant integrator)",
-     "[COMPLIANT.md, \"Box on an elastic foundation (seed Table 1)\"]"
-     "(COMPLIANT.md#box-on-an-elastic-foundation-seed-table-1)"),
+     "[COMPLIANT.md, \"Box on an elastic foundation (Drumwright 2019, Table 1)\"]"
+     "(COMPLIANT.md#box-on-an-elastic-foundation-drumwright-2019-table-1)"),
     ("Drumwright Fig. 9: friction sweep on an incline", "-",
      "ours (compliant) and the peers against Coulomb's answer (section 4); the full sweep "
      "and its plot",
