@@ -32,8 +32,9 @@ def untimed(table) -> str:
 
 
 def timed_local(runs: int, workers: int, out: Path):
-    """(runs per second, table) of a campaign on a fresh local Ray instance; the instance's
-    start and the workers' first imports are outside the timing (one warm-up campaign)."""
+    """(runs per second, seconds, table) of a campaign on a fresh local Ray instance; the
+    instance's start and the workers' first imports are outside the timing (one warm-up
+    campaign)."""
     import ray
 
     start_ray(None, workers)
@@ -41,9 +42,14 @@ def timed_local(runs: int, workers: int, out: Path):
     began = time.perf_counter()
     table = run_campaign(SPEC, runs, out / "campaign", workers=workers, runs_per_task=1,
                          progress=False)
-    rate = runs / (time.perf_counter() - began)
+    elapsed = time.perf_counter() - began
     ray.shutdown()
-    return rate, table
+    return runs / elapsed, elapsed, table
+
+
+def busy(table) -> float:
+    """The runs' own wall time, summed (each row's ``wall_time``: the run inside its worker)."""
+    return float(sum(table.column("wall_time").to_pylist()))
 
 
 def two_node(runs: int, out: Path) -> bool:
@@ -91,12 +97,16 @@ def main() -> int:
         serial_rate = args.runs / (time.perf_counter() - began)
         print(f"serial loop: {serial_rate:.3f} runs/s ({args.runs} runs of 1.5 s simulated)")
         for workers in (1, 2):
-            rate, table = timed_local(args.runs, workers, out / f"w{workers}")
+            rate, elapsed, table = timed_local(args.runs, workers, out / f"w{workers}")
             same = untimed(table) == repr([{k: v for k, v in r.items() if k != "wall_time"}
                                            for r in rows])
+            # Ray's own cost: the campaign's wall time beyond the runs' own, per worker (free
+            # of the run-to-run speed noise that the ratio of two separate timings carries)
+            own = busy(table) / workers
             print(f"Ray, {workers} worker(s): {rate:.3f} runs/s, {rate / serial_rate:.3f} x "
-                  f"serial (overhead {100.0 * (serial_rate * workers / rate - 1.0):+.1f} % per "
-                  f"worker), table equal to serial: {same}")
+                  f"serial; the runs' own time {own:.2f} s per worker of {elapsed:.2f} s: "
+                  f"Ray's overhead {100.0 * (elapsed / own - 1.0):+.1f} %; table equal to "
+                  f"serial: {same}")
         if not args.skip_cluster:
             two_node(args.runs, out)
     return 0
