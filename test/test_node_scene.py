@@ -59,3 +59,44 @@ def test_resting_ball_publishes_its_weight_and_markers(tmp_path):
         code = node.stop()
         rclpy.shutdown(context=context)
     assert code == 0, node.log()
+
+
+def test_a_box_resting_on_a_heightfield_ramp_publishes_its_weight(tmp_path):
+    """The node with terrain: a 1 kg box flush on a 15 degree heightfield ramp (friction 0.8 >
+    tan 15 deg: it sticks) is held by the ramp's contacts, whose resultant is its weight: in
+    the box's axes R^T (0, 0, m g), and no torque about its centre (static balance of a body
+    whose contact forces alone hold it)."""
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    warm_kernels()
+    slope, half, mass = np.radians(15.0), 0.05, 1.0
+    turn = np.array([0.0, -np.sin(slope / 2), 0.0, np.cos(slope / 2)])  # about y by -15 deg
+    ramp = [float(x * np.tan(slope)) for x in np.linspace(-1.0, 1.0, 11)]
+    scene = tmp_path / "ramp.yaml"
+    scene.write_text(yaml.safe_dump({
+        "ground": {"friction": 0.8},
+        "heightfield": {"size": [2.0, 2.0], "heights": [ramp, ramp, ramp]},
+        "models": [{"box": {"size": [2 * half] * 3, "mass": mass}, "name": "box",
+                    "orientation": turn.tolist(),
+                    "position": [float(-half * np.sin(slope)), 0.0,
+                                 float(half * np.cos(slope))]}]}))
+    domain, context = ros_session(__name__)
+    node, client = start_node(domain, context, tmp_path, "--ros-args", "-p", f"scene:={scene}",
+                              "-p", "integrator:=compliant", "-p", "pacing:=fast")
+    wrenches = []
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    client.node.create_subscription(WrenchStamped, "/mbsim/contact_wrenches/box",
+                                    wrenches.append, qos)
+    try:
+        client.spin_until(lambda: len(wrenches) > 500, 60.0, "the box's contact wrenches")
+        force, torque = wrenches[-1].wrench.force, wrenches[-1].wrench.torque
+        expected = quaternion_to_matrix(turn).T @ np.array([0.0, 0.0, mass * G])
+        np.testing.assert_allclose([force.x, force.y, force.z], expected, atol=1e-3 * G)
+        assert np.allclose([torque.x, torque.y, torque.z], 0.0, atol=1e-3 * G * half)
+    finally:
+        client.destroy()
+        code = node.stop()
+        rclpy.shutdown(context=context)
+    assert code == 0, node.log()

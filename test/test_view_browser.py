@@ -111,3 +111,14 @@ def test_a_recording_plays(view, tmp_path):
         browser.close()
     keep(first, "view_recording_0.png")
     keep(second, "view_recording_1.png")
+
+
+def test_a_heightfield_scene_is_drawn(view):
+    """The slope example: Solo12 on a 15 degree heightfield ramp (the terrain as a mesh)."""
+    url = view("--scene", "config/scenes/solo12_slope.yaml")
+    browser = open_page(url, "FL_FOOT")
+    try:
+        image = wait_for(lambda: _drawn(browser.screenshot()), 30, "a drawn scene")
+    finally:
+        browser.close()
+    keep(image, "view_slope.png")
