@@ -214,3 +214,19 @@ def test_heightfield_files_npy_and_png_give_the_grid(tmp_path):
     message = refused(load_scene, {**BALL, "heightfield": {"file": str(tmp_path / "line.npy"),
                                                            "size": [1, 1]}}, SceneError)
     assert "heightfield.file" in message and "line.npy" in message and "2-D" in message
+
+
+def test_a_value_that_may_be_a_number_or_a_distribution_gets_one_line():
+    """A union (a number or a distribution) fails all its branches at once: a value of
+    neither kind is one line naming both; a mapping is judged as a distribution only."""
+    from mbsim_ros.campaign.spec import load_spec
+
+    spec = yaml.safe_load((ROOT / "examples" / "campaigns" / "solo12_push.yaml").read_text())
+    spec["randomize"]["pushes"][0]["force"][1] = "fifty"
+    spec["randomize"]["pushes"][0]["start"] = {"dist": "uniform", "low": 0.3, "hgh": 0.5}
+    with pytest.raises(SchemaError) as refused:
+        load_spec(spec)
+    assert refused.value.problems == [
+        "randomize.pushes[0].start.hgh: unknown key; valid keys here: dist, low, high, mean, "
+        "std, values (did you mean high?)",
+        "randomize.pushes[0].force[1]: expected a mapping or a number, got 'fifty'"]

@@ -115,7 +115,30 @@ def validate(schema: type[S], data: Any, source: str,
     try:
         return schema.model_validate(_plain(data))
     except ValidationError as exc:
-        raise error(source, [_problem(schema, e, key) for e in exc.errors()]) from None
+        raise error(source, _merged(schema, exc.errors(), key)) from None
+
+
+def _merged(schema: type, errors: list, key: str) -> list[str]:
+    """One line per problem. A value that may be one of several things (a number or a
+    distribution) fails every branch: when it is none of their kinds, one line says which kinds
+    it may be; when it is of one kind, only that branch's problems are kept."""
+    lines, unions = [], {}
+    for error in errors:
+        shown, _, union_at = _walk(schema, tuple(error["loc"]))
+        if union_at is None:
+            lines.append(_problem(schema, error, key))
+            continue
+        unions.setdefault(shown[:union_at], []).append((len(shown) == union_at, error))
+    for at, branch_errors in unions.items():
+        deeper = [e for shallow, e in branch_errors
+                  if not (shallow and e["type"] in _EXPECTED)]
+        if deeper:
+            lines += [_problem(schema, e, key) for e in deeper]
+        else:
+            kinds = sorted({_EXPECTED[e["type"]] for _, e in branch_errors})
+            lines.append(f"{path_of(at) or '(top level)'}: expected {' or '.join(kinds)}, got "
+                         f"{branch_errors[0][1].get('input')!r}")
+    return lines
 
 
 def _plain(data: Any) -> Any:
@@ -147,7 +170,7 @@ def nearest(word: str, choices) -> str | None:
 
 
 def _problem(schema: type, error: dict, key: str = "key") -> str:
-    shown, kind_at = _walk(schema, tuple(error["loc"]))
+    shown, kind_at, _ = _walk(schema, tuple(error["loc"]))
     loc, kind, given = shown, error["type"], error.get("input")
     where = path_of(loc) or "(top level)"
     ctx = error.get("ctx") or {}
@@ -207,20 +230,46 @@ def _bound(ctx: dict) -> Any:
     return ""
 
 
-def _walk(schema: type, loc: tuple) -> tuple[tuple, Any]:
-    """(the location without a discriminated union's tags, a function from the depth in that
-    location to the schema type there), walking the schema's annotations."""
+def _walk(schema: type, loc: tuple) -> tuple[tuple, Any, int | None]:
+    """(the location without union tags, a function from the depth in that location to the
+    schema type there, the depth of the first plain union whose branch the location took, or
+    None), walking the schema's annotations."""
     kinds: list = [schema]
     shown: list = []
+    union_at = None
     for part in loc:
         kind = strip_optional(kinds[-1])
         member = _tagged(kind, part)
+        if member is None:
+            member = _branch(kind, part)
+            if member is not None and union_at is None:
+                union_at = len(shown)
         if member is not None:
             kinds[-1] = member
             continue
         shown.append(part)
         kinds.append(_child(kind, part) if kind is not None else None)
-    return tuple(shown), lambda depth: kinds[depth] if depth < len(kinds) else None
+    return tuple(shown), (lambda depth: kinds[depth] if depth < len(kinds) else None), union_at
+
+
+def _branch(kind: Any, tag: Any) -> Any:
+    """The member of a plain union that pydantic's location names by its type's name
+    (``constrained-float``, ``dict[str,...]``, ``function-after[..., Distribution]``)."""
+    if get_origin(kind) not in (Union, types.UnionType) or not isinstance(tag, str):
+        return None
+    scalar = tag.removeprefix("constrained-") in ("float", "int", "bool", "str")
+    for member in get_args(kind):
+        plain = strip_optional(member)
+        origin = get_origin(plain)
+        if isinstance(plain, type) and issubclass(plain, BaseModel):
+            if not scalar and plain.__name__ in tag:
+                return member
+        elif origin is not None:
+            if tag.startswith(f"{getattr(origin, '__name__', origin)}["):
+                return member
+        elif scalar:
+            return member
+    return None
 
 
 def _keys(kind: Any) -> list[str] | None:
