@@ -352,14 +352,13 @@ def integrator_option_table() -> dict[str, dict[str, object]]:
     """Every option an integrator takes that a command line (or a ROS parameter) can carry:
     name -> {integrator: its default}; the node declares the same options as its
     '<integrator>.<option>' parameters (ros/node.py)."""
+    from .config import integrator_options
     from .integrators import INTEGRATORS
-    from .integrators.base import integrator_options
 
     table: dict[str, dict[str, object]] = {}
     for name in sorted(INTEGRATORS):
         for option, default in integrator_options(name).items():
-            if isinstance(default, (bool, int, float, str)):
-                table.setdefault(option, {})[name] = default
+            table.setdefault(option, {})[name] = default
     return table
 
 

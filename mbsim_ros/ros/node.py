@@ -347,9 +347,9 @@ class SimulationNode(Node):
     def _record(self) -> None:
         """Write the commands received since the last tick (as received, stamped with the time
         they were taken) and, after the step, the state; with self._lock held."""
-        received, self._received = self._received, []
-        for topic, msg, t_ns in received:
+        for topic, msg, t_ns in self._received:
             self.recorder.write_serialized(topic, serialize_message(msg), t_ns)
+        self._received.clear()  # the same list every tick
         self.recorder.record(t_ns=self.t_ns)
 
     def _sample_sensors(self) -> None:
