@@ -1,10 +1,10 @@
 """A steel ball dropped on the steel floor (docs/COMPLIANT.md, "Impacts"): peak penetration
-against Hertz's impact theory and rebound height, at dt = 1 ms, 0.1 ms and 10 us; the median
-cost of a step in contact. Beside the simulator, `one_row`: the same step for a lone ball
-written out for its single normal row (test_compliant checks it equals the simulator's to
-rounding), with the row's stiffness taken at the step-start depth (what the integrator does)
-or at the step-end depth (backward Euler on the Hertz force, found by Newton on the depth):
-the candidate of the issue's item 1, measured before building it into the kernels.
+against Hertz's impact theory and rebound height against e^2 h0, at dt = 1 ms, 0.1 ms and
+10 us, for restitutions 0.9, 0.5 and 0; the median cost of a step in contact. Beside the
+simulator, `one_row` with the ordinary law (the row's Hertz stiffness at the step-start depth,
+what the integrator did before impacts were set on energy) and with the stiffness at the
+step-end depth (backward Euler on the Hertz force, Newton on the depth): the two force laws
+that cannot show an impact shorter than the step.
 
 Hertz's peak penetration of a sphere (radius R, mass m) hitting a flat of the same material
 at v0 (Johnson, "Contact Mechanics", 1985, Sec. 11.4, eq. 11.24):
@@ -29,6 +29,16 @@ sys.path.insert(0, str(ROOT))
 
 from mbsim_ros.scenarios import DROP, GRAVITY, drop, hertz_peak, one_row  # noqa: E402
 
+RESTITUTIONS = (0.9, 0.5, 0.0)
+
+
+def cell(out: dict, peak: float, restitution: float | None) -> str:
+    """'peak um (vs Hertz), rebound mm (vs e^2 h0)'."""
+    text = f"{out['peak'] * 1e6:.1f} ({out['peak'] / peak - 1:+.1%}), {out['rebound'] * 1e3:.2f}"
+    if restitution:
+        text += f" ({out['rebound'] / (restitution ** 2 * DROP) - 1:+.1%})"
+    return text
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -36,16 +46,24 @@ def main() -> None:
     args = parser.parse_args()
     peak = hertz_peak()
     print(f"Hertz peak penetration {peak * 1e6:.1f} um (drop {DROP} m, v0 "
-          f"{math.sqrt(2 * GRAVITY * DROP):.3f} m/s)")
-    print("| dt | simulator: peak um (vs Hertz), rebound mm | one row, stiffness at the start "
-          "depth | one row, at the end depth | per step in contact us |")
-    print("|---|---|---|---|---|")
-    for dt in (1e-3,) if args.quick else (1e-3, 1e-4, 1e-5):
-        out = drop(dt)
-        cells = [f"{r['peak'] * 1e6:.1f} ({r['peak'] / peak - 1:+.0%}), "
-                 f"{r['rebound'] * 1e3:.2f}"
-                 for r in (out, one_row(dt, "start"), one_row(dt, "end"))]
-        print(f"| {dt * 1e3:g} ms | {' | '.join(cells)} | {out['cost_us']:.0f} |", flush=True)
+          f"{math.sqrt(2 * GRAVITY * DROP):.3f} m/s); rebound targets e^2 h0: "
+          + ", ".join(f"e {e}: {e * e * DROP * 1e3:.1f} mm" for e in RESTITUTIONS))
+    steps = (1e-3,) if args.quick else (1e-3, 1e-4, 1e-5)
+    print("\nThe simulator: peak um (vs Hertz), rebound mm (vs e^2 h0); median us per step "
+          "in contact")
+    print("| dt | " + " | ".join(f"e = {e}" for e in RESTITUTIONS) + " | us per step |")
+    print("|---|" + "---|" * (len(RESTITUTIONS) + 1))
+    for dt in steps:
+        outs = [drop(dt, restitution=e) for e in RESTITUTIONS]
+        cells = [cell(o, peak, e) for o, e in zip(outs, RESTITUTIONS)]
+        print(f"| {dt * 1e3:g} ms | {' | '.join(cells)} | {outs[0]['cost_us']:.0f} |",
+              flush=True)
+    print("\nForce laws (the one-row model): peak um (vs Hertz), rebound mm")
+    print("| dt | stiffness at the step-start depth | at the step-end depth |")
+    print("|---|---|---|")
+    for dt in steps:
+        cells = [cell(one_row(dt, law), peak, None) for law in ("start", "end")]
+        print(f"| {dt * 1e3:g} ms | {' | '.join(cells)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -434,16 +434,18 @@ def hertz_peak(drop: float = DROP) -> float:
     return (15.0 * BALL_MASS * v0 ** 2 / (16.0 * e_star * math.sqrt(BALL_RADIUS))) ** 0.4
 
 
-def drop(dt: float, seconds: float | None = None) -> dict:
-    """Drop the ball from DROP (its lowest point) and follow it through its first rebound:
-    the deepest penetration, the rebound's apex (lowest point above the floor) and the
-    median wall-clock time of the steps in contact (us)."""
-    ground = {"friction": 0.5, "youngs_modulus": YOUNGS, "poisson_ratio": POISSON}
+def drop(dt: float, seconds: float | None = None, restitution: float = 0.0,
+         height: float = DROP) -> dict:
+    """Drop the ball from `height` (its lowest point) on a floor of the given restitution and
+    follow it through its first rebound: the deepest penetration, the rebound's apex (lowest
+    point above the floor) and the median wall-clock time of the steps in contact (us)."""
+    ground = {"friction": 0.5, "youngs_modulus": YOUNGS, "poisson_ratio": POISSON,
+              "restitution": restitution}
     scene = {"ground": ground, "gravity": [0.0, 0.0, -GRAVITY],
              "models": [{"sphere": {"radius": BALL_RADIUS, "mass": BALL_MASS}, "name": "ball",
-                         "position": [0.0, 0.0, BALL_RADIUS + DROP]}]}
+                         "position": [0.0, 0.0, BALL_RADIUS + height]}]}
     sim = Simulator.from_scene(scene, dt=dt)
-    fall = math.sqrt(2.0 * DROP / GRAVITY)
+    fall = math.sqrt(2.0 * height / GRAVITY)
     steps = int(round((seconds or 2.2 * fall) / dt))
     tau = np.zeros(sim.model.nv)
     deepest, apex, touched, costs = 0.0, 0.0, False, []
@@ -478,22 +480,68 @@ def end_depth(reach: float, compliance: float, hertz: float) -> float:
     return d
 
 
-def one_row(dt: float, law: str, margin: float = 0.01, reference: float = 1e-8) -> dict:
+def _closing_root(w0: float, free: float, depth: float, dt: float, hertz: float) -> float:
+    """The lone ball's end velocity that keeps its energy while it loads the floor
+    (integrators/impacts.py, written out independently: bisection): the negative root of
+    m w^2/2 - m (free - w0) w + U(depth - dt w) - m w0^2/2 - U(depth), U = 2/5 hertz d^(5/2)."""
+    def energy(d: float) -> float:
+        return 0.4 * hertz * d ** 2.5 if d > 0.0 else 0.0
+
+    def f(w: float) -> float:
+        return (0.5 * BALL_MASS * w * w - BALL_MASS * (free - w0) * w
+                + energy(depth - dt * w) - energy(depth) - 0.5 * BALL_MASS * w0 * w0)
+
+    near, far = 0.0, -1.0
+    while f(far) < 0.0:
+        far *= 2.0
+    for _ in range(200):
+        middle = 0.5 * (near + far)
+        near, far = (middle, far) if f(middle) < 0.0 else (near, middle)
+    return 0.5 * (near + far)
+
+
+def one_row(dt: float, law: str, margin: float = 0.01, reference: float = 1e-8,
+            restitution: float = 0.0) -> dict:
     """The integrator's step for the lone ball (docs/COMPLIANT.md, "The step we implement"):
     v* = v0 - h g, the speculative normal row (rigid closing law before touching), E^-1 =
     1 / (h^2 k), c = v* + phi0 / h, gamma = max(0, -c / (1/m + E^-1)), v1 = v* + gamma / m,
     x1 = x0 + h v1; k = 4/3 E* sqrt(R d) at d = the step-start depth (law "start") or the
-    step-end depth (law "end"), d at least the reference depth."""
+    step-end depth (law "end"), d at least the reference depth. Law "energy": the impacts set
+    on energy as the integrator does (integrators/impacts.py: loading, the turn, unloading; the
+    ordinary law "start" otherwise)."""
+    from .integrators.impacts import (IMPACT_COMPLIANCE, IMPACT_GRAVITY_STEPS, LOADING,
+                                      TURN_SHARE, UNLOADING)
+
     e_star = YOUNGS / (2.0 * (1.0 - POISSON ** 2))
     hertz = 4.0 / 3.0 * e_star * math.sqrt(BALL_RADIUS)
-    x, v, deepest, apex, touched = DROP, 0.0, 0.0, 0.0, False
+    impact_speed = IMPACT_GRAVITY_STEPS * dt * GRAVITY
+    x, v, deepest, apex, touched, phase, contact_speed = DROP, 0.0, 0.0, 0.0, False, 0, 0.0
     for _ in range(int(round(2.2 * math.sqrt(2.0 * DROP / GRAVITY) / dt))):
         free = v - dt * GRAVITY
-        depth = -x if law == "start" else end_depth(-x - dt * free, dt * dt / BALL_MASS, hertz)
+        depth = -x if law != "end" else end_depth(-x - dt * free, dt * dt / BALL_MASS, hertz)
         k = hertz * math.sqrt(max(depth, reference))
         gamma = 0.0
         if x < margin + dt * abs(v):
             gamma = max(0.0, -(free + x / dt) / (1.0 / BALL_MASS + 1.0 / (dt * dt * k)))
+        before, phase = phase, 0
+        if law == "energy":
+            kinetic = 0.5 * BALL_MASS * v * v
+            stored = 0.4 * hertz * max(-x, 0.0) ** 2.5
+            if before == 0 and v < -impact_speed and x + dt * free < 0.0:
+                phase = LOADING
+                contact_speed = math.sqrt(v * v + 2.0 * GRAVITY * max(x, 0.0))
+            elif before == LOADING and v < 0.0 and kinetic >= TURN_SHARE * (kinetic + stored):
+                phase = LOADING
+            elif before and x < 0.0 and (before == LOADING or v >= 0.0):
+                phase = UNLOADING
+        if phase == LOADING:
+            target = _closing_root(v, free, -x, dt, hertz)
+        elif phase == UNLOADING and restitution > 0.0:
+            target = restitution * contact_speed
+        elif phase == UNLOADING:
+            target = min(-x / dt, impact_speed)
+        if phase:  # a nearly rigid row with that target velocity
+            gamma = max(0.0, (target - free) / ((1.0 + IMPACT_COMPLIANCE) / BALL_MASS))
         v = free + gamma / BALL_MASS
         x += dt * v
         touched = touched or x < 0.0

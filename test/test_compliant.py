@@ -4,6 +4,7 @@ range-of-motion limit, a box sliding or sticking on a 30 degree incline, a stack
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +15,10 @@ from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.contact.scene import SceneError, load_scene, quaternion_to_matrix
 from mbsim_ros.model.constraints import PointConstraint
 from mbsim_ros.model import shipped_urdf
+from mbsim_ros.schema.base import load_yaml
 from mbsim_ros.scenarios import DOWNHILL, NORMAL, THETA, G, brick_urdf, incline
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -289,19 +293,123 @@ def test_contact_buffers_grow_instead_of_dropping_contacts():
     assert np.ptp(forces) < 1e-3 * forces.mean()
 
 
+@pytest.mark.parametrize("restitution", [0.9, 0.5, 0.0])
 @pytest.mark.parametrize("dt", [1e-3, 1e-4])
-def test_dropped_ball_follows_its_one_row_model(dt):
-    """scenarios.one_row, the one-row model of the lone ball's step is the simulator's (the steel
-    ball dropped 0.2 m: peak depth and rebound equal to rounding), so the candidate laws it
-    measures (the Hertz stiffness at the step-end depth) are measured on the real step; and
-    the figures the issue reports stand: 265 um deep and 3.4 mm of rebound at 1 ms, 76 um and
-    11.6 mm at 0.1 ms, against Hertz's 117.5 um (docs/COMPLIANT.md, "Impacts")."""
+def test_dropped_ball_meets_hertz_and_its_restitution(dt, restitution):
+    """The steel ball dropped 0.2 m (docs/COMPLIANT.md, "Impacts"): the simulator's step is its
+    one-row model written out independently (scenarios.one_row "energy": peak depth and
+    rebound equal to rounding); the peak is Hertz's 117.5 um within 1 % at 1 ms and 0.1 ms (the
+    issue: 10 %); the rebound is e^2 h0 within 2 % (the issue: 5 %), and under 0.1 mm for a
+    perfectly plastic floor (e = 0)."""
     from mbsim_ros import scenarios as impact
 
-    ours, model = impact.drop(dt), impact.one_row(dt, "start")
-    assert ours["peak"] == pytest.approx(model["peak"], rel=1e-6)
-    assert ours["rebound"] == pytest.approx(model["rebound"], rel=1e-6)
+    ours = impact.drop(dt, restitution=restitution)
+    model = impact.one_row(dt, "energy", restitution=restitution)
+    assert ours["peak"] == pytest.approx(model["peak"], rel=1e-9)
+    assert ours["rebound"] == pytest.approx(model["rebound"], rel=1e-9, abs=1e-12)
     assert impact.hertz_peak() == pytest.approx(117.5e-6, rel=1e-3)
+    assert ours["peak"] == pytest.approx(impact.hertz_peak(), rel=0.01)
+    if restitution:
+        assert ours["rebound"] == pytest.approx(restitution ** 2 * impact.DROP, rel=0.02)
+    else:
+        assert ours["rebound"] < 1e-4
+
+
+@pytest.mark.parametrize("dt", [1e-3, 1e-4])
+def test_the_ordinary_laws_impact_is_what_the_one_row_model_says(dt):
+    """The one-row model's ordinary law ("start": the stiffness at the step-start depth) is
+    the figure COMPLIANT.md compares with: 265 um deep and 3.4 mm of rebound at 1 ms, 76 um and
+    11.6 mm at 0.1 ms, against Hertz's 117.5 um."""
+    from mbsim_ros import scenarios as impact
+
+    model = impact.one_row(dt, "start")
     peak, rebound = (265.3e-6, 3.38e-3) if dt == 1e-3 else (76.1e-6, 11.60e-3)
-    assert ours["peak"] == pytest.approx(peak, rel=2e-3)
-    assert ours["rebound"] == pytest.approx(rebound, rel=2e-3)
+    assert model["peak"] == pytest.approx(peak, rel=2e-3)
+    assert model["rebound"] == pytest.approx(rebound, rel=2e-3)
+
+
+def test_a_restitution_needs_the_hertz_law():
+    with pytest.raises(SceneError, match="restitution applies to the Hertz law"):
+        Simulator.from_scene({"ground": {"stiffness": 1e6, "restitution": 0.5},
+                              "models": [{"sphere": {"radius": 0.05}}]}, dt=1e-3)
+
+
+@pytest.mark.parametrize("restitution", [0.9, 0.5])
+def test_bouncing_stack_and_pile_gain_no_energy_at_10ms(restitution):
+    """Ten steel spheres dropped 1 cm onto each other at 10 ms, aligned (they settle into a
+    stack) and offset (they topple into a colliding pile): with a restitution the impacts give
+    energy back, never more than they took (the energy, without the springs', never above its
+    start) and the stack still stands."""
+    r = 0.05
+    for offset in (0.0, 1e-4):
+        models = [{"sphere": {"radius": r, "mass": 1.0}, "name": f"s{k}",
+                   "position": [offset * (-1) ** k, 0.0, r + 1e-2 + k * (2 * r + 1e-2)]}
+                  for k in range(10)]
+        sim = Simulator.from_scene({"ground": {"friction": 0.5, "restitution": restitution},
+                                    "models": models}, dt=0.01)
+        e0 = sim.energy()
+        highest = e0
+        for _ in range(400):
+            assert sim.step().converged
+            highest = max(highest, sim.energy())
+        assert highest <= e0 + 1e-9
+        assert np.all(sim.q[2::7] > r - 1e-3), "no sphere sinks into the ground"
+        if not offset:
+            tops = sim.q[7 * 9:7 * 9 + 3]
+            assert abs(tops[2] - (r + 9 * 2 * r)) < 1e-3 and np.hypot(*tops[:2]) < 1e-3
+
+
+def dropped_solo12(restitution: float, height: float) -> dict:
+    """The scene of config/scenes/solo12_standing.yaml, its floor of the given restitution,
+    Solo12 raised by height (m)."""
+    spec = load_yaml((ROOT / "config" / "scenes" / "solo12_standing.yaml").read_text())
+    spec["ground"]["restitution"] = restitution
+    spec["models"][0]["position"][2] += height
+    return spec
+
+
+@pytest.mark.parametrize("restitution", [0.0, 0.5, 0.9])
+@pytest.mark.parametrize("dt", [1e-3, 1e-2])
+def test_unpowered_solo12_dropped_on_its_feet_gains_no_energy(dt, restitution):
+    """Solo12 dropped 2 cm onto its four feet, unpowered, at 1 ms and 10 ms: the four feet land
+    together, four impacts coupled through the legs and the base; until its legs have folded
+    (0.15 s), the energy never rises above its start and the feet never sink 1 mm."""
+    sim = Simulator.from_scene(dropped_solo12(restitution, 0.02), dt=dt)
+    e0 = sim.energy()
+    highest, deepest, landed = e0, 0.0, False
+    for _ in range(int(round(0.15 / dt))):
+        assert sim.step().converged
+        highest = max(highest, sim.energy())
+        contacts = sim.contacts()
+        deepest = max([deepest, *(c.depth for c in contacts)])
+        landed = landed or any(c.force[2] > 0.0 for c in contacts)
+    assert landed
+    assert highest <= e0 + 1e-9
+    assert deepest < 1e-3
+
+
+@pytest.mark.parametrize("restitution", [0.0, 0.5])
+def test_solo12_lands_from_5cm_and_stands(restitution):
+    """Solo12 held in its standing posture by scenarios.StandingController, released 5 cm
+    above the floor (1 m/s at touchdown), 1 ms: it lands, bounces no higher than it fell
+    from, its feet never sink 1 mm, and after 1 s it stands within 5 % of its standing height
+    (the feet land where the legs were in the air, not where they stood: 1.7 % higher)."""
+    from mbsim_ros.scenarios import StandingController
+
+    sim = Simulator.from_scene(dropped_solo12(restitution, 0.0), dt=1e-3)
+    standing = sim.q.copy()
+    controller = StandingController(sim, standing)
+    raised = standing.copy()
+    raised[2] += 0.05
+    sim.reset(raised, np.zeros(sim.model.nv))
+    deepest, bounce, landed = 0.0, -np.inf, False
+    for _ in range(1000):
+        assert controller.step().converged
+        contacts = sim.contacts()
+        deepest = max([deepest, *(c.depth for c in contacts)])
+        landed = landed or any(c.force[2] > 0.0 for c in contacts)
+        if landed:
+            bounce = max(bounce, sim.q[2])
+    assert landed and deepest < 1e-3
+    assert bounce < raised[2]
+    assert sim.q[2] == pytest.approx(standing[2], rel=0.05)

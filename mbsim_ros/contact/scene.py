@@ -47,7 +47,7 @@ class SceneError(SchemaError):
 class Material:
     """Contact material of the scene: a Hertz pair (Young's modulus, Poisson ratio; both
     bodies of this material) or a plain stiffness (N/m); damping N s/m (plain) or the
-    Hunt-Crossley dissipation (s/m, Hertz); Coulomb friction."""
+    Hunt-Crossley dissipation (s/m, Hertz); Coulomb friction; restitution of Hertz impacts."""
 
     friction: float = 0.5
     youngs_modulus: float | None = None
@@ -55,6 +55,7 @@ class Material:
     stiffness: float | None = None
     damping: float = 0.0
     dissipation: float = 0.0
+    restitution: float = 0.0  # Hertz impacts (integrators/impacts.py)
 
     @property
     def effective_modulus(self) -> float:
@@ -91,7 +92,8 @@ def _material(ground: Ground) -> Material:
         youngs = 2.0e11  # steel
     return Material(friction=ground.friction, youngs_modulus=youngs,
                     poisson_ratio=ground.poisson_ratio, stiffness=ground.stiffness,
-                    damping=ground.damping, dissipation=ground.dissipation)
+                    damping=ground.damping, dissipation=ground.dissipation,
+                    restitution=ground.restitution)
 
 
 def _object_urdf(item: ModelEntry) -> str:

@@ -51,10 +51,11 @@ from .compliant_step import (C_CONTACTS, C_ROWS, CONTACTS_FULL, F_DETECTION, F_I
                              F_LIMITS, F_MESH_KIND, F_MESHES, F_PYRAMID, L_CORNER_RADIUS,
                              L_DAMPING, L_DISSIPATION, L_E_STAR, L_FRICTION, L_H, L_INV_DT,
                              L_LIMIT_DAMPING, L_LIMIT_RATE, L_LIMIT_STIFFNESS, L_MARGIN,
-                             L_MESH_BAND, L_NORMAL_WEIGHT, L_REFERENCE_DEPTH,
-                             L_REGULARIZATION, L_RIGID_COMPLIANCE, L_STIFFNESS, N_FLAGS, N_LAW,
-                             compliant_advance, detect, fill_rows)
+                             L_IMPACT_SPEED, L_MESH_BAND, L_NORMAL_WEIGHT, L_REFERENCE_DEPTH,
+                             L_REGULARIZATION, L_RESTITUTION, L_RIGID_COMPLIANCE, L_STIFFNESS,
+                             N_FLAGS, N_LAW, F_IMPACTS, compliant_advance, detect, fill_rows)
 from .cone_solver import GAP_TOLERANCE, ITERATIONS, solver_workspace
+from .impacts import IMPACT_GRAVITY_STEPS, impact_rows, remember_impacts
 from .options import LIMIT_RECOVERY, CompliantOptions
 from .row_solvers import RIGID_COMPLIANCE, ConeRows
 
@@ -94,6 +95,32 @@ class _ImplicitBuffers(NamedTuple):
     def make(cls, nv: int) -> "_ImplicitBuffers":
         return cls(np.zeros((nv, nv)), np.zeros(nv, dtype=np.int64), np.zeros((nv, nv)),
                    np.zeros((nv, 6)))
+
+
+class _ImpactMemory(NamedTuple):
+    """The contacts the last step left in an impact phase (impacts.py): bodies, shape and
+    phase; point and impact speed; their count; and this step's phase and impact speed per
+    contact."""
+
+    keys: np.ndarray
+    points: np.ndarray
+    count: np.ndarray
+    phase: np.ndarray
+    speed: np.ndarray
+
+    @classmethod
+    def make(cls, capacity: int) -> "_ImpactMemory":
+        return cls(np.zeros((capacity, 4), dtype=np.int64), np.zeros((capacity, 4)),
+                   np.zeros(1, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
+                   np.zeros(capacity))
+
+    def grown(self, capacity: int) -> "_ImpactMemory":
+        """A larger memory holding this one's contacts."""
+        out = _ImpactMemory.make(capacity)
+        count = int(self.count[0])
+        out.keys[:count], out.points[:count], out.count[0] = (self.keys[:count],
+                                                              self.points[:count], count)
+        return out
 
 
 class _RowBuffers:
@@ -141,6 +168,7 @@ class CompliantIntegrator(Integrator):
     "explicit": taken at the step start; module docstring)."""
 
     models_contact = True
+    sets_impacts_on_energy = True  # Hertz rows in an impact (impacts.py); not the rigid LCP
     renamed_options = {"qp_solver": "solver", "interior_iterations": "max_iterations"}
     options_schema = CompliantOptions
 
@@ -193,6 +221,7 @@ class CompliantIntegrator(Integrator):
         self._touching = np.zeros(model.njoints, dtype=np.int64)
         self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
         self._ahead = np.zeros(max_contacts)  # reachable_contacts: distances at the step's end
+        self._impacts = _ImpactMemory.make(max_contacts)
         self._detection = self._detection_arrays(scene)
         self._has_meshes = self._detection is not None and bool(
             np.any(self._detection[0][2] == MESH))  # mesh patches to cut to their loaded part
@@ -242,10 +271,15 @@ class CompliantIntegrator(Integrator):
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         self._buffers.memory[:] = 0
         self._counts[:] = 0
+        self._impacts.count[0] = 0
 
     def save_state(self) -> dict:
-        """The last step's rows and pushing set (the active set's memory)."""
-        return {"memory": self._buffers.memory.copy()}
+        """The last step's rows and pushing set (the active set's memory) and the contacts in
+        an impact phase."""
+        impacts = self._impacts
+        count = int(impacts.count[0])
+        return {"memory": self._buffers.memory.copy(),
+                "impacts": (impacts.keys[:count].copy(), impacts.points[:count].copy())}
 
     def load_state(self, saved: dict) -> None:
         memory = saved["memory"]  # (3, capacity) of the run that saved it
@@ -254,6 +288,13 @@ class CompliantIntegrator(Integrator):
             self.fused_stale = True
         self._buffers.memory[:] = 0
         self._buffers.memory[:, :memory.shape[1]] = memory
+        keys, points = saved["impacts"]
+        count = len(keys)
+        if count > len(self._impacts.keys):
+            self._impacts = _ImpactMemory.make(count)
+            self.fused_stale = True
+        self._impacts.keys[:count], self._impacts.points[:count] = keys, points
+        self._impacts.count[0] = count
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -268,7 +309,13 @@ class CompliantIntegrator(Integrator):
             if not (info.converged and servos.active
                     and servo_saturated(self.dt, servos.table, servos.iq, servos.saturated, q,
                                         tau, self._v_step)):
-                return info
+                break
+        if info.converged and self._constants[1][F_IMPACTS]:
+            impacts = self._impacts
+            remember_impacts(self._contact_int, self._contact_real, self._n_contacts,
+                             impacts.phase, impacts.speed, impacts.keys, impacts.points,
+                             impacts.count)
+        return info
 
     def _step(self, q, v, tau, q_out, v_out) -> StepInfo:
         h, m = self.dt, self.model
@@ -308,6 +355,7 @@ class CompliantIntegrator(Integrator):
             buf = self._buffers
             delassus(L, self._parent, buf.G, rows, v_star, buf.Z, buf.support,
                      buf.support_size, buf.W, buf.u)
+            self._set_impacts_on_energy(v, buf)
             if not self._impulses(rows):
                 return self._fail(info.message)
             if implicit is None:
@@ -326,6 +374,17 @@ class CompliantIntegrator(Integrator):
             return self._fail(_FAILURES[DIVERGED])
         info.converged = True
         return info
+
+    def _set_impacts_on_energy(self, v, buf: "_RowBuffers") -> None:
+        """The Hertz contacts in an impact: their normal rows set on energy (impacts.py)."""
+        law, flags = self._constants
+        if not flags[F_IMPACTS]:
+            return
+        impacts = self._impacts
+        impact_rows(law[L_H], law[L_E_STAR], law[L_RESTITUTION], law[L_IMPACT_SPEED],
+                    law[L_MARGIN], self._contact_int, self._contact_real, self._n_contacts,
+                    self._shape_arrays[2][0], v, buf.G, buf.W, buf.u, buf.phi, buf.k, buf.b,
+                    impacts.keys, impacts.points, impacts.count, impacts.phase, impacts.speed)
 
     def _fail(self, message: str) -> StepInfo:
         self._info.converged = False
@@ -356,7 +415,8 @@ class CompliantIntegrator(Integrator):
                      self._ground, self._terrain, self._scratch[0], self._scratch[1],
                      self._limit_iq, self._limit_iv, m.lower_position_limit, m.upper_position_limit,
                      self._recovery, self._friction_iv, self._friction_bound, rows,
-                     tuple(buf.solver), self.rows.limits, buf.memory, self._origins,
+                     tuple(buf.solver), self.rows.limits, buf.memory, tuple(self._impacts),
+                     self._origins,
                      self._counts, data.q_next, data.v_next, state.acceleration, state.effort)
         return compliant_advance, None, arguments
 
@@ -376,13 +436,21 @@ class CompliantIntegrator(Integrator):
             self.rows.limit_rate(self.dt, self.limit_stiffness), self.regularization,
             RIGID_COMPLIANCE, self.normal_weight, 1.0 / self.dt)
         if material is not None:
-            law[[L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR, L_DISSIPATION]] = (
+            law[[L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR, L_DISSIPATION,
+                 L_RESTITUTION]] = (
                 material.friction, -1.0 if hertz else material.stiffness, material.damping,
-                material.effective_modulus if hertz else 0.0, material.dissipation)
+                material.effective_modulus if hertz else 0.0, material.dissipation,
+                material.restitution)
+        # an impact: a closing speed that gravity does not give in a few steps (the model's
+        # gravity when the constants are made)
+        law[L_IMPACT_SPEED] = IMPACT_GRAVITY_STEPS * self.dt * float(
+            np.linalg.norm(self.model.gravity))
         flags = np.zeros(N_FLAGS, dtype=np.int64)
-        flags[[F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID]] = (
+        flags[[F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID,
+               F_IMPACTS]] = (
             self._implicit is not None, self._detection is not None, self._has_meshes, MESH,
-            self.joint_limits, self.cone == "pyramid")
+            self.joint_limits, self.cone == "pyramid",
+            hertz and self._detection is not None and self.sets_impacts_on_energy)
         return law, flags
 
     @property
@@ -447,6 +515,7 @@ class CompliantIntegrator(Integrator):
                 size = 2 * len(self._contact_int)
                 self._contact_int = np.zeros((size, 3), dtype=np.int64)
                 self._contact_real = np.zeros((size, 8))
+                self._impacts = self._impacts.grown(size)
             else:  # AHEAD_SHORT
                 self._ahead = np.zeros(len(self._contact_int))
             self.fused_stale = True

@@ -28,13 +28,16 @@ from .compliant_kernels import (apply_impulses, contact_rows, damped_system, del
                                 reachable_contacts)
 from .cone_solver import solve_rows
 from .fused import begin_fused, commit_state
+from .impacts import impact_rows, remember_impacts
 
 # law: the step's constants, one float vector
 (L_H, L_MARGIN, L_CORNER_RADIUS, L_MESH_BAND, L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR,
  L_DISSIPATION, L_REFERENCE_DEPTH, L_LIMIT_STIFFNESS, L_LIMIT_DAMPING, L_LIMIT_RATE,
- L_REGULARIZATION, L_RIGID_COMPLIANCE, L_NORMAL_WEIGHT, L_INV_DT), N_LAW = range(17), 17
+ L_REGULARIZATION, L_RIGID_COMPLIANCE, L_NORMAL_WEIGHT, L_INV_DT, L_RESTITUTION,
+ L_IMPACT_SPEED), N_LAW = range(19), 19
 # flags: one int vector
-(F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID), N_FLAGS = range(6), 6
+(F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID, F_IMPACTS), N_FLAGS = \
+    range(7), 7
 # counts (out): contacts, rows, the solve's Newton steps
 C_CONTACTS, C_ROWS, C_STEPS = 0, 1, 2
 
@@ -104,17 +107,30 @@ def fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, sha
     return rows
 
 
+@step
+def set_on_energy(law, contact_int, contact_real, n, shape_k, v, rows, impacts):
+    """impact_rows with the step's constants and buffers: the Hertz rows in an impact set
+    on energy (impacts.py)."""
+    directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma = rows
+    memory_int, memory_real, memory_count, phase, speed = impacts
+    impact_rows(law[L_H], law[L_E_STAR], law[L_RESTITUTION], law[L_IMPACT_SPEED],
+                law[L_MARGIN], contact_int, contact_real, n, shape_k, v, G, W, u, phi, k, b,
+                memory_int, memory_real, memory_count, phase, speed)
+
+
 @kernel
 def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, law, flags, q, v,
                       ws, oR, op, oS, L, parent, bias, force, v_star, v_step, zero, K, pivots,
                       dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
                       shape_b, ground, terrain, va, vb, limit_iq, limit_iv, lower, upper, recovery,
-                      friction_iv, friction_bound, rows, solver, limits, memory, origins, counts,
-                      q_next, v_next, acceleration, effort):
+                      friction_iv, friction_bound, rows, solver, limits, memory, impacts, origins,
+                      counts, q_next, v_next, acceleration, effort):
     """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
     (module docstring). shapes: detect_contacts' nine shape arrays; scratch: its four;
     rows: (directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma);
-    solver: the cone solver's (mats, vecs, ints)."""
+    solver: the cone solver's (mats, vecs, ints); impacts: the impact phases' memory
+    (memory_int, memory_real, memory_count) and this step's phases and impact speeds
+    (impacts.py)."""
     if not begin_fused(tau, effort):
         return BAD_ARG0
     h = law[L_H]
@@ -155,6 +171,8 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     counts[C_STEPS] = 0
     if m:
         delassus(L, parent, G, m, v_star, Z, support, support_size, W, u)
+        if flags[F_IMPACTS]:
+            set_on_energy(law, contact_int, contact_real, n, shape_k, v, rows, impacts)
         status, steps = solve_rows(W, u, phi, kind, k, b, mu, m, h, law[L_REGULARIZATION],
                                    law[L_RIGID_COMPLIANCE], law[L_NORMAL_WEIGHT],
                                    flags[F_PYRAMID] != 0, limits, memory, gamma, mats, vecs,
@@ -175,4 +193,8 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     if not (all_finite(q_next) and all_finite(v_next)):
         return DIVERGED
     commit_state(q, v, q_next, v_next, acceleration, law[L_INV_DT])
+    if flags[F_IMPACTS]:
+        memory_int, memory_real, memory_count, phase, speed = impacts
+        remember_impacts(contact_int, contact_real, n, phase, speed, memory_int, memory_real,
+                         memory_count)
     return OK

@@ -39,6 +39,7 @@ class RigidIntegrator(CompliantIntegrator):
 
     renamed_options = {"iterations": "max_iterations"}
     options_schema = RigidOptions
+    sets_impacts_on_energy = False  # ODE's rows: no Hertz law
 
     def __init__(self, model, dt: float, *, scene: Scene | None = None, solver: str = "pgs",
                  erp: float = 0.2, cfm: float = 1e-5, max_iterations: int = 50, sor: float = 1.3,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from annotated_types import Ge, Lt
+from annotated_types import Ge, Le, Lt
 import numpy as np
 from pydantic import ValidationInfo, field_validator, model_validator
 
@@ -36,12 +36,19 @@ class Ground(Schema):
     damping: NonNegative = 0.0
     """Contact damping with a plain stiffness (N s/m)."""
     dissipation: NonNegative = 0.0
-    """Hunt-Crossley dissipation with Hertz (s/m)."""
+    """Hunt-Crossley dissipation with Hertz (s/m), outside impacts."""
+    restitution: Annotated[Real, Ge(0), Le(1)] = 0.0
+    """Hertz only: Newton's coefficient of restitution of an impact (the rebound speed over
+    the impact speed); 0: after its peak an impact follows the ordinary spring-damper law
+    (nearly plastic at 1 ms). docs/COMPLIANT.md#impacts."""
 
     @model_validator(mode="after")
     def _one_law(self) -> "Ground":
         if self.stiffness is not None and self.youngs_modulus is not None:
             raise ValueError("give either stiffness or youngs_modulus, not both")
+        if self.stiffness is not None and self.restitution > 0.0:
+            raise ValueError("restitution applies to the Hertz law (youngs_modulus); with a "
+                             "plain stiffness, damping sets the rebound")
         if not any(self.normal):
             raise ValueError("normal must not be zero")
         return self
