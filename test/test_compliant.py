@@ -4,6 +4,7 @@ range-of-motion limit, a box sliding or sticking on a 30 degree incline, a stack
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -413,3 +414,60 @@ def test_solo12_lands_from_5cm_and_stands(restitution):
     assert landed and deepest < 1e-3
     assert bounce < raised[2]
     assert sim.q[2] == pytest.approx(standing[2], rel=0.05)
+
+
+def rebound_on(ground: float, ball: float | None = None, box: float | None = None) -> float:
+    """The steel ball's rebound (m) after a 0.2 m drop at 1 ms onto the ground (restitution
+    `ground`) or, when `box` is not None, onto a static box of that restitution (NaN: none of
+    its own); the ball's own restitution `ball` (None: none)."""
+    on_box = box is not None
+    top = 0.05 + (0.1 if on_box else 0.0)
+    ball_entry = {"sphere": {"radius": 0.05, "mass": 1.0}, "name": "ball",
+                  "position": [0.0, 0.0, top + 0.2]}
+    if ball is not None:
+        ball_entry["restitution"] = ball
+    spec = {"ground": {"friction": 0.5, "restitution": ground}, "models": [ball_entry]}
+    if on_box:
+        slab = {"size": [1.0, 1.0, 0.1], "position": [0.0, 0.0, 0.05]}
+        spec["boxes"] = [slab if math.isnan(box) else dict(slab, restitution=box)]
+    sim = Simulator.from_scene(spec, dt=1e-3)
+    apex, touched = 0.0, False
+    for _ in range(900):
+        assert sim.step().converged
+        height = sim.q[2] - top
+        touched = touched or height < 0.0
+        if touched and height > 0.0:
+            apex = max(apex, height)
+    return apex
+
+
+def test_a_contact_takes_the_smaller_restitution_of_its_two_bodies():
+    """Restitution per body: a model's or a static box's own, else the ground's; a contact
+    takes the smaller of its two (the ball's rebound is e^2 h0 of that e)."""
+    h0 = 0.2
+    assert rebound_on(ground=0.9) == pytest.approx(0.81 * h0, rel=0.02)
+    assert rebound_on(ground=0.0, ball=0.9) < 1e-4, "a plastic floor"
+    assert rebound_on(ground=0.5, ball=0.9) == pytest.approx(0.25 * h0, rel=0.02)
+    assert rebound_on(ground=0.9, ball=0.5) == pytest.approx(0.25 * h0, rel=0.02)
+    assert rebound_on(ground=0.0, ball=0.9, box=0.9) == pytest.approx(0.81 * h0, rel=0.02)
+    assert rebound_on(ground=0.5, ball=0.9, box=math.nan) == pytest.approx(0.25 * h0, rel=0.02)
+
+
+@pytest.mark.parametrize("scene,words", [
+    ({"ground": {"stiffness": 1e6}, "models": [{"sphere": {"radius": 0.05},
+                                                 "restitution": 0.5}]},
+     "models[0]: restitution applies to the Hertz law"),
+    ({"ground": {"restitution": 1.5}, "models": [{"sphere": {"radius": 0.05}}]},
+     "ground.restitution"),
+    ({"models": [{"sphere": {"radius": 0.05}}],
+      "boxes": [{"size": [1, 1, 1], "restitution": -0.1}]}, "boxes[0].restitution"),
+])
+def test_a_restitution_out_of_place_is_refused(scene, words):
+    with pytest.raises(SceneError, match=re.escape(words)):
+        Simulator.from_scene(scene, dt=1e-3)
+
+
+def test_the_rigid_integrator_says_it_has_no_restitution():
+    scene = {"ground": {"restitution": 0.8}, "models": [{"sphere": {"radius": 0.05}}]}
+    with pytest.warns(UserWarning, match="rigid integrator does not model"):
+        Simulator.from_scene(scene, dt=1e-3, integrator="rigid")

@@ -40,7 +40,7 @@ def detect(shapes: Shapes, poses: list, margin: float = 1.0, ground=(0.0, 0.0, 0
     ns = len(shapes)
     oR = np.array([R for R, _ in poses], dtype=float)
     op = np.array([p for _, p in poses], dtype=float)
-    out_int, out_real = np.zeros((64, 3), dtype=np.int64), np.zeros((64, 8))
+    out_int, out_real = np.zeros((64, 4), dtype=np.int64), np.zeros((64, 8))
     n = detect_contacts(oR, op, shapes.body, shapes.model, shapes.kind, shapes.R, shapes.p,
                         shapes.size, first, local, bound, np.array(ground, float),
                         np.array(terrain, float), CORNER_RADIUS, margin,
@@ -77,7 +77,7 @@ def test_sphere_against_moving_box_is_exact(centre, distance, normal):
     shapes = two_shapes(SPHERE, [0.1, 0, 0], BOX, [0.2, 0.3, 0.05])
     box_at = np.array([1.0, -2.0, 0.5])
     ci, cr = detect(shapes, [(np.eye(3), box_at + yaw @ centre), (yaw, box_at)])
-    assert ci.tolist() == [[0, 1, 0]]
+    assert ci.tolist() == [[0, 1, 0, 1]]  # bodies, own shape, the other shape
     assert cr[0, 6] == pytest.approx(distance, abs=1e-12)
     assert cr[0, 3:6] == pytest.approx(yaw @ normal, abs=1e-12)
     assert cr[0, 7] == 0.1, "Hertz radius: the sphere's"
@@ -94,7 +94,7 @@ def test_sphere_against_cylinder_is_exact(centre, distance, normal):
     """A sphere (r 0.05) against a cylinder of radius 0.2 and length 0.6 (axis z)."""
     shapes = two_shapes(SPHERE, [0.05, 0, 0], CYLINDER, [0.2, 0.3, 0])
     ci, cr = detect(shapes, [(np.eye(3), np.array(centre, float)), (np.eye(3), np.zeros(3))])
-    assert ci.tolist() == [[0, 1, 0]]
+    assert ci.tolist() == [[0, 1, 0, 1]]  # bodies, own shape, the other shape
     assert cr[0, 6] == pytest.approx(distance, abs=1e-12)
     assert cr[0, 3:6] == pytest.approx(normal, abs=1e-12)
 
@@ -106,7 +106,7 @@ def test_box_on_box_face_is_clipped_to_the_overlap():
     shapes = two_shapes(BOX, [0.1, 0.1, 0.1], BOX, [0.1, 0.1, 0.05])
     ci, cr = detect(shapes, [(rot_z(math.pi / 4), np.array([0, 0, 0.05 + 0.1 - 1e-3])),
                              (np.eye(3), np.zeros(3))], margin=0.01)
-    assert len(ci) == 8 and np.all(ci == [0, 1, 0])
+    assert len(ci) == 8 and np.all(ci == [0, 1, 0, 1])
     assert cr[:, 6] == pytest.approx(np.full(8, -1e-3), abs=1e-12)
     assert np.allclose(cr[:, 3:6], [0, 0, 1])
     # the octagon's vertices lie on the lower box's rim |x| or |y| = 0.1, within |x|, |y| <= 0.1

@@ -49,10 +49,11 @@ def shape_pose(s, body, sR, sp, oR, op, R, p):
 @step
 def add_contact(n, a, b, shape, x, y, z, nx, ny, nz, distance, radius, margin, out_int,
                 out_real) -> int:
-    """Append one contact when distance < margin; returns the new count."""
+    """Append one contact when distance < margin (the other shape -1: the ground; a pair's
+    caller sets it, mark_other); returns the new count."""
     if distance >= margin or n >= out_int.shape[0]:
         return n
-    out_int[n, 0], out_int[n, 1], out_int[n, 2] = a, b, shape
+    out_int[n, 0], out_int[n, 1], out_int[n, 2], out_int[n, 3] = a, b, shape, -1
     row = out_real[n]
     row[0], row[1], row[2] = x, y, z
     row[3], row[4], row[5] = nx, ny, nz
@@ -63,7 +64,8 @@ def add_contact(n, a, b, shape, x, y, z, nx, ny, nz, distance, radius, margin, o
 @kernel
 def detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound, ground,
                     terrain, corner_radius, margin, wR, wp, x, clip, out_int, out_real) -> int:
-    """Fill out_int (max, 3: body a, body b or -1, shape of a) and out_real (max, 8: point,
+    """Fill out_int (max, 4: body a, body b or -1, shape of a, the other shape or -1 for the
+    ground and the heightfield) and out_real (max, 8: point,
     normal, signed distance, effective radius); returns the number of contacts.
     Shapes (n): body (-1: the world), model (pairs only between different models, but two
     spheres on different bodies), kind, pose in the body frame (sR, sp), size, candidate points
@@ -139,7 +141,16 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
                                     dy / dist, dz / dist, dist - size[s2, 0], corner_radius,
                                     margin, out_int, out_real)
         n = keep_deepest(start, n, keep, out_int, out_real)
+        mark_other(start, n, s, s2, out_int)
     return n
+
+
+@step
+def mark_other(start, n, s, s2, out_int):
+    """Contacts start..n-1 are between shapes s and s2: each one's other shape (column 3) is
+    the one that is not its own (column 2)."""
+    for k in range(start, n):
+        out_int[k, 3] = s2 if out_int[k, 2] == s else s
 
 
 @step
@@ -154,7 +165,7 @@ def keep_deepest(start, n, keep, out_int, out_real) -> int:
             if out_real[j, 6] < out_real[j_min, 6]:
                 j_min = j
         if j_min != i:
-            for c in range(3):
+            for c in range(4):
                 out_int[i, c], out_int[j_min, c] = out_int[j_min, c], out_int[i, c]
             for c in range(8):
                 out_real[i, c], out_real[j_min, c] = out_real[j_min, c], out_real[i, c]
@@ -184,8 +195,10 @@ def shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, mar
             continue
         if kind[s] == BOX:
             if model[s2] != model[s]:
+                start = n
                 n = box_box(n, s, s2, body, wR, wp, size, corner_radius, margin, clip, out_int,
                             out_real)
+                mark_other(start, n, s, s2, out_int)
             continue
         if body[s2] < 0:
             continue
@@ -195,9 +208,11 @@ def shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, mar
         r, r2 = size[s, 0], size[s2, 0]
         nx, ny, nz = dx / dist, dy / dist, dz / dist
         q = wp[s2]
+        start = n
         n = add_contact(n, body[s], body[s2], s, q[0] + nx * r2, q[1] + ny * r2,
                         q[2] + nz * r2, nx, ny, nz, dist - r - r2, r * r2 / (r + r2),
                         margin, out_int, out_real)
+        mark_other(start, n, s, s2, out_int)
     return n
 
 

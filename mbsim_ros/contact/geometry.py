@@ -30,7 +30,8 @@ class Shapes:
     ``model``: which model of a scene it belongs to (pairs within one model, other than two
     spheres, are not checked); ``hull``: per shape, a mesh's hull points in its frame (m, 3) or
     None; ``stiffness`` (N/m) and ``damping`` (N s/m): the shape's own normal spring-damper
-    (elastic-foundation elements), NaN where the scene's material law applies."""
+    (elastic-foundation elements), NaN where the scene's material law applies; ``restitution``:
+    the shape's own coefficient of restitution in impacts, NaN where the ground's applies."""
 
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -43,6 +44,7 @@ class Shapes:
     hull: list = field(default_factory=list)
     stiffness: np.ndarray = field(default_factory=lambda: np.zeros(0))
     damping: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    restitution: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __len__(self) -> int:
         return self.body.shape[0]
@@ -60,7 +62,8 @@ class Shapes:
         self.hull.append(hull)
 
     def own_law(self, name: str) -> np.ndarray:
-        """``stiffness`` or ``damping`` for every shape, NaN (the material law) where unset."""
+        """``stiffness``, ``damping`` or ``restitution`` for every shape, NaN (the material
+        law) where unset."""
         values = getattr(self, name)
         if values.shape[0] == len(self):
             return values
@@ -81,6 +84,7 @@ class Shapes:
         out.link = [name for s in parts for name in s.link]
         out.stiffness = np.concatenate([s.own_law("stiffness") for s in parts])
         out.damping = np.concatenate([s.own_law("damping") for s in parts])
+        out.restitution = np.concatenate([s.own_law("restitution") for s in parts])
         out.skipped = [name for s in parts for name in s.skipped]
         models, offset = [], 0   # each part's models numbered after the previous part's
         for s in parts:
@@ -312,12 +316,17 @@ def _body_frame_type():
     return pin.FrameType.BODY
 
 
-def with_static_boxes(shapes: Shapes, boxes: np.ndarray, names: list | None = None) -> Shapes:
-    """The shapes and a scene's static boxes ((k, 15): R row-major, centre, half extents) as
-    world shapes of their own model (-1), so that they meet every model's shapes."""
+def with_static_boxes(shapes: Shapes, boxes: np.ndarray, names: list | None = None,
+                      restitution: np.ndarray | None = None) -> Shapes:
+    """The shapes and a scene's static boxes ((k, 15): R row-major, centre, half extents; their
+    own restitution, NaN: the ground's) as world shapes of their own model (-1), so that they
+    meet every model's shapes."""
     out = Shapes.concatenate([shapes], [0])
-    for k, box in enumerate(np.asarray(boxes, dtype=float).reshape(-1, 15)):
+    boxes = np.asarray(boxes, dtype=float).reshape(-1, 15)
+    for k, box in enumerate(boxes):
         out.append(-1, BOX, box[:9].reshape(3, 3), box[9:12], box[12:15],
                    names[k] if names else f"box{k}")
         out.model[-1] = -1
+    own = np.full(len(boxes), np.nan) if restitution is None else restitution
+    out.restitution = np.concatenate([out.own_law("restitution")[:len(out) - len(boxes)], own])
     return out

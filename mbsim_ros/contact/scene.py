@@ -21,6 +21,7 @@ objects), with the contact material, read from YAML or a dict (docs/COMPLIANT.md
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +77,7 @@ class Scene:
     # per model: (name, URDF text, floating, position, rotation matrix), in models' order
     sources: list = field(default_factory=list)
     terrain: np.ndarray = field(default_factory=lambda: np.zeros(0))  # heightfield.pack; empty
+    box_restitution: np.ndarray = field(default_factory=lambda: np.zeros(0))  # NaN: the ground's
 
 
 def quaternion_to_matrix(quat) -> np.ndarray:
@@ -211,13 +213,17 @@ def _matrix_to_quaternion(R) -> np.ndarray:
     return np.array(pin.Quaternion(np.asarray(R)).coeffs())
 
 
-def _static_boxes(items: list[StaticBox]) -> tuple[np.ndarray, list]:
+def _static_boxes(items: list[StaticBox]) -> tuple[np.ndarray, list, np.ndarray]:
+    """(k, 15) boxes (R row-major, centre, half extents), their names and their own
+    restitutions (NaN: the ground's)."""
     rows, names = [], []
     for k, item in enumerate(items):
         R = quaternion_to_matrix(item.orientation)
         rows.append(np.concatenate([R.reshape(9), item.position, 0.5 * np.array(item.size)]))
         names.append(item.name or f"box{k}")
-    return (np.array(rows) if rows else np.zeros((0, 15))), names
+    restitution = np.array([math.nan if item.restitution is None else item.restitution
+                            for item in items])
+    return (np.array(rows) if rows else np.zeros((0, 15))), names, restitution
 
 
 def _terrain(spec: Heightfield | None, base_dir: Path | None) -> np.ndarray:
@@ -264,13 +270,15 @@ def load_scene(scene: str | Path | dict) -> Scene:
         normal = np.array(spec.ground.normal)
         ground[:3] = normal / np.linalg.norm(normal)
         ground[3] = spec.ground.height
-    boxes, box_names = _static_boxes(spec.boxes)
+    boxes, box_names, box_restitution = _static_boxes(spec.boxes)
     models, shapes, q_parts, summary, sources = [], [], [], [], []
     for k, item in enumerate(spec.models):
         where = f"models[{k}]"
         model, model_shapes, floating, name, xml = _load_model(item, where, base_dir)
         if item.foundation is not None:
             model_shapes = _foundation(item, where, model_shapes, material)
+        model_shapes.restitution = np.full(
+            len(model_shapes), math.nan if item.restitution is None else item.restitution)
         try:
             q = initial_configuration(model, item.initial_positions,
                                       key=f"{where}.initial_positions")
@@ -298,4 +306,5 @@ def load_scene(scene: str | Path | dict) -> Scene:
     all_shapes = Shapes.concatenate(shapes, [s[1] for s in summary])
     return Scene(model=merged, shapes=all_shapes, q0=np.concatenate(q_parts), ground=ground,
                  boxes=boxes, box_names=box_names, material=material, models=summary,
-                 sources=sources, terrain=_terrain(spec.heightfield, base_dir))
+                 sources=sources, terrain=_terrain(spec.heightfield, base_dir),
+                 box_restitution=box_restitution)

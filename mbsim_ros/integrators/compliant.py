@@ -214,7 +214,7 @@ class CompliantIntegrator(Integrator):
         self._zero = np.zeros(nv)
         self.velocity_terms = velocity_terms
         self._implicit = _ImplicitBuffers.make(nv) if velocity_terms == "implicit" else None
-        self._contact_int = np.zeros((max_contacts, 3), dtype=np.int64)
+        self._contact_int = np.zeros((max_contacts, 4), dtype=np.int64)  # detect_contacts
         self._contact_real = np.zeros((max_contacts, 8))
         self._origins = np.zeros((model.njoints, 3))
         self._body_wrenches = np.zeros((model.njoints, 6))
@@ -247,18 +247,21 @@ class CompliantIntegrator(Integrator):
     @staticmethod
     def _detection_arrays(scene: Scene | None) -> tuple | None:
         """The shapes (the static boxes appended as world shapes), their candidate points and
-        the detection scratch, as detect_contacts takes them, and each shape's own normal
-        stiffness and damping (NaN: the material's law); None without shapes."""
+        the detection scratch, as detect_contacts takes them, each shape's own normal
+        stiffness and damping (NaN: the material's law) and its own restitution (NaN: the
+        ground's); None without shapes."""
         if scene is None or len(scene.shapes) == 0:
             return None
-        shapes = with_static_boxes(scene.shapes, scene.boxes, scene.box_names)
+        shapes = with_static_boxes(scene.shapes, scene.boxes, scene.box_names,
+                                   scene.box_restitution)
         first, local, bound = candidate_points(shapes)
         ns = len(shapes)
         return (shapes.body, shapes.model, shapes.kind, np.ascontiguousarray(shapes.R),
                 np.ascontiguousarray(shapes.p), np.ascontiguousarray(shapes.size), first, local,
                 bound), (np.zeros((ns, 3, 3)), np.zeros((ns, 3)), np.zeros(3),
                          np.zeros((2, 16, 3))), \
-            (shapes.own_law("stiffness").copy(), shapes.own_law("damping").copy())
+            (shapes.own_law("stiffness").copy(), shapes.own_law("damping").copy()), \
+            shapes.own_law("restitution").copy()
 
     @property
     def _n_contacts(self) -> int:
@@ -383,7 +386,8 @@ class CompliantIntegrator(Integrator):
         impacts = self._impacts
         impact_rows(law[L_H], law[L_E_STAR], law[L_RESTITUTION], law[L_IMPACT_SPEED],
                     law[L_MARGIN], self._contact_int, self._contact_real, self._n_contacts,
-                    self._shape_arrays[2][0], v, buf.G, buf.W, buf.u, buf.phi, buf.k, buf.b,
+                    self._shape_arrays[2][0], self._shape_arrays[3], v, buf.G, buf.W, buf.u,
+                    buf.phi, buf.k, buf.b,
                     impacts.keys, impacts.points, impacts.count, impacts.phase, impacts.speed)
 
     def _fail(self, message: str) -> StepInfo:
@@ -403,7 +407,8 @@ class CompliantIntegrator(Integrator):
             return None  # (the rigid integrator's LcpRows: its steps stay in Python)
         m, buf = self.model, self._buffers
         implicit = self._implicit or _ImplicitBuffers.make(0)
-        (shapes, scratch, (shape_k, shape_b)), (law, flags) = self._shape_arrays, self._constants
+        (shapes, scratch, (shape_k, shape_b), shape_e), (law, flags) = (self._shape_arrays,
+                                                                         self._constants)
         oR, op, oS = self._frames
         rows = (buf.directions, buf.G, buf.phi, buf.kind, buf.k, buf.b, buf.mu, buf.Z,
                 buf.support, buf.support_size, buf.W, buf.u, buf.gamma)
@@ -412,6 +417,7 @@ class CompliantIntegrator(Integrator):
                      self._force, self._v_star, self._v_step, self._zero, implicit.K,
                      implicit.pivots, implicit.dB, implicit.crossed, shapes, scratch,
                      self._contact_int, self._contact_real, self._ahead, shape_k, shape_b,
+                     shape_e,
                      self._ground, self._terrain, self._scratch[0], self._scratch[1],
                      self._limit_iq, self._limit_iv, m.lower_position_limit, m.upper_position_limit,
                      self._recovery, self._friction_iv, self._friction_bound, rows,
@@ -503,7 +509,7 @@ class CompliantIntegrator(Integrator):
         if self._detection is None:
             return 0
         oR, op, oS = self._frames
-        shapes, scratch, _ = self._detection
+        shapes, scratch = self._detection[:2]
         law, flags = self._constants
         while True:
             n = detect(self.model.joint_int, law, flags, v, oR, op, oS, shapes, scratch,
@@ -513,7 +519,7 @@ class CompliantIntegrator(Integrator):
                 return n
             if n == CONTACTS_FULL:
                 size = 2 * len(self._contact_int)
-                self._contact_int = np.zeros((size, 3), dtype=np.int64)
+                self._contact_int = np.zeros((size, 4), dtype=np.int64)
                 self._contact_real = np.zeros((size, 8))
                 self._impacts = self._impacts.grown(size)
             else:  # AHEAD_SHORT
@@ -610,7 +616,7 @@ class CompliantIntegrator(Integrator):
             return out
         names = self.model.body_names
         for c in range(self._n_contacts):
-            a, b, _ = self._contact_int[c]
+            a, b = self._contact_int[c, :2]
             row = self._contact_real[c]
             g = self._buffers.gamma[3 * c:3 * c + 3] / self.dt
             force = self._buffers.directions[3 * c:3 * c + 3].T @ g
@@ -636,7 +642,7 @@ def _no_detection() -> tuple:
               np.zeros(0, dtype=np.int64), np.zeros((0, 3, 3)), np.zeros((0, 3)),
               np.zeros((0, 3)), np.zeros(1, dtype=np.int64), np.zeros((0, 3)), np.zeros(0))
     scratch = (np.zeros((0, 3, 3)), np.zeros((0, 3)), np.zeros(3), np.zeros((2, 16, 3)))
-    return shapes, scratch, (np.zeros(0), np.zeros(0))
+    return shapes, scratch, (np.zeros(0), np.zeros(0)), np.zeros(0)
 
 
 def _recovery(value) -> np.ndarray:

@@ -378,7 +378,7 @@ def reachable_contacts(joint_int, oS, v, h, contact_int, contact_real, n, shape_
         for k in range(c, e):
             if ahead[k] <= min(limit, margin):
                 if out != k:
-                    for j in range(3):
+                    for j in range(4):
                         contact_int[out, j] = contact_int[k, j]
                     for j in range(8):
                         contact_real[out, j] = contact_real[k, j]

@@ -108,13 +108,14 @@ def fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, sha
 
 
 @step
-def set_on_energy(law, contact_int, contact_real, n, shape_k, v, rows, impacts):
+def set_on_energy(law, contact_int, contact_real, n, shape_k, shape_e, v, rows, impacts):
     """impact_rows with the step's constants and buffers: the Hertz rows in an impact set
     on energy (impacts.py)."""
     directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma = rows
     memory_int, memory_real, memory_count, phase, speed = impacts
     impact_rows(law[L_H], law[L_E_STAR], law[L_RESTITUTION], law[L_IMPACT_SPEED],
-                law[L_MARGIN], contact_int, contact_real, n, shape_k, v, G, W, u, phi, k, b,
+                law[L_MARGIN], contact_int, contact_real, n, shape_k, shape_e, v, G, W, u, phi,
+                k, b,
                 memory_int, memory_real, memory_count, phase, speed)
 
 
@@ -122,7 +123,7 @@ def set_on_energy(law, contact_int, contact_real, n, shape_k, v, rows, impacts):
 def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, law, flags, q, v,
                       ws, oR, op, oS, L, parent, bias, force, v_star, v_step, zero, K, pivots,
                       dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
-                      shape_b, ground, terrain, va, vb, limit_iq, limit_iv, lower, upper, recovery,
+                      shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower, upper, recovery,
                       friction_iv, friction_bound, rows, solver, limits, memory, impacts, origins,
                       counts, q_next, v_next, acceleration, effort):
     """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
@@ -172,7 +173,8 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     if m:
         delassus(L, parent, G, m, v_star, Z, support, support_size, W, u)
         if flags[F_IMPACTS]:
-            set_on_energy(law, contact_int, contact_real, n, shape_k, v, rows, impacts)
+            set_on_energy(law, contact_int, contact_real, n, shape_k, shape_e, v, rows,
+                          impacts)
         status, steps = solve_rows(W, u, phi, kind, k, b, mu, m, h, law[L_REGULARIZATION],
                                    law[L_RIGID_COMPLIANCE], law[L_NORMAL_WEIGHT],
                                    flags[F_PYRAMID] != 0, limits, memory, gamma, mats, vecs,

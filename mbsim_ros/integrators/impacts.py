@@ -31,8 +31,9 @@ phases:
   impact, w1 = min(d0 / h, IMPACT_GRAVITY_STEPS h |g|): the energy stored in the overlap is not
   returned at any step size (the ball's rebound is (2 h g)^2 / (2 g), 20 um at 1 ms).
 
-Which phase a contact is in, and its v_c, are remembered from the last step by its bodies,
-shape and point (the nearest within the margin).
+e is the contact's: the smaller of its two bodies' restitutions (a shape's own, else the
+ground's; pair_restitution). Which phase a contact is in, and its v_c, are remembered from the
+last step by its bodies, shape and point (the nearest within the margin).
 """
 from __future__ import annotations
 
@@ -103,6 +104,15 @@ def remembered(memory_int, memory_real, count: int, a: int, other: int, shape: i
 
 
 @step
+def pair_restitution(shape_e, own: int, other: int, ground: float) -> float:
+    """The restitution of a contact between shapes own and other (-1: the ground): the smaller
+    of theirs, a shape without its own (NaN) taking the ground's."""
+    mine = shape_e[own] if math.isfinite(shape_e[own]) else ground
+    theirs = shape_e[other] if other >= 0 and math.isfinite(shape_e[other]) else ground
+    return min(mine, theirs)
+
+
+@step
 def row_velocity(G, r: int, v) -> float:
     total = 0.0
     for i in range(v.shape[0]):
@@ -112,12 +122,14 @@ def row_velocity(G, r: int, v) -> float:
 
 @kernel
 def impact_rows(h, e_star, restitution, impact_speed, reach, contact_int, contact_real, n,
-                shape_k, v, G, W, u, phi, k, b, memory_int, memory_real, memory_count, phase,
-                speed):
+                shape_k, shape_e, v, G, W, u, phi, k, b, memory_int, memory_real, memory_count,
+                phase, speed):
     """Set the normal rows of the Hertz contacts in an impact on energy (module docstring):
     nearly rigid rows with the target velocity w1 (E^-1 = 1 / (h^2 k) = IMPACT_COMPLIANCE W_ii,
     b = 0, so the law's c = u + phi / h with phi = -h w1); phase[c] and speed[c] the
-    phase contact c takes in this step (0: the ordinary law) and its impact speed."""
+    phase contact c takes in this step (0: the ordinary law) and its impact speed. The
+    restitution of a contact is the smaller of its two shapes' (shape_e; NaN, and the ground:
+    restitution, the ground's)."""
     count = memory_count[0]
     for c in range(n):
         phase[c] = 0
@@ -146,10 +158,11 @@ def impact_rows(h, e_star, restitution, impact_speed, reach, contact_int, contac
                 now = UNLOADING
             else:  # out of the overlap, or closing again (a new load): the ordinary law
                 continue
+        e = pair_restitution(shape_e, contact_int[c, 2], contact_int[c, 3], restitution)
         if now == LOADING:
             w1 = closing_root(m, w0, u[r], d0, h, K)
-        elif restitution > 0.0:  # Newton: out at e times the impact speed
-            w1 = restitution * speed[c]
+        elif e > 0.0:  # Newton: out at e times the impact speed
+            w1 = e * speed[c]
         else:  # e = 0: out of the overlap no faster than an impact
             w1 = min(d0 / h, impact_speed)
         phase[c] = now

@@ -12,6 +12,7 @@ from .base import (Count, Field, Flag, JointValues, NonNegative, Positive, Quate
                    Schema, Text, Vector3)
 
 Size3 = tuple[Positive, Positive, Positive]
+Restitution = Annotated[Real, Ge(0), Le(1)]
 IDENTITY = (0.0, 0.0, 0.0, 1.0)
 ORIGIN = (0.0, 0.0, 0.0)
 
@@ -37,7 +38,7 @@ class Ground(Schema):
     """Contact damping with a plain stiffness (N s/m)."""
     dissipation: NonNegative = 0.0
     """Hunt-Crossley dissipation with Hertz (s/m), outside impacts."""
-    restitution: Annotated[Real, Ge(0), Le(1)] = 0.0
+    restitution: Restitution = 0.0
     """Hertz only: Newton's coefficient of restitution of an impact (the rebound speed over
     the impact speed); 0: after its peak an impact follows the ordinary spring-damper law
     (nearly plastic at 1 ms). docs/COMPLIANT.md#impacts."""
@@ -65,6 +66,9 @@ class StaticBox(Schema):
     """Centre in the world (m)."""
     orientation: Quaternion = IDENTITY
     """Unit quaternion (qx, qy, qz, qw)."""
+    restitution: Restitution | None = None
+    """Hertz only: this box's coefficient of restitution in impacts (default the ground's); a
+    contact takes the smaller of its two bodies'."""
 
 
 class Heightfield(Schema):
@@ -190,6 +194,9 @@ class ModelEntry(Schema):
     """URDF only: contact spheres added to links."""
     foundation: Foundation | None = None
     """Box only: rest on an elastic foundation instead of the box's corners."""
+    restitution: Restitution | None = None
+    """Hertz only: the model's coefficient of restitution in impacts, all its shapes (default
+    the ground's); a contact takes the smaller of its two bodies'."""
 
     @field_validator(*URDF_ONLY)
     @classmethod
@@ -235,4 +242,14 @@ class SceneSpec(Schema):
         if self.heightfield is not None and plane:
             raise ValueError("a heightfield replaces the ground plane: give ground's height "
                              "and normal or a heightfield, not both")
+        return self
+
+    @model_validator(mode="after")
+    def _restitution_needs_hertz(self) -> "SceneSpec":
+        plain = self.ground is not None and self.ground.stiffness is not None
+        given = [f"models[{k}]" for k, m in enumerate(self.models) if m.restitution is not None]
+        given += [f"boxes[{k}]" for k, b in enumerate(self.boxes) if b.restitution is not None]
+        if plain and given:
+            raise ValueError(f"{', '.join(given)}: restitution applies to the Hertz law "
+                             f"(youngs_modulus); the ground gives a plain stiffness")
         return self
