@@ -123,9 +123,9 @@ def set_on_energy(law, contact_int, contact_real, n, shape_k, shape_e, v, rows, 
 def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, law, flags, q, v,
                       ws, oR, op, oS, L, parent, bias, force, v_star, v_step, zero, K, pivots,
                       dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
-                      shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower, upper, recovery,
-                      friction_iv, friction_bound, rows, solver, limits, memory, impacts, origins,
-                      counts, q_next, v_next, acceleration, effort):
+                      shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower,
+                      upper, recovery, friction_iv, friction_bound, rows, solver, limits, memory,
+                      impacts, origins, counts, q_next, v_next, acceleration, effort):
     """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
     (module docstring). shapes: detect_contacts' nine shape arrays; scratch: its four;
     rows: (directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma);

@@ -23,10 +23,10 @@ phases:
   contact/impact problems");
 - the turn, the step after the kinetic share fell below TURN_SHARE, and unloading while the
   overlap lasts and the row is not closing again (then something else loads it: the ordinary
-  law takes over, as it does once the row is out): w1 = e v_c, Newton's restitution law on the row's closing speed v_c when its
-  gap closed (remembered from the first loading step). Newton's law, not the released energy
-  of each row: a row's own energy (with its m_i) over-counts when rows share mobility (a stack
-  of spheres gains energy at every contact).
+  law takes over, as it does once the row is out): w1 = e v_c, Newton's restitution law on
+  the row's closing speed v_c when its gap closed (remembered from the first loading step).
+  Newton's law, not the released energy of each row: a row's own energy (with its m_i)
+  over-counts when rows share mobility (a stack of spheres gains energy at every contact).
 - With e = 0 (a perfectly plastic impact), the row leaves the overlap no faster than an
   impact, w1 = min(d0 / h, IMPACT_GRAVITY_STEPS h |g|): the energy stored in the overlap is not
   returned at any step size (the ball's rebound is (2 h g)^2 / (2 g), 20 um at 1 ms).
@@ -114,6 +114,7 @@ def pair_restitution(shape_e, own: int, other: int, ground: float) -> float:
 
 @step
 def row_velocity(G, r: int, v) -> float:
+    """Row r's velocity G[r] v."""
     total = 0.0
     for i in range(v.shape[0]):
         total += G[r, i] * v[i]
@@ -127,9 +128,8 @@ def impact_rows(h, e_star, restitution, impact_speed, reach, contact_int, contac
     """Set the normal rows of the Hertz contacts in an impact on energy (module docstring):
     nearly rigid rows with the target velocity w1 (E^-1 = 1 / (h^2 k) = IMPACT_COMPLIANCE W_ii,
     b = 0, so the law's c = u + phi / h with phi = -h w1); phase[c] and speed[c] the
-    phase contact c takes in this step (0: the ordinary law) and its impact speed. The
-    restitution of a contact is the smaller of its two shapes' (shape_e; NaN, and the ground:
-    restitution, the ground's)."""
+    phase contact c takes in this step (0: the ordinary law) and its impact speed. A contact's
+    restitution: pair_restitution of its two shapes (shape_e) and the ground's (restitution)."""
     count = memory_count[0]
     for c in range(n):
         phase[c] = 0
