@@ -26,6 +26,8 @@ from .contact.scene import Scene
 from .contact.standing import ground_normal, standing_scene, support_normal, support_points
 from .dynamics import crba, rnea
 from .dynamics.closures import ConstraintKinematics
+from .integrators.impacts import (IMPACT_COMPLIANCE, IMPACT_GRAVITY_STEPS, LOADING, TURN_SHARE,
+                                  UNLOADING)
 from .mechanism import Builder, Mechanism
 from .model import example_robot_urdf, load_urdf
 from .sim import Simulator
@@ -397,6 +399,40 @@ def stand(label: str, integrator: str, seconds: float, controller: str = "standi
             "times": times[:done + 1], "base": float(sim.q[2]), "start": float(scene.q0[2])}
 
 
+def land(label: str, restitution: float, height: float, seconds: float = 1.0) -> dict:
+    """The robot LEGGED[label] held in its standing posture by StandingController, released
+    `height` above it onto a floor of the given restitution, `seconds` at 1 ms, compliant
+    (docs/COMPLIANT.md#impacts, bench/landing.py): the failure message (empty: finished), the
+    steps with contacts set on energy, the deepest contact (m), the base's rise above its
+    touchdown height (m), its end height against the standing height (relative), and the
+    step times (s)."""
+    scene = standing_scene(example_robot_urdf(LEGGED[label]))
+    scene.material.restitution = restitution
+    sim = Simulator.from_scene(scene, dt=1e-3)
+    controller = StandingController(sim, scene.q0)
+    raised = scene.q0.copy()
+    raised[2] += height
+    sim.reset(raised, np.zeros(sim.model.nv))
+    times, touchdown, highest, deepest, set_on_energy, message = [], None, -np.inf, 0.0, 0, ""
+    for _ in range(int(round(seconds / sim.dt))):
+        start = time.perf_counter()
+        info = controller.step()
+        times.append(time.perf_counter() - start)
+        if not info.converged:
+            message = f"t = {sim.t:.3f} s: {info.message}"
+            break
+        set_on_energy += sim.integrator.impacting_contacts > 0
+        contacts = sim.contacts()
+        deepest = max([deepest, *(c.depth for c in contacts)])
+        if touchdown is None and any(c.force[2] > 0.0 for c in contacts):
+            touchdown = sim.q[2]
+        if touchdown is not None:
+            highest = max(highest, sim.q[2])
+    return {"message": message, "steps": set_on_energy, "deepest": deepest,
+            "rise": highest - touchdown if touchdown is not None else np.nan,
+            "end": sim.q[2] / scene.q0[2] - 1.0, "times": np.array(times)}
+
+
 def free_body_urdf(offset: float) -> str:
     """1.5 kg, principal moments 0.025, 0.05, 0.065 kg m^2, its centre `offset` m from the
     frame origin along x (and the principal axes turned)."""
@@ -509,9 +545,6 @@ def one_row(dt: float, law: str, margin: float = 0.01, reference: float = 1e-8,
     step-end depth (law "end"), d at least the reference depth. Law "energy": the impacts set
     on energy as the integrator does (integrators/impacts.py: loading, the turn, unloading; the
     ordinary law "start" otherwise)."""
-    from .integrators.impacts import (IMPACT_COMPLIANCE, IMPACT_GRAVITY_STEPS, LOADING,
-                                      TURN_SHARE, UNLOADING)
-
     e_star = YOUNGS / (2.0 * (1.0 - POISSON ** 2))
     hertz = 4.0 / 3.0 * e_star * math.sqrt(BALL_RADIUS)
     impact_speed = IMPACT_GRAVITY_STEPS * dt * GRAVITY

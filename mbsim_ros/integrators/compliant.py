@@ -264,6 +264,11 @@ class CompliantIntegrator(Integrator):
             shapes.own_law("restitution").copy()
 
     @property
+    def impacting_contacts(self) -> int:
+        """How many contacts the last step set on energy (in an impact: impacts.py)."""
+        return int(self._impacts.count[0])
+
+    @property
     def _n_contacts(self) -> int:
         return int(self._counts[C_CONTACTS])
 
@@ -313,7 +318,7 @@ class CompliantIntegrator(Integrator):
                     and servo_saturated(self.dt, servos.table, servos.iq, servos.saturated, q,
                                         tau, self._v_step)):
                 break
-        if info.converged and self._constants[1][F_IMPACTS]:
+        if info.converged and self._impacts_on_energy:
             impacts = self._impacts
             remember_impacts(self._contact_int, self._contact_real, self._n_contacts,
                              impacts.phase, impacts.speed, impacts.keys, impacts.points,
@@ -380,9 +385,9 @@ class CompliantIntegrator(Integrator):
 
     def _set_impacts_on_energy(self, v, buf: "_RowBuffers") -> None:
         """The Hertz contacts in an impact: their normal rows set on energy (impacts.py)."""
-        law, flags = self._constants
-        if not flags[F_IMPACTS]:
+        if not self._impacts_on_energy:
             return
+        law = self._constants[0]
         impacts = self._impacts
         impact_rows(law[L_H], law[L_E_STAR], law[L_RESTITUTION], law[L_IMPACT_SPEED],
                     law[L_MARGIN], self._contact_int, self._contact_real, self._n_contacts,
@@ -458,6 +463,12 @@ class CompliantIntegrator(Integrator):
             self.joint_limits, self.cone == "pyramid",
             hertz and self._detection is not None and self.sets_impacts_on_energy)
         return law, flags
+
+    @functools.cached_property
+    def _impacts_on_energy(self) -> bool:
+        """Whether this integrator's Hertz rows in an impact are set on energy (F_IMPACTS), as
+        a bool: read every step."""
+        return bool(self._constants[1][F_IMPACTS])
 
     @property
     def _ground(self) -> np.ndarray:
