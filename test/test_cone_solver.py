@@ -16,7 +16,7 @@ from mbsim_ros.integrators import cone_solver as cs
 from mbsim_ros.integrators.base import StepInfo
 from mbsim_ros.integrators.compliant import _RowBuffers
 from mbsim_ros.integrators.compliant_kernels import dof_parents, free_velocity, ltl_factor
-from mbsim_ros.integrators.row_solvers import ConeRows
+from mbsim_ros.integrators.row_solvers import RIGID_COMPLIANCE, ConeRows
 from mbsim_ros.model import load_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,3 +250,66 @@ def test_unconverged_solve_falls_back_to_clarabel_and_says_so():
     assert force[2] == pytest.approx(9.81, rel=1e-3)
     with pytest.raises(ValueError, match="max_iterations"):
         Simulator.from_scene(scene, dt=1e-3, max_iterations=0)
+
+
+def cycling_rows() -> tuple:
+    """The rows of talos_full standing (bench/standing.py, StandingController) at t = 2.276 s,
+    saved from the compliant step: 16 foot contacts (88 rows with the joint limits) whose
+    pushing set alternates between two sets from round to round."""
+    data = np.load(ROOT / "test" / "data" / "talos_full_cycling_rows.npz")
+    m = len(data["u"])
+    rows = _RowBuffers(m, 1)
+    rows.W[:] = data["W"]
+    for name in ("u", "phi", "kind", "k", "b", "mu"):
+        getattr(rows, name)[:] = data[name]
+    rows.memory[:] = data["memory"]
+    return rows, m
+
+
+def drive(rows, m: int, notice_cycles: bool) -> int:
+    """The compiled active set driven from Python, each weighted problem by our interior-point
+    solve (cone_solver.weighted_solve); ``notice_cycles`` False hands advance_active_set a
+    fresh history each round (it then never sees a set come back), as before the cycle test.
+    Returns the number of weighted solves."""
+    mats, vecs, ints = rows.solver
+    H, c, weight, trial_mu = mats[cs.M_H], vecs[cs.V_C], vecs[cs.V_WEIGHT], vecs[cs.V_TRIAL_MU]
+    trial_kind, pushing, active = ints[cs.I_TRIAL_KIND], ints[cs.I_PUSHING], ints[cs.I_ACTIVE]
+    limits = cs.solver_limits(100, cs.GAP_TOLERANCE)
+    cs.prepare_rows(rows.W, rows.u, rows.phi, rows.kind, rows.k, rows.b, m, 1e-3, 1e-7,
+                    RIGID_COMPLIANCE, vecs[cs.V_EINV], c, H)
+    phase = cs.begin_active_set(rows.kind, rows.mu, m, 1e3, rows.memory, True,
+                                cs.ACTIVE_SET_ROUNDS, pushing, active, weight, trial_kind,
+                                trial_mu)
+    solves = 0
+    while phase != cs.DONE:
+        status, _ = cs.weighted_solve(H, c, weight, trial_kind, trial_mu, m, False, limits,
+                                      rows.gamma, mats, vecs, ints)
+        assert status == cs.OK
+        solves += 1
+        history = ints[cs.I_LAST:cs.I_EARLIER + 1] if notice_cycles \
+            else np.full((2, m), -1, dtype=np.int64)
+        phase = cs.advance_active_set(H, c, rows.W, rows.u, rows.kind, rows.mu, m, 1e3,
+                                      rows.memory, rows.gamma, vecs[cs.V_CONVEX], pushing,
+                                      active, history, weight, trial_kind, trial_mu)
+    return solves
+
+
+def test_a_cycling_pushing_set_ends_at_its_first_repeat_with_the_capped_answer():
+    """A round's pushing set is a function of the last one, so a set that comes back two rounds
+    later cycles to the cap: the active set stops there. On talos_full's cycling rows the rounds
+    from the remembered set and those after the convex form both cycle; stopping at the first
+    repeat gives the impulses and the remembered set of running to ACTIVE_SET_ROUNDS, bit for
+    bit, in 6 weighted solves instead of 2 x 8 + 1 = 17; the compiled solve_rows (ConeRows)
+    gives the same."""
+    capped, m = cycling_rows()
+    assert drive(capped, m, notice_cycles=False) == 2 * cs.ACTIVE_SET_ROUNDS + 1
+    early, _ = cycling_rows()
+    assert drive(early, m, notice_cycles=True) == 6
+    np.testing.assert_array_equal(early.gamma[:m], capped.gamma[:m])
+    np.testing.assert_array_equal(early.memory, capped.memory)
+    compiled, _ = cycling_rows()
+    info = StepInfo()
+    assert ConeRows(1e-3, "interior", "true", 1e3, 1e-7).solve(compiled, m, info)
+    np.testing.assert_array_equal(compiled.gamma[:m], capped.gamma[:m])
+    np.testing.assert_array_equal(compiled.memory, capped.memory)
+    assert 0 < info.iterations < 120  # Newton steps: 95 here, 277 to the cap

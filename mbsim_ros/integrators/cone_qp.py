@@ -40,7 +40,8 @@ def solver_limits(iterations: int = ITERATIONS, gap_tolerance: float = GAP_TOLER
  V_RC, V_ZERO, V_YBEST,                                                        # interior_qp
  V_CONVEX), N_VECTORS = range(24), 24                                          # solve_rows
 (I_INDEX, I_VTYPE, I_TRIAL_KIND, I_PUSHING, I_COUPLED, I_FIRST,
- I_ACTIVE), N_INTS = range(7), 7   # I_ACTIVE: the active set's state (cone_solver.py)
+ I_ACTIVE,                # the active set's state (cone_solver.py)
+ I_LAST, I_EARLIER), N_INTS = range(9), 9  # its last two pushing sets (a cycle's test)
 MIN_ROWS = 8  # the integer vectors also hold the active set's few state entries
 
 

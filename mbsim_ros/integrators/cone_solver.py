@@ -29,7 +29,8 @@ from ..codes import (BILATERAL, BOX, CONE, FIXED, FREE, FRICTION, NONNEG, NORMAL
                      OK, PART, PYRAMID, TANGENT, UNILATERAL)
 from ..dynamics.checks import max_abs
 from .cone_qp import (ACCEPTABLE, DUAL_TOLERANCE, GAP_TOLERANCE,  # noqa: F401
-                      I_ACTIVE, I_COUPLED, I_FIRST, I_INDEX, I_PUSHING, I_TRIAL_KIND,
+                      I_ACTIVE, I_COUPLED, I_EARLIER, I_FIRST, I_INDEX, I_LAST, I_PUSHING,
+                      I_TRIAL_KIND,
                       I_VTYPE, ITERATIONS, M_H, M_LH, M_P, V_C,
                       V_COEF, V_CONVEX, V_EINV, V_Q, V_SCALE, V_TRIAL_MU, V_WEIGHT, V_Y,
                       interior_qp, solver_limits, solver_workspace)
@@ -206,8 +207,8 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         if status != OK:
             return status, steps
         phase = advance_active_set(H, c, W, u, kind, mu, m, normal_weight, memory, gamma,
-                                   vecs[V_CONVEX], ints[I_PUSHING], active, weight, trial_kind,
-                                   trial_mu)
+                                   vecs[V_CONVEX], ints[I_PUSHING], active,
+                                   ints[I_LAST:I_EARLIER + 1], weight, trial_kind, trial_mu)
     return OK, steps
 
 
@@ -257,15 +258,18 @@ def request_round(kind, mu, m, normal_weight, pushing, weight, trial_kind, trial
 
 @step
 def advance_active_set(H, c, W, u, kind, mu, m, normal_weight, memory, gamma, convex, pushing,
-                       active, weight, trial_kind, trial_mu) -> int:
+                       active, history, weight, trial_kind, trial_mu) -> int:
     """Take the solution (gamma) of the request and decide the next one; returns the phase.
     After the convex form: its pushing rows (pushing_rows), then rounds (unless this convex
     solve only ends a remembered set's failed rounds). After a round: a pushing row whose
     impulse moves its own row by less than the joining threshold leaves, a held row that would
     close (r < 0 beyond it) joins; no change settles the set. A round whose solution adds
-    energy (adds_energy: the penalty held a row's law with the friction rows), or the last
-    allowed round, ends the rounds unsettled: the convex form's solution is the answer (solved
-    first if not in hand). At DONE gamma is the answer and memory holds the set."""
+    energy (adds_energy: the penalty held a row's law with the friction rows), a set that
+    returns to the one of two rounds before (a cycle: each round's set is a function of the
+    last, so it would repeat to the last allowed round), or the last allowed round, ends the
+    rounds unsettled: the convex form's solution is the answer (solved first if not in hand).
+    history (2, rows): the sets of the last two rounds. At DONE gamma is the answer and memory
+    holds the set."""
     if active[A_PHASE] == SOLVE_CONVEX:
         for i in range(m):
             convex[i] = gamma[i]
@@ -278,10 +282,16 @@ def advance_active_set(H, c, W, u, kind, mu, m, normal_weight, memory, gamma, co
         active[A_PHASE] = SOLVE_ROUND
         return SOLVE_ROUND
     if not adds_energy(W, u, c, gamma, m):
+        last, earlier = history[0], history[1]
+        for i in range(m):
+            last[i] = pushing[i]
         if not update_pushing(H, c, kind, m, gamma, pushing):
             return finish_active_set(kind, m, pushing, memory, active)
+        cycled = active[A_ROUNDS] > 0 and same_set(pushing, earlier, m)
+        for i in range(m):
+            earlier[i] = last[i]
         active[A_ROUNDS] += 1
-        if active[A_ROUNDS] < active[A_MAX_ROUNDS]:
+        if not cycled and active[A_ROUNDS] < active[A_MAX_ROUNDS]:
             request_round(kind, mu, m, normal_weight, pushing, weight, trial_kind, trial_mu)
             return SOLVE_ROUND
     if active[A_HAVE_CONVEX]:  # unsettled: the convex form's solution
@@ -315,6 +325,14 @@ def update_pushing(H, c, kind, m, gamma, pushing) -> bool:
             pushing[i] = True
             changed = True
     return changed
+
+
+@step
+def same_set(pushing, other, m) -> bool:
+    for i in range(m):
+        if pushing[i] != other[i]:
+            return False
+    return True
 
 
 @step

@@ -23,8 +23,9 @@ import numpy as np
 
 from ..codes import FIXED, FRICTION, NORMAL, OK, TANGENT, UNILATERAL, message
 from .base import StepInfo
-from .cone_qp import (GAP_TOLERANCE, I_ACTIVE, I_FIRST, I_PUSHING, I_TRIAL_KIND, ITERATIONS, M_H,
-                      M_LH, V_C, V_CONVEX, V_EINV, V_TRIAL_MU, V_WEIGHT, solver_limits)
+from .cone_qp import (GAP_TOLERANCE, I_ACTIVE, I_EARLIER, I_FIRST, I_LAST, I_PUSHING,
+                      I_TRIAL_KIND, ITERATIONS, M_H, M_LH, V_C, V_CONVEX, V_EINV, V_TRIAL_MU,
+                      V_WEIGHT, solver_limits)
 from .cone_solver import (ACTIVE_SET_ROUNDS, DONE, advance_active_set, begin_active_set,
                           bilateral_solve, prepare_rows, solve_rows)
 from .lcp import dantzig_kernel, natural_residual, pgs_kernel
@@ -108,7 +109,8 @@ class ConeRows:
             rows.gamma[:m] = gamma
             phase = advance_active_set(H, c, rows.W, rows.u, rows.kind, rows.mu, m,
                                        self.normal_weight, rows.memory, rows.gamma,
-                                       vecs[V_CONVEX], pushing, active, weight, trial_kind,
+                                       vecs[V_CONVEX], pushing, active,
+                                       ints[I_LAST:I_EARLIER + 1], weight, trial_kind,
                                        trial_mu)
         return True
 
