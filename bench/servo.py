@@ -1,8 +1,10 @@
 """Joint servos (integrators/servo.py): accuracy of a position step against the linearised
-joint's closed form at 1 and 10 ms (the order of convergence), and the cost of a step with the
-servos on against the same step under plain efforts, per integrator, on the 7-DOF arm.
+joint's closed form at 1 and 10 ms (the order of convergence), the cost of a step with the
+servos on against the same step under plain efforts, per integrator, on the 7-DOF arm; and, in
+the compliant integrator, what solving a step again costs when a servo saturates against a whole
+step (docs/CONTROL.md), on legged robots standing under StandingController.
 
-    python bench/servo.py [--steps N]
+    python bench/servo.py [--steps N] [--robots solo12 g1_hands talos]
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import time
 import numpy as np
 
 from mbsim_ros import Simulator, load_urdf
-from mbsim_ros.model import shipped_urdf
+from mbsim_ros.contact.standing import standing_scene
+from mbsim_ros.model import example_robot_urdf, shipped_urdf
+from mbsim_ros.scenarios import LEGGED, StandingController
 
 INTEGRATORS = [("euler", {}), ("euler", {"velocity_terms": "implicit"}), ("variational", {}),
                ("variational", {"order": 4}), ("compliant", {}), ("rigid", {})]
@@ -65,9 +69,36 @@ def step_cost(integrator: str, options: dict, servo: bool, steps: int) -> float:
     return best * 1e6
 
 
+def best_us(call, calls: int = 200, blocks: int = 5) -> float:
+    best = np.inf
+    for _ in range(blocks):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best * 1e6
+
+
+def solve_again_cost(label: str) -> tuple[float, float]:
+    """(whole step, solved again) in us: the compliant integrator's step at one state of the
+    robot standing (after 0.2 s under StandingController), and the same step solved again from
+    M~ before the servos' terms with the contacts found (what a newly saturated servo costs)."""
+    scene = standing_scene(example_robot_urdf(LEGGED[label]))
+    sim = Simulator.from_scene(scene, dt=1e-3)
+    hold = StandingController(sim, scene.q0)
+    for _ in range(200):
+        hold.step()
+    integrator, q, v = sim.integrator, sim.q.copy(), sim.v.copy()
+    tau, q_out, v_out = np.zeros(sim.model.nv), np.zeros_like(q), np.zeros_like(v)
+    whole = best_us(lambda: integrator._step(q, v, tau, q_out, v_out))
+    again = best_us(lambda: integrator._solve(q, v, tau, q_out, v_out, again=True))
+    return whole, again
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--robots", nargs="*", default=["solo12", "g1_hands", "talos"])
     args = parser.parse_args()
     print("position step, max |q - closed form| over 1 s (rad), 0.1 rad step, omega 20 rad/s, "
           "zeta 0.7")
@@ -81,6 +112,12 @@ def main() -> None:
         plain = step_cost(name, options, False, args.steps)
         servoed = step_cost(name, options, True, args.steps)
         print(f"{label:16s} {plain:8.1f} {servoed:8.1f} {servoed / plain:6.2f}")
+    print("\ncompliant, a saturating servo: a step solved again against a whole step (us, best "
+          "of 5 x 200 calls at one standing state)")
+    print(f"{'robot':16s} {'whole':>8s} {'again':>8s} {'ratio':>6s}")
+    for label in args.robots:
+        whole, again = solve_again_cost(label)
+        print(f"{label:16s} {whole:8.1f} {again:8.1f} {again / whole:6.2f}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 closed form of the linearised joint (with each integrator's order of convergence), gains far
 beyond the explicit stability limit, a velocity command held against gravity, interfaces mixed
 per joint, effort limits after the law, the integral's anti-windup, and bad input."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -236,3 +238,53 @@ def test_a_position_step_on_the_arm_is_the_linearised_joints_response(integrator
         expected = q0[0] + step_response(sim.t, 0.01, omega, zeta)
         worst = max(worst, abs(sim.q[0] - expected))
     assert worst < 0.02 * 0.01
+
+
+def legs_reaching_beyond_their_effort(integrator: str, options: dict) -> Simulator:
+    """Solo12 on its feet (config/scenes/solo12_standing.yaml), every leg joint servoed
+    (p 60, d 1) towards a crouch far from its start with 1.5 N m of effort: most steps
+    saturate one joint or more, and the feet stay on the floor."""
+    from mbsim_ros.contact.scene import load_scene
+
+    root = Path(__file__).resolve().parents[1]
+    sim = Simulator.from_scene(load_scene(root / "config" / "scenes" / "solo12_standing.yaml"),
+                               dt=1e-3, integrator=integrator, **options)
+    legs = list(sim.model.joint_names[1:])
+    sim.servos.set_gains(p={n: 60.0 for n in legs}, d={n: 1.0 for n in legs})
+    sim.servos.set_effort_limits(lower={n: -1.5 for n in legs}, upper={n: 1.5 for n in legs})
+    sim.servos.command(position={n: (0.3, 1.2, -2.0)[k % 3] for k, n in enumerate(legs)})
+    return sim
+
+
+@pytest.mark.parametrize("integrator, options", [
+    ("compliant", {}), ("compliant", {"velocity_terms": "implicit"}),
+    ("rigid", {"solver": "pgs"})], ids=["compliant", "compliant-implicit", "rigid"])
+def test_a_saturating_servo_solves_again_without_a_second_whole_step(integrator, options):
+    """With contacts, a step whose servos newly saturate is solved again from M~ before the
+    servos' terms and the contacts already found (CompliantIntegrator.step): 300 steps of
+    Solo12 straining against its effort limits end bit for bit where the same steps end when
+    every solve again is a whole step (dynamics and detection again), and more than a hundred
+    steps were solved again."""
+    ours = legs_reaching_beyond_their_effort(integrator, options)
+    whole = legs_reaching_beyond_their_effort(integrator, options)
+    first_pass, whole_step = whole.integrator._solve, whole.integrator._step
+
+    def as_whole_step(q, v, tau, q_out, v_out, again):
+        if again:
+            return whole_step(q, v, tau, q_out, v_out)
+        return first_pass(q, v, tau, q_out, v_out, again=False)
+
+    whole.integrator._solve = as_whole_step
+    solve, again = ours.integrator._solve, []
+
+    def counted(q, v, tau, q_out, v_out, again_):
+        again.append(again_)
+        return solve(q, v, tau, q_out, v_out, again=again_)
+
+    ours.integrator._solve = lambda q, v, tau, q_out, v_out, again: counted(
+        q, v, tau, q_out, v_out, again)
+    for _ in range(300):
+        assert ours.step().converged and whole.step().converged
+        np.testing.assert_array_equal(ours.q, whole.q)
+        np.testing.assert_array_equal(ours.v, whole.v)
+    assert sum(again) > 100

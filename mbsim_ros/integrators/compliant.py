@@ -208,6 +208,9 @@ class CompliantIntegrator(Integrator):
         self._frames = (views[0], views[1], views[9])  # oR, op, oS: the kinematics at q0
         nv = model.nv
         self._M = np.zeros((nv, nv))
+        # M~ and the force before the servos' terms: where a step solved again with more
+        # servos saturated starts (step)
+        self._unservoed = (np.zeros((nv, nv)), np.zeros(nv))
         self._parent = dof_parents(model.joint_int)
         self._bias, self._force, self._v_star = np.zeros(nv), np.zeros(nv), np.zeros(nv)
         self._v_step = np.zeros(nv)
@@ -308,16 +311,18 @@ class CompliantIntegrator(Integrator):
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         """One step; with joint servos (self.servos), solved again while a servo's effort at
-        the step's end newly saturates (servo.py)."""
+        the step's end newly saturates (servo.py). Solved again from M~ before the servos'
+        terms, with the contacts found: the velocity terms, M and detection depend on (q, v)
+        only, so a saturating servo costs the factorisation and the contact solve, not a second
+        whole step (bit for bit the same as one)."""
         servos = self.servos
         if servos.active:
             servos.saturated[:] = 0
-        while True:
-            info = self._step(q, v, tau, q_out, v_out)
-            if not (info.converged and servos.active
-                    and servo_saturated(self.dt, servos.table, servos.iq, servos.saturated, q,
-                                        tau, self._v_step)):
-                break
+        info = self._step(q, v, tau, q_out, v_out)
+        while (info.converged and servos.active
+               and servo_saturated(self.dt, servos.table, servos.iq, servos.saturated, q, tau,
+                                   self._v_step)):
+            info = self._solve(q, v, tau, q_out, v_out, again=True)
         if info.converged and self._impacts_on_energy:
             impacts = self._impacts
             remember_impacts(self._contact_int, self._contact_real, self._n_contacts,
@@ -326,9 +331,8 @@ class CompliantIntegrator(Integrator):
         return info
 
     def _step(self, q, v, tau, q_out, v_out) -> StepInfo:
+        """The step's dynamics at (q, v), M~ and the force, then _solve."""
         h, m = self.dt, self.model
-        info = self._info
-        info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
         L, implicit = self._M, self._implicit
         L[:] = 0.0
         if implicit is None:
@@ -338,8 +342,23 @@ class CompliantIntegrator(Integrator):
         else:  # the same b and M (kinematics at q), and dB/dv
             velocity_terms(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._ws,
                            self._zero, implicit.crossed, self._bias, L, implicit.dB)
-        force = self._force
-        damped_system(m.damping, h, v, tau, self._bias, L, force)  # M~ = M + h D
+        damped_system(m.damping, h, v, tau, self._bias, L, self._force)  # M~ = M + h D
+        if self.servos.active:
+            self._unservoed[0][:] = L
+            self._unservoed[1][:] = self._force
+        return self._solve(q, v, tau, q_out, v_out, again=False)
+
+    def _solve(self, q, v, tau, q_out, v_out, again: bool) -> StepInfo:
+        """The servos' terms, the factorisation, the free velocity, the rows (the contacts
+        detected unless ``again``: a step solved again keeps the first pass's), the contact
+        solve and the integration. ``again``: from M~ and the force before the servos."""
+        h, m = self.dt, self.model
+        info = self._info
+        info.iterations, info.residual, info.fallback, info.message = 0, 0.0, False, ""
+        L, implicit, force = self._M, self._implicit, self._force
+        if again:
+            L[:] = self._unservoed[0]
+            force[:] = self._unservoed[1]
         servos = self.servos
         if servos.active:
             servo_system(h, servos.table, servos.iq, servos.saturated, q, tau, v, L, force,
@@ -357,7 +376,7 @@ class CompliantIntegrator(Integrator):
             frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: step-start axes
         else:
             implicit_free_velocity(implicit.K, implicit.pivots, v, force, h, v_star)
-        rows = self._fill_rows(q, v)
+        rows = self._fill_rows(q, v, detect=not again)
         self._counts[C_ROWS] = rows
         if rows:
             buf = self._buffers
@@ -490,12 +509,12 @@ class CompliantIntegrator(Integrator):
 
     # -- rows ---------------------------------------------------------------------------------
 
-    def _fill_rows(self, q, v) -> int:
+    def _fill_rows(self, q, v, detect: bool = True) -> int:
         """Rows of this step into the buffers: contacts (n, t1, t2) first, joint limits, joint
         friction (compliant_step.fill_rows), then the point constraints and closures; returns
-        their count."""
+        their count. ``detect`` False: the contacts the last detection found."""
         m = self.model
-        n = self._detect(v)
+        n = self._detect(v) if detect else int(self._counts[C_CONTACTS])
         buf = self._row_buffers(3 * n + 2 * self._limit_iv.size + self._friction_iv.size
                                 + self._own_rows)
         law, flags = self._constants
