@@ -12,9 +12,14 @@ the same run (docs/NODE.md, README):
    flange and a force-torque sensor at the wrist, with noise: docs/SENSORS.md): realtime rounds
    alternating with and without them (paired, so both see the same load), fast pacing with
    them, and the work per tick with and without them (lockstep ticks in this process,
-   alternating blocks).
+   alternating blocks);
+5. humanoids standing on the floor (talos, G1; compliant, realtime pacing at 1 kHz, the node
+   publishing every link's contact wrench): the node's servos hold the standing posture with
+   scenarios.StandingController's gains, and one command on ~/joint_commands (a second node
+   in this process, as a whole-body controller would send it) gives them its feed-forward
+   efforts; rate, missed ticks, period error and whether the robot still stands.
 
-    python bench/node.py [--quick] [--seconds S] [--sensors-only]
+    python bench/node.py [--quick] [--seconds S] [--sensors-only] [--humanoids-only]
 """
 from __future__ import annotations
 
@@ -37,11 +42,16 @@ sys.path.insert(0, str(ROOT))
 
 import rclpy  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
+from mbsim_ros import Simulator  # noqa: E402
 from mbsim_ros.cli import ros_arguments  # noqa: E402
+from mbsim_ros.contact.standing import STEEL, standing_scene  # noqa: E402
+from mbsim_ros.model import example_robot_urdf  # noqa: E402
 from mbsim_ros.ros.node import SimulationNode  # noqa: E402
 from mbsim_ros.ros.pacing import Pacer, deadline_floor, period_errors, timing_summary  # noqa: E402
+from mbsim_ros.scenarios import LEGGED, StandingController, one_dof  # noqa: E402
 
 DOMAIN = 150 + os.getpid() % 50
 
@@ -89,14 +99,18 @@ QUADRUPED = ["-p", f"scene:={ROOT / 'config' / 'scenes' / 'solo12_standing.yaml'
 
 
 def run_node(seconds: float, pacing: str, node_class=SimulationNode, extra=(),
-             config: str | None = str(ROOT / "config" / "arm7.yaml"), **kwargs):
-    """Run the node in this process for `seconds` of wall time; returns it, stopped."""
+             config: str | None = str(ROOT / "config" / "arm7.yaml"), companion=None,
+             **kwargs):
+    """Run the node in this process for `seconds` of wall time; returns it, stopped.
+    ``companion(context)``: another rclpy node to spin beside it (a controller)."""
     with ros_arguments(config, ["-p", f"pacing:={pacing}", *extra]) as args:
         context = rclpy.Context()
         rclpy.init(args=args, context=context, domain_id=DOMAIN)
         node = node_class(keep_ticks=int(seconds * 1000 * 20) + 10, context=context, **kwargs)
     executor = rclpy.executors.SingleThreadedExecutor(context=context)
     executor.add_node(node)
+    if companion is not None:
+        executor.add_node(companion(context))
     node.start()
     wall = time.monotonic()
     executor.spin_until_future_complete(rclpy.task.Future(), timeout_sec=seconds)
@@ -311,16 +325,80 @@ def quadruped(seconds: float) -> None:
           f"{node.sim.steps * node.settings.dt / node.wall_s:.2f}")
 
 
+HUMANOIDS = ("talos", "g1")
+
+
+def standing_node_config(label: str, folder: Path) -> tuple[Path, JointState, float]:
+    """The node's config for LEGGED[label] standing on steel (contact.standing.standing_scene
+    written as a scene file), its servos' gains StandingController's, commands never stale;
+    the command that holds the posture with StandingController's feed-forward efforts; the
+    base's standing height (m)."""
+    import yaml
+
+    urdf = example_robot_urdf(LEGGED[label])
+    scene = standing_scene(urdf)
+    hold = StandingController(Simulator.from_scene(scene, dt=1e-3), scene.q0)
+    model = hold.sim.model
+    iv, iq = one_dof(model)
+    names = [model.joint_names[i] for i in range(model.njoints)
+             if model.joint_kinds[i] != "free_flyer"]
+    q0 = scene.q0
+    scene_file = folder / f"{label}_scene.yaml"
+    scene_file.write_text(yaml.safe_dump({
+        "ground": {"height": 0.0, "friction": 0.8, **STEEL},
+        "models": [{"urdf": str(urdf), "floating_base": True, "position": q0[:3].tolist(),
+                    "initial_positions": dict(zip(names, q0[iq].tolist()))}]}))
+    config_file = folder / f"{label}_node.yaml"
+    config_file.write_text(yaml.safe_dump({
+        "scene": str(scene_file), "integrator": "compliant", "dt": 0.001, "rate_hz": 1000.0,
+        "command_timeout": 0.0,
+        "gains": {name: {"p": float(hold.sim.servos.gains[0, j]),
+                         "d": float(hold.sim.servos.gains[1, j])}
+                  for name, j in zip(names, iv)}}))
+    command = JointState(name=names, position=q0[iq].tolist(), effort=hold.tau[iv].tolist())
+    return config_file, command, float(q0[2])
+
+
+def commander(command: JointState):
+    """A node that sends `command` on /mbsim/joint_commands twice a second (reliable: the node
+    applies the last one)."""
+    def make(context):
+        node = rclpy.create_node("bench_whole_body", context=context)
+        publisher = node.create_publisher(JointState, "/mbsim/joint_commands", 10)
+        node.create_timer(0.5, lambda: publisher.publish(command))
+        return node
+    return make
+
+
+def humanoids(seconds: float) -> None:
+    """Talos and G1 standing, realtime at 1 kHz (module docstring, 5)."""
+    with tempfile.TemporaryDirectory() as folder:
+        for label in HUMANOIDS:
+            config, command, height = standing_node_config(label, Path(folder))
+            node = run_node(seconds, "realtime", config=str(config), companion=commander(command))
+            times = node.ticks.recorded()
+            summary = timing_summary(times, node.pacer.period_ns)
+            print(f"{label} standing (compliant, {node.sim.model.nv} DOF, "
+                  f"{len(node.sim.contacts())} contacts at the end), realtime {seconds:.0f} s: "
+                  f"rate {summary['rate_hz']:.1f} Hz, period error p99 "
+                  f"{summary['p99_s'] * 1e3:.3f} ms, max {summary['max_s'] * 1e3:.3f} ms, "
+                  f"missed {node.pacer.missed}; base {height:.4f} -> {node.sim.q[2]:.4f} m")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="5 s per measurement")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--sensors-only", action="store_true",
                         help="only the realtime and fast rows and the sensors' rows (4)")
+    parser.add_argument("--humanoids-only", action="store_true", help="only the humanoids (5)")
     args = parser.parse_args()
     seconds = 5.0 if args.quick else args.seconds
     rounds = 2 if args.quick else 6
     print(f"bench/node.py  (ROS_DOMAIN_ID {DOMAIN}, {os.cpu_count()} cores)")
+    if args.humanoids_only:
+        humanoids(seconds)
+        return 0
     with tempfile.TemporaryDirectory() as folder:
         sensors = sensors_arguments(folder)
         label = ", PD law + IMU + force-torque at 1 kHz"
@@ -333,6 +411,7 @@ def main() -> int:
         tick_work(sensors, blocks=4 if args.quick else 10)
     if not args.sensors_only:
         quadruped(min(seconds, 20.0))
+        humanoids(seconds)
     return 0
 
 
