@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import threading
 import time
@@ -306,25 +307,66 @@ def cmd_plot(args) -> int:
 
 def cmd_warm(args) -> int:
     """Compile into the cache what each config's run needs (`make` runs this once): its
-    Simulator's fused step, the general step (servos, actuators) and its sensors."""
-    for path in args.configs or [None]:
-        config = _load_config(path)
-        chosen = "integrator" in config.model_fields_set
-        integrator = args.integrator or ("compliant" if config.scene and not chosen
-                                         else config.integrator)
-        print(f"mbsim-ros warm: {path or DEFAULT_ROBOT}, {integrator}", flush=True)
-        model_args = argparse.Namespace(config=path, urdf=None, floating_base=False,
-                                        balance_inertia=False)
-        try:
-            simulated = _simulated(model_args, config)
-            q0 = start_configuration(simulated, config.initial_positions)
-            sim = make_simulator(simulated, q0, integrator, config.dt)
-            suite = None if simulated.scene is not None \
-                else _sensor_suite(model_args, config, sim)
-        except ValueError as exc:
-            raise refuse(exc) from None
-        warm_steps(sim, suite)
+    Simulator's fused step, the general step (servos, actuators) and its sensors. Configs
+    whose runs use different integrators share few kernels: with ``--jobs`` > 1 each
+    integrator's configs are compiled by a process of their own, side by side."""
+    paths = args.configs or [None]
+    groups = warm_groups(paths, args.integrator)
+    if args.jobs > 1 and len(groups) > 1:
+        return warm_side_by_side(groups, args.integrator, args.jobs)
+    for path in paths:
+        warm_one(path, args.integrator)
     return 0
+
+
+def warm_integrator(config: ConfigSpec, chosen_integrator: str | None) -> str:
+    """The integrator a config's run uses: the one chosen on the command line, else the
+    config's own (compliant for a scene that names none)."""
+    named = "integrator" in config.model_fields_set
+    return chosen_integrator or ("compliant" if config.scene and not named
+                                 else config.integrator)
+
+
+def warm_groups(paths: list, chosen_integrator: str | None) -> list[list]:
+    """The configs grouped by the integrator their runs use, in the order given."""
+    groups: dict[str, list] = {}
+    for path in paths:
+        groups.setdefault(warm_integrator(_load_config(path), chosen_integrator), []).append(path)
+    return list(groups.values())
+
+
+def warm_side_by_side(groups: list[list], chosen_integrator: str | None, jobs: int) -> int:
+    """`mbsim-ros warm --jobs 1` on each group in a process of its own, `jobs` at a time;
+    the first failing process's exit code, else 0."""
+    import subprocess
+
+    chosen = ["--integrator", chosen_integrator] if chosen_integrator else []
+    pending = [[sys.executable, "-m", "mbsim_ros.cli", "warm", "--jobs", "1", *chosen,
+                *[str(path) for path in group]] for group in groups]
+    running, code = [], 0
+    while pending or running:
+        while pending and len(running) < jobs:
+            running.append(subprocess.Popen(pending.pop(0)))
+        process = running.pop(0)
+        code = code or process.wait()
+    return code
+
+
+def warm_one(path: str | None, chosen_integrator: str | None) -> None:
+    """Build the run of one config (None: the default robot) and take its warm steps."""
+    config = _load_config(path)
+    integrator = warm_integrator(config, chosen_integrator)
+    print(f"mbsim-ros warm: {path or DEFAULT_ROBOT}, {integrator}", flush=True)
+    model_args = argparse.Namespace(config=path, urdf=None, floating_base=False,
+                                    balance_inertia=False)
+    try:
+        simulated = _simulated(model_args, config)
+        q0 = start_configuration(simulated, config.initial_positions)
+        sim = make_simulator(simulated, q0, integrator, config.dt)
+        suite = None if simulated.scene is not None else _sensor_suite(model_args, config, sim)
+    except ValueError as exc:
+        raise refuse(exc) from None
+    warm_steps(sim, suite)
 
 
 def warm_steps(sim, suite) -> None:
@@ -429,6 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
                    f"{DEFAULT_ROBOT})")
     p.add_argument("--integrator", choices=sorted(INTEGRATORS),
                    help="instead of each config's (default: variational; compliant for scenes)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="processes compiling side by side, one per integrator the configs "
+                        "use (default: the machine's cores)")
     p.set_defaults(func=cmd_warm)
     p = sub.add_parser("plot", help="plot joint positions, energy and (recorded with --forces) "
                        "joint and closure forces of a simulate result")

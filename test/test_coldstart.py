@@ -101,3 +101,30 @@ def test_warm_steps_each_config_and_says_which():
     config = str(ROOT / "config" / "arm7.yaml")
     out = run(f"import sys; from mbsim_ros.cli import main; sys.exit(main(['warm', {config!r}]))")
     assert out.stdout.splitlines()[-1] == f"mbsim-ros warm: {config}, variational"
+
+
+def test_warm_groups_configs_by_integrator():
+    """Each integrator's configs go to one process (they share most kernels; two integrators
+    share few): the shipped arm's two configs together, the scene apart; one group when the
+    command line names the integrator."""
+    from mbsim_ros.cli import warm_groups
+
+    arm, sensors, scene = (str(ROOT / "config" / name) for name in
+                           ("arm7.yaml", "sensors/arm7.yaml", "scenes/ball_drop.yaml"))
+    assert warm_groups([arm, scene, sensors], None) == [[arm, sensors], [scene]]
+    assert warm_groups([arm, scene, sensors], "compliant") == [[arm, scene, sensors]]
+
+
+def test_warm_compiles_each_integrator_in_a_process_of_its_own():
+    """--jobs 2 on the arm and a scene: two child processes, each saying what it warms (from
+    the user's cache: nothing to compile); the exit code is theirs."""
+    arm, scene = str(ROOT / "config" / "arm7.yaml"), str(ROOT / "config" / "scenes" /
+                                                           "ball_drop.yaml")
+    out = run("import sys; from mbsim_ros.cli import main; "
+              f"sys.exit(main(['warm', '--jobs', '2', {arm!r}, {scene!r}]))")
+    assert sorted(out.stdout.splitlines()[-2:]) == sorted(
+        [f"mbsim-ros warm: {arm}, variational", f"mbsim-ros warm: {scene}, compliant"])
+    failed = subprocess.run([sys.executable, "-m", "mbsim_ros.cli", "warm", "--jobs", "2", arm,
+                             str(ROOT / "config" / "missing.yaml")], cwd=ROOT, text=True,
+                            capture_output=True, timeout=LIVENESS)
+    assert failed.returncode != 0 and "missing.yaml" in failed.stderr
