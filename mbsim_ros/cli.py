@@ -525,14 +525,24 @@ def cmd_view(args) -> int:
         view.joint_sliders(q0)
     print(f"mbsim-ros view: http://{args.host}:{view.port}", flush=True)
     try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
+        wait_for_stop()
     finally:
         if player:
             player.stop()
         view.stop()
     return 0
+
+
+def wait_for_stop() -> None:
+    """Wait for SIGINT (Ctrl-C) or SIGTERM. Both are handled here, so that a server started
+    with SIGINT ignored (in the background of a script: `cmd &`, nohup) still stops on it, as
+    the node does (rclpy handles it)."""
+    import signal
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    stop.wait()
 
 
 def _schema_parser(sub) -> None:

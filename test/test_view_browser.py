@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from browser import Browser, chromium_or_skip, free_port, wait_for
 from mbsim_ros.model.resources import example_robot_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
+STOP_LIVENESS = 60  # s: the view's exit on Ctrl-C (0.4 s here), on a loaded machine
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
 
@@ -49,12 +51,15 @@ def view():
         while "http://" not in str(line) and process.poll() is None:
             line = process.stdout.readline()
         assert process.poll() is None, f"mbsim-ros view exited {process.returncode}"
+        # keep reading what it prints: a full pipe would block the view in a write, deaf to
+        # Ctrl-C (its server logs a traceback for every connection that closes unopened)
+        threading.Thread(target=process.stdout.read, daemon=True).start()
         return f"http://127.0.0.1:{port}"
 
     yield start
     for process in started:
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
+        process.wait(timeout=STOP_LIVENESS)
 
 
 def open_page(url: str, text: str) -> Browser:

@@ -2,7 +2,12 @@
 geometry, and every link's world pose equal to pinocchio's frame placement (the independent
 oracle) at random configurations (and the server's batched poses); a missing mesh is a warning
 naming the file, not a crash; the live Viewer of a scene-built Simulator."""
+import signal
+import socket
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -142,3 +147,28 @@ def test_a_recording_s_contact_wrenches_become_force_arrows(tmp_path):
     assert arrows[0, 1, 2] == pytest.approx(2.0 * 9.81, rel=1e-3)
     np.testing.assert_allclose(arrows[0, 0, :2], sim.q[:2], atol=1e-6)
     assert not contact_arrows(*graph.body_poses(q[0]), np.zeros_like(wrenches[0])).size
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_view_server_stops_on_sigint_and_sigterm_even_started_deaf_to_sigint(signum):
+    """`mbsim-ros view` started with SIGINT ignored (as `cmd &` in a script starts it) still
+    stops, with status 0, on SIGINT and on SIGTERM; no browser needed. The timeouts are
+    liveness bounds."""
+    root = Path(__file__).resolve().parents[1]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mbsim_ros.cli", "view", "--urdf", str(example_robot_urdf("ur5")),
+         "--port", str(port)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        line = ""
+        while "mbsim-ros view: http://" not in line and process.poll() is None:
+            line = process.stdout.readline()
+        assert process.poll() is None, "the view exited before serving"
+        process.send_signal(signum)
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        process.wait()
