@@ -21,7 +21,7 @@ from mbsim_ros.dynamics.aba import aba, aba_kernel  # noqa: E402
 from mbsim_ros.dynamics.checks import as_vector  # noqa: E402
 from mbsim_ros.dynamics.rnea_derivative import velocity_terms  # noqa: E402
 from mbsim_ros.dynamics.workspace import workspace  # noqa: E402
-from mbsim_ros.integrators.cone_solver import solve_rows  # noqa: E402
+from mbsim_ros.solvers.cone_solver import solve_rows  # noqa: E402
 from mbsim_ros.integrators.row_solvers import RIGID_COMPLIANCE  # noqa: E402
 from mbsim_ros.model import chain_urdf, shipped_urdf  # noqa: E402
 

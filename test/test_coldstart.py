@@ -51,7 +51,8 @@ def test_an_euler_simulator_loads_no_other_integrator_kernels():
 import json
 from numba.core.registry import CPUDispatcher
 from mbsim_ros import Simulator
-from mbsim_ros.integrators import compliant_step, cone_qp, cone_solver, lcp, variational
+from mbsim_ros.integrators import compliant_step, variational
+from mbsim_ros.solvers import cone_qp, cone_solver, lcp
 from mbsim_ros.model import load_urdf, shipped_urdf
 sim = Simulator(load_urdf(shipped_urdf("arm7")), 1e-3, "euler")
 sim.step()

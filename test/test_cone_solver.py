@@ -12,7 +12,7 @@ from conftest import random_configuration
 from mbsim_ros import Simulator
 from mbsim_ros.contact.scene import load_scene
 from mbsim_ros.dynamics import crba
-from mbsim_ros.integrators import cone_solver as cs
+from mbsim_ros.solvers import cone_solver as cs
 from mbsim_ros.integrators.base import StepInfo
 from mbsim_ros.integrators.compliant import _RowBuffers
 from mbsim_ros.integrators.compliant_kernels import dof_parents, free_velocity, ltl_factor

@@ -12,6 +12,7 @@ LAYERS = [
     {"spatial"},                                       # SE(3)
     {"model"},                                         # Model, URDF, elements, resources
     {"dynamics"},                                      # RNEA, CRBA, ABA, DRNEA, closures
+    {"solvers"},                                       # cone QP, active set, LCP, LU
     {"mechanism"},                                     # the building API (uses kinematics)
     {"contact"},                                       # scenes, geometry, detection
     {"integrators"},                                   # the step kernels, StepInfo, servos

@@ -30,6 +30,7 @@ def test_xarm7_keeps_stepping_at_1khz_realtime(tmp_path):
 
     warm_kernels()
     domain, context = ros_session(__name__)
+    spawned = time.monotonic()  # the node's simulated time starts at 0 after this
     node, client = start_node(domain, context, tmp_path, "--ros-args",
                               "-p", f"urdf_path:={example_robot_urdf(XARM7)}",
                               "-p", "pacing:=realtime", "-p", f"rate_hz:={RATE_HZ}",
@@ -38,9 +39,8 @@ def test_xarm7_keeps_stepping_at_1khz_realtime(tmp_path):
         client.spin_for(1.0)  # past t = 0, where the xArm7's stiff URDF damping used to stop it
         assert not first_error(client), first_error(client)
         client.states.clear()
-        start = time.monotonic()
         client.wait_for_states(STATES, timeout=120.0)
-        wall = time.monotonic() - start
+        wall = time.monotonic() - spawned
         assert not first_error(client), first_error(client)
         assert node.alive(), node.log()
         states = list(client.states)
@@ -48,7 +48,10 @@ def test_xarm7_keeps_stepping_at_1khz_realtime(tmp_path):
         steps = np.diff(stamps)
         assert np.all(steps > 0) and np.all(steps % 1_000_000 == 0), \
             "simulated time advances by whole 1 ms steps with every state"
-        advanced = (stamps[-1] - stamps[0]) * 1e-9
+        # since the node's t = 0, against the wall clock since before it was spawned: states
+        # queued in DDS arrive late, so only a node ahead of the clock can fail this (over a
+        # window of received states, a backlog looked like running ahead: 2.00 s in 1.39 s)
+        advanced = stamps[-1] * 1e-9
         assert advanced <= wall + 0.1, f"realtime ran ahead: {advanced:.2f} s in {wall:.2f} s"
         for state in states:
             position, velocity, _ = arrays(state)

@@ -54,7 +54,7 @@ from .compliant_step import (C_CONTACTS, C_ROWS, CONTACTS_FULL, F_DETECTION, F_I
                              L_IMPACT_SPEED, L_MESH_BAND, L_NORMAL_WEIGHT, L_REFERENCE_DEPTH,
                              L_REGULARIZATION, L_RESTITUTION, L_RIGID_COMPLIANCE, L_STIFFNESS,
                              N_FLAGS, N_LAW, F_IMPACTS, compliant_advance, detect, fill_rows)
-from .cone_solver import GAP_TOLERANCE, ITERATIONS, solver_workspace
+from ..solvers.cone_solver import GAP_TOLERANCE, ITERATIONS, solver_workspace
 from .impacts import IMPACT_GRAVITY_STEPS, impact_rows, remember_impacts
 from .options import LIMIT_RECOVERY, CompliantOptions
 from .row_solvers import RIGID_COMPLIANCE, ConeRows

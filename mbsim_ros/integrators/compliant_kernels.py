@@ -17,7 +17,7 @@ from .._jit import kernel, step
 from ..codes import BILATERAL, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..contact.jacobian import add_point_row, contact_directions, point_velocity
 from ..model.model import FREE_FLYER, I_IDX_V, I_NV, I_PARENT, I_TYPE
-from .lu import lu_factor, lu_solve
+from ..solvers.lu import lu_factor, lu_solve
 from .servo import servo_saturation, servo_terms
 
 

@@ -26,7 +26,7 @@ from .compliant_kernels import (apply_impulses, contact_rows, damped_system, del
                                 free_velocity, friction_rows, implicit_free_velocity,
                                 implicit_impulses, implicit_system, limit_rows, ltl_factor,
                                 reachable_contacts)
-from .cone_solver import solve_rows
+from ..solvers.cone_solver import solve_rows
 from .fused import begin_fused, commit_state
 from .impacts import impact_rows, remember_impacts
 

@@ -41,7 +41,7 @@ from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, new_workspace
 from .base import Integrator, StepInfo, register
 from .fused import begin_fused, commit_state, store_rollout_row
-from .lu import lu_factor, lu_solve
+from ..solvers.lu import lu_factor, lu_solve
 from .options import EulerOptions
 from .servo import any_servo, clear_saturation, servo_saturation, servo_terms
 

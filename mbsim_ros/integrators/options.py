@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Gt, Le, Lt
 
 from ..schema import Count, Flag, Index, NonNegative, Number, Positive, Real, Schema, Whole
-from .cone_qp import GAP_TOLERANCE, ITERATIONS
+from ..solvers.cone_qp import GAP_TOLERANCE, ITERATIONS
 from .row_solvers import PGS_TOLERANCE
 
 VELOCITY_TERMS = ("explicit", "implicit")

@@ -12,7 +12,7 @@ LCP with error reduction (ERP) and constraint force mixing (CFM):
     joint friction: |gamma_j| <= friction_j h (box bounds)
 
 solved by projected Gauss-Seidel with over-relaxation (ODE's quickstep) or Dantzig pivoting
-(ODE's dWorldStep), both in mbsim_ros/integrators/lcp.py.
+(ODE's dWorldStep), both in mbsim_ros/solvers/lcp.py.
 """
 from __future__ import annotations
 

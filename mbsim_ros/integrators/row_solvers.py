@@ -23,12 +23,12 @@ import numpy as np
 
 from ..codes import FIXED, FRICTION, NORMAL, OK, TANGENT, UNILATERAL, message
 from .base import StepInfo
-from .cone_qp import (GAP_TOLERANCE, I_ACTIVE, I_EARLIER, I_FIRST, I_LAST, I_PUSHING,
+from ..solvers.cone_qp import (GAP_TOLERANCE, I_ACTIVE, I_EARLIER, I_FIRST, I_LAST, I_PUSHING,
                       I_TRIAL_KIND, ITERATIONS, M_H, M_LH, V_C, V_CONVEX, V_EINV, V_TRIAL_MU,
                       V_WEIGHT, solver_limits)
-from .cone_solver import (ACTIVE_SET_ROUNDS, DONE, advance_active_set, begin_active_set,
+from ..solvers.cone_solver import (ACTIVE_SET_ROUNDS, DONE, advance_active_set, begin_active_set,
                           bilateral_solve, prepare_rows, solve_rows)
-from .lcp import dantzig_kernel, natural_residual, pgs_kernel
+from ..solvers.lcp import dantzig_kernel, natural_residual, pgs_kernel
 
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
 # the clarabel fallback of a failed interior-point solve fails fast: at most this many rows,
