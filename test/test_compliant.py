@@ -317,16 +317,26 @@ def test_dropped_ball_meets_hertz_and_its_restitution(dt, restitution):
 
 
 @pytest.mark.parametrize("dt", [1e-3, 1e-4])
-def test_the_ordinary_laws_impact_is_what_the_one_row_model_says(dt):
-    """The one-row model's ordinary law ("start": the stiffness at the step-start depth) is
-    the figure COMPLIANT.md compares with: 265 um deep and 3.4 mm of rebound at 1 ms, 76 um and
-    11.6 mm at 0.1 ms, against Hertz's 117.5 um."""
+def test_the_spring_laws_impact_is_what_the_one_row_model_says(dt):
+    """impacts="spring" leaves a Hertz row in an impact on its spring law (the stiffness at
+    the step-start depth): the simulator's drop is the one-row model's law "start" (peak and
+    rebound equal to rounding), and the figures COMPLIANT.md compares with stand: 265 um deep
+    and 3.4 mm of rebound at 1 ms, 76 um and 11.6 mm at 0.1 ms, against Hertz's 117.5 um."""
     from mbsim_ros import scenarios as impact
 
-    model = impact.one_row(dt, "start")
+    ours, model = impact.drop(dt, impacts="spring"), impact.one_row(dt, "start")
+    assert ours["peak"] == pytest.approx(model["peak"], rel=1e-9)
+    assert ours["rebound"] == pytest.approx(model["rebound"], rel=1e-9)
     peak, rebound = (265.3e-6, 3.38e-3) if dt == 1e-3 else (76.1e-6, 11.60e-3)
     assert model["peak"] == pytest.approx(peak, rel=2e-3)
     assert model["rebound"] == pytest.approx(rebound, rel=2e-3)
+
+
+def test_the_spring_law_takes_no_restitution():
+    with pytest.raises(ValueError, match="impacts='spring' takes no restitution"):
+        Simulator.from_scene({"ground": {"restitution": 0.5},
+                              "models": [{"sphere": {"radius": 0.05}}]}, dt=1e-3,
+                             impacts="spring")
 
 
 def test_a_restitution_needs_the_hertz_law():

@@ -158,7 +158,9 @@ class CompliantIntegrator(Integrator):
     residual against the friction rows'), ``margin`` (m: contacts watched before touching),
     ``max_contacts`` (the contact buffers' first size: they double when a step fills them),
     ``hertz_reference_depth`` (m: the depth at which a Hertz contact's stiffness is taken
-    before it touches), ``friction_regularization``. ``constraints`` may also hold
+    before it touches), ``friction_regularization``, ``impacts`` ("energy": a Hertz row in
+    an impact set on energy and restitution, impacts.py; "spring": left on its spring law, which
+    takes no restitution). ``constraints`` may also hold
     model.constraints elements (DistanceConstraint, FrameConstraint: loop closures),
     bilateral rows like the point constraints; ``springs`` (SpringDamper list) and
     ``forces`` (AppliedForce list) are generalized forces J^T f taken at the step start (q0,
@@ -182,8 +184,12 @@ class CompliantIntegrator(Integrator):
                  project: bool = True, max_iterations: int = ITERATIONS,
                  tolerance: float = GAP_TOLERANCE,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
-                 velocity_terms: str = "implicit") -> None:
+                 velocity_terms: str = "implicit", impacts: str = "energy") -> None:
         super().__init__(model, dt)
+        if impacts == "spring" and scene is not None and gives_restitution(scene):
+            raise ValueError("impacts='spring' takes no restitution: the scene gives one "
+                             "(impacts='energy' applies it: docs/COMPLIANT.md#impacts)")
+        self.sets_impacts_on_energy = self.sets_impacts_on_energy and impacts == "energy"
         self._recovery = _recovery(limit_recovery)
         self.scene = scene
         self.cone = cone
@@ -664,6 +670,13 @@ _FAILURES = {SINGULAR: "singular step matrix M~ + h dB/dv (the LU met a zero piv
 
 _NO_GROUND = np.zeros(4)
 _NO_TERRAIN = np.zeros(0)
+
+
+def gives_restitution(scene: Scene) -> bool:
+    """Whether the scene gives any contact a restitution above zero (the ground's, a shape's
+    or a static box's own)."""
+    own = np.concatenate([scene.shapes.own_law("restitution"), scene.box_restitution])
+    return scene.material.restitution > 0.0 or bool(np.any(np.nan_to_num(own) > 0.0))
 
 
 def _no_detection() -> tuple:

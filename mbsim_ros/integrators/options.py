@@ -19,6 +19,7 @@ MAX_ANDERSON = 8
 CONES = ("true", "pyramid")
 QP_SOLVERS = ("interior", "clarabel", "osqp")
 LCP_SOLVERS = ("pgs", "pivoting")
+IMPACT_LAWS = ("energy", "spring")
 LIMIT_RECOVERY = (0.02, 1.0)  # a violated joint limit: time constant (s), speed cap (rad/s, m/s)
 
 OpenUnit = Annotated[Real, Gt(0), Lt(1)]
@@ -92,6 +93,10 @@ class CompliantOptions(ContactOptions):
     """weight of the normal and limit rows' law residual against the friction rows'"""
     hertz_reference_depth: Positive = 1e-8
     """depth at which a Hertz contact's stiffness is taken before it touches (m)"""
+    impacts: Literal[IMPACT_LAWS] = "energy"
+    """a Hertz row in an impact: set on energy, then on the restitution (energy), or left on
+    its spring law, the stiffness at the step-start depth (spring: the law before impacts were
+    set on energy, 2.3x Hertz's peak depth at 1 ms; it takes no restitution)"""
     friction_regularization: NonNegative = 1e-7
     """regularisation of the friction rows"""
     solver: Literal[QP_SOLVERS] = "interior"

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from ..contact.scene import Scene
 from .base import register
-from .compliant import CompliantIntegrator
+from .compliant import CompliantIntegrator, gives_restitution
 from .options import LIMIT_RECOVERY, RigidOptions
 from .row_solvers import PGS_TOLERANCE, LcpRows
 
@@ -62,13 +60,8 @@ class RigidIntegrator(CompliantIntegrator):
         self.tolerance = float(tolerance)
         self.rows = LcpRows(dt, solver, self.erp, self.cfm, self.iterations, self.sor,
                             self.tolerance)
-        if scene is not None and _gives_restitution(scene):
+        if scene is not None and gives_restitution(scene):
             warnings.warn("the scene gives a restitution, which the rigid integrator does not "
                           "model: its impacts are plastic (ODE's rows; the compliant "
                           "integrator's impacts take it: docs/COMPLIANT.md#impacts)",
                           stacklevel=2)
-
-
-def _gives_restitution(scene: Scene) -> bool:
-    own = np.concatenate([scene.shapes.own_law("restitution"), scene.box_restitution])
-    return scene.material.restitution > 0.0 or bool(np.any(np.nan_to_num(own) > 0.0))
