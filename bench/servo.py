@@ -17,6 +17,7 @@ from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.contact.standing import standing_scene
 from mbsim_ros.model import example_robot_urdf, shipped_urdf
 from mbsim_ros.scenarios import LEGGED, StandingController
+from peers.timing import best_block_us
 
 INTEGRATORS = [("euler", {}), ("euler", {"velocity_terms": "implicit"}), ("variational", {}),
                ("variational", {"order": 4}), ("compliant", {}), ("rigid", {})]
@@ -69,16 +70,6 @@ def step_cost(integrator: str, options: dict, servo: bool, steps: int) -> float:
     return best * 1e6
 
 
-def best_us(call, calls: int = 200, blocks: int = 5) -> float:
-    best = np.inf
-    for _ in range(blocks):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best * 1e6
-
-
 def solve_again_cost(label: str) -> tuple[float, float]:
     """(whole step, solved again) in us: the compliant integrator's step at one state of the
     robot standing (after 0.2 s under StandingController), and the same step solved again from
@@ -90,8 +81,8 @@ def solve_again_cost(label: str) -> tuple[float, float]:
         hold.step()
     integrator, q, v = sim.integrator, sim.q.copy(), sim.v.copy()
     tau, q_out, v_out = np.zeros(sim.model.nv), np.zeros_like(q), np.zeros_like(v)
-    whole = best_us(lambda: integrator._step(q, v, tau, q_out, v_out))
-    again = best_us(lambda: integrator._solve(q, v, tau, q_out, v_out, again=True))
+    whole = best_block_us(lambda: integrator._step(q, v, tau, q_out, v_out), 200, 5)
+    again = best_block_us(lambda: integrator._solve(q, v, tau, q_out, v_out, again=True), 200, 5)
     return whole, again
 
 

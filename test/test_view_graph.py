@@ -3,7 +3,6 @@ geometry, and every link's world pose equal to pinocchio's frame placement (the 
 oracle) at random configurations (and the server's batched poses); a missing mesh is a warning
 naming the file, not a crash; the live Viewer of a scene-built Simulator."""
 import signal
-import socket
 import subprocess
 import sys
 import warnings
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from browser import free_port
 
 from mbsim_ros.build import load_simulated
 from mbsim_ros.model.resources import example_robot_urdf
@@ -155,9 +155,7 @@ def test_the_view_server_stops_on_sigint_and_sigterm_even_started_deaf_to_sigint
     stops, with status 0, on SIGINT and on SIGTERM; no browser needed. The timeouts are
     liveness bounds."""
     root = Path(__file__).resolve().parents[1]
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "mbsim_ros.cli", "view", "--urdf", str(example_robot_urdf("ur5")),
          "--port", str(port)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
