@@ -40,8 +40,8 @@ class Ground(Schema):
     """Hunt-Crossley dissipation with Hertz (s/m), outside impacts."""
     restitution: Restitution = 0.0
     """Hertz only: Newton's coefficient of restitution of an impact (the rebound speed over
-    the impact speed); 0: after its peak an impact follows the ordinary spring-damper law
-    (nearly plastic at 1 ms). docs/COMPLIANT.md#impacts."""
+    the impact speed); 0: perfectly plastic (after its peak the row leaves the overlap no
+    faster than two steps of gravity, at any step size). docs/COMPLIANT.md#impacts."""
 
     @model_validator(mode="after")
     def _one_law(self) -> "Ground":
