@@ -523,9 +523,10 @@ def cmd_view(args) -> int:
         player.start()
     else:
         view.joint_sliders(q0)
+    stop = stop_on_signals()  # before the address: a stop as soon as it shows is caught
     print(f"mbsim-ros view: http://{args.host}:{view.port}", flush=True)
     try:
-        wait_for_stop()
+        stop.wait()
     finally:
         if player:
             player.stop()
@@ -533,16 +534,16 @@ def cmd_view(args) -> int:
     return 0
 
 
-def wait_for_stop() -> None:
-    """Wait for SIGINT (Ctrl-C) or SIGTERM. Both are handled here, so that a server started
-    with SIGINT ignored (in the background of a script: `cmd &`, nohup) still stops on it, as
-    the node does (rclpy handles it)."""
+def stop_on_signals() -> threading.Event:
+    """An event that SIGINT (Ctrl-C) or SIGTERM sets from now on. Both are handled here, so
+    that a server started with SIGINT ignored (in the background of a script: `cmd &`, nohup)
+    still stops on it, as the node does (rclpy handles it)."""
     import signal
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    stop.wait()
+    return stop
 
 
 def _schema_parser(sub) -> None:
