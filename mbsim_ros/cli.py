@@ -485,7 +485,12 @@ def build_parser() -> argparse.ArgumentParser:
     _campaign_parsers(sub)
     _schema_parser(sub)
     _view_parser(sub)
+    # the commands a user types: 'campaign-replay' is 'campaign replay' (main), not listed
+    sub.metavar = "{" + ",".join(name for name in sub.choices if name not in HIDDEN) + "}"
     return parser
+
+
+HIDDEN = ("campaign-replay",)  # sub-commands reached through another's words (main)
 
 
 def _view_parser(sub) -> None:
@@ -622,7 +627,7 @@ def _campaign_parsers(sub) -> None:
                    help="record every failed run (DIR/failures/seed-S.mcap)")
     p.add_argument("--no-progress", action="store_false", dest="progress")
     p.set_defaults(func=cmd_campaign)
-    p = sub.add_parser("campaign-replay", help=argparse.SUPPRESS)
+    p = sub.add_parser("campaign-replay", prog="mbsim-ros campaign replay")  # not listed
     p.add_argument("out", help="a campaign's directory")
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--record", metavar="FILE.mcap")

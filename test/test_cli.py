@@ -136,3 +136,12 @@ def test_simulate_passes_contract_options_and_names_a_wrong_one(tmp_path):
                    "--out", tmp_path / "x.npz", check=False)
     assert result.returncode == 2
     assert "erp: unknown option" in result.stderr and "velocity_terms" in result.stderr
+
+
+def test_help_lists_the_commands_a_user_types():
+    """'campaign replay' reaches its parser through main's words; the top-level help lists
+    neither a 'campaign-replay' command nor argparse's ==SUPPRESS== placeholder for it."""
+    text = mbsim("--help").stdout
+    assert "SUPPRESS" not in text and "campaign-replay" not in text
+    assert all(f"\n    {command} " in text for command in ("simulate", "campaign", "view"))
+    assert "usage: mbsim-ros campaign replay" in mbsim("campaign", "replay", "--help").stdout
