@@ -142,11 +142,48 @@ def test_tick_log_ring_and_summary():
     log = TickLog(capacity=4, keep=3)
     for k in range(6):
         log.record(k * 1000 + (50 if k == 3 else 0), iterations=k)
-    times, iterations = log.since(0)
-    assert list(times) == [2000, 3050, 4000, 5000] and list(iterations) == [2, 3, 4, 5]
+    times, iterations = log.since(0)  # the last 3: the slot a writer would fill next is out
+    assert list(times) == [3050, 4000, 5000] and list(iterations) == [3, 4, 5]
     assert list(log.recorded()) == [0, 1000, 2000]
     summary = timing_summary(times, 1000)
-    assert summary["max_s"] == pytest.approx(50e-9) and summary["ticks"] == 4
+    assert summary["max_s"] == pytest.approx(50e-9) and summary["ticks"] == 3
+
+
+def test_tick_log_reads_whole_ticks_while_the_loop_writes():
+    """The diagnostics read the ring on the executor thread while the loop thread writes it: a
+    read must hold only whole ticks, in order (a newest time copied into the oldest slot read
+    as a period error of the whole window). Ticks k at k periods with k iterations, written
+    as fast as a thread can, read 1000 times under a switch interval of 1 us: every read is a
+    run of consecutive ticks."""
+    import sys
+    import threading
+
+    period = 1_000_000
+    log, stop = TickLog(capacity=4096), threading.Event()
+
+    def write():
+        k = 0
+        while not stop.is_set():
+            log.record(k * period, k)
+            k += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        torn = []
+        for _ in range(1000):
+            times, iterations = log.since(0)
+            if times.shape[0] and not (np.array_equal(times, iterations * period)
+                                       and np.all(np.diff(iterations) == 1)):
+                torn.append(iterations)
+    finally:
+        stop.set()
+        writer.join()
+        sys.setswitchinterval(interval)
+    assert log.count > 4096, "the writer wrapped the ring"
+    assert not torn, f"{len(torn)} of 1000 reads mixed ticks, e.g. {torn[0][:4]}..."
 
 
 def test_every_node_parameter_is_documented():

@@ -46,8 +46,12 @@ class Pacer:
 
 class TickLog:
     """Wake-up times (monotonic ns) and solver iterations of the last ``capacity`` ticks in a
-    ring, plus, when ``keep`` > 0, the first ``keep`` wake-up times in full (for benchmarks).
-    Writing is two stores per tick; reading copies (diagnostics, at 1 Hz)."""
+    ring (a read returns at most capacity - 1 of them: the slot the writer fills next is left
+    out), plus, when ``keep`` > 0, the first ``keep`` wake-up times in full (for benchmarks).
+    Writing is two stores per tick, then ``count`` (one writer: the loop thread); reading
+    copies (diagnostics, at 1 Hz, on another thread) without a lock, as a sequence lock
+    does: ``count`` read before and after the copy says which slots the writer may have
+    changed meanwhile, and those are left out."""
 
     def __init__(self, capacity: int = 1 << 14, keep: int = 0) -> None:
         self.times = np.zeros(capacity, dtype=np.int64)
@@ -65,11 +69,16 @@ class TickLog:
 
     def since(self, t0_ns: int) -> tuple[np.ndarray, np.ndarray]:
         """(times, iterations) of the ticks at or after t0_ns that the ring still holds, in
-        order."""
-        n = min(self.count, self.times.shape[0])
-        start = self.count - n
-        order = (np.arange(start, self.count) % self.times.shape[0])
-        times, iterations = self.times[order], self.iterations[order]
+        order; safe while the loop thread records. Ticks before ``written`` were whole when
+        the copy began; the writer may have been storing ticks written .. ended (the last one
+        not yet counted) during the copy, so the slots kept are those of ticks
+        ended + 1 - capacity .. written - 1."""
+        capacity = self.times.shape[0]
+        written = self.count
+        times, iterations = self.times.copy(), self.iterations.copy()
+        ended = self.count
+        order = np.arange(max(0, ended + 1 - capacity), written) % capacity
+        times, iterations = times[order], iterations[order]
         keep = times >= t0_ns
         return times[keep], iterations[keep]
 
