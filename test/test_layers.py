@@ -20,8 +20,8 @@ LAYERS = [
     {"estimation", "config", "build", "plotting", "scenarios", "zoo"},  # on top of sim
     {"recording"},                                     # MCAP recordings of a Simulator
     {"view"},                                          # the 3D view in the browser (viser)
-    {"campaign"},                                      # test campaigns (Ray; records)
-    {"ros"},                                           # the node (rclpy)
+    {"ros"},                                           # the node, the loop link (rclpy)
+    {"campaign", "testing"},                           # campaigns (Ray), the pytest plugin
     {"cli", "__init__", "__main__"},                   # entry points
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -17,12 +17,15 @@ CHECKS = {"base_height": ("base_height_min", "above"), "base_tilt": ("base_tilt_
           "contact_force_peak": ("contact_force_peak", "below"),
           "only_feet_touch": ("foreign_contact_force", "feet"),
           "energy_gain": ("energy_gain_max", "below")}
+DIVERGED = "diverged"  # a step left the physical bounds (integrators/bounds.py): always judged
 SOLVER = "no_solver_failure"
+CONTROLLER = "controller"  # a controller process that exited, hung or sent a rejected command
 
 
 class Monitor:
     """The quantities of one run: ``observe(sim, target, tracked)`` after each step (target:
     the position target per DOF; tracked: the DOFs in position mode), ``fail_solver(t)``,
+    ``fail_controller(t)``,
     ``finish(t)``, then ``metrics()`` and ``failed`` (check, time, value) or None."""
 
     def __init__(self, spec: CampaignSpec, model: Model, foot_bodies: list[int] | None,
@@ -114,9 +117,19 @@ class Monitor:
         if bad:
             self.failed = (check, t, float(value))
 
+    def fail_diverged(self, departure) -> None:
+        """The divergence guard refused a step (StepInfo.departure): ``diverged`` at that
+        step's time, its value the quantity that left its bound (the run's message names it)."""
+        if self.failed is None:
+            self.failed = (DIVERGED, departure.t, departure.value)
+
     def fail_solver(self, t: float) -> None:
         if self.solver_check and self.failed is None:
             self.failed = (SOLVER, t, math.nan)
+
+    def fail_controller(self, t: float) -> None:
+        if self.failed is None:
+            self.failed = (CONTROLLER, t, math.nan)
 
     def finish(self, t: float) -> None:
         """The whole-run checks (tracking RMS), judged at the end."""

@@ -1,6 +1,9 @@
 """The controllers a campaign drives its runs with: built-in joint servos (hold the start, PD to
-a posture, a trajectory from a file) and a user's ``module:function``. Each gives a Command
-every control period; ``CommandLine`` delays it by whole steps (the drawn command delay)."""
+a posture, a trajectory from a file) and a user's ``module:function`` (a user's ROS 2 process:
+ros_controller.py). Each is ``attach(sim, suite)``-ed to a run's Simulator, gives a Command
+every control period (``controller(step, sim, readings)``; ControllerFailure when it cannot)
+and is ``close()``-d after the run; ``CommandLine`` delays the commands by whole steps (the
+drawn command delay)."""
 from __future__ import annotations
 
 import csv
@@ -16,6 +19,11 @@ from ..integrators.servo import EFFORT, POSITION, VELOCITY
 from ..model import FREE_FLYER, Model
 from ..schema import Real, Schema, Text, load_yaml, validate
 from .spec import Controller
+
+
+class ControllerFailure(RuntimeError):
+    """Why a run's controller failed it (a process that exited, hung, or sent a command the
+    node would reject): the run's ``failed_check: controller``."""
 
 
 @dataclass
@@ -145,9 +153,12 @@ class JointServo:
                 table[:, k] = np.interp(ticks, times, positions[name])
         return table
 
-    def attach(self, sim) -> None:
+    def attach(self, sim, suite=None) -> None:
         if not self.explicit:
             sim.servos.set_gains(p=self.kp, d=self.kd)
+
+    def close(self, failed: bool = False) -> None:
+        """Nothing to release (in-process)."""
 
     def __call__(self, step: int, sim, readings) -> Command:
         row = min(step, len(self._targets) - 1)
@@ -180,11 +191,14 @@ class UserController:
         self.tracked = np.zeros(0, dtype=int)
         self._call = self.function
 
-    def attach(self, sim) -> None:
+    def attach(self, sim, suite=None) -> None:
         if self.spec.factory:
             self._call = self.function(sim, dict(self.spec.options))
         if self.kp is not None:
             sim.servos.set_gains(p=self.kp, d=self.kd)
+
+    def close(self, failed: bool = False) -> None:
+        """Nothing to release (in-process)."""
 
     def __call__(self, step: int, sim, readings) -> Command:
         result = self._call(sim.t, sim, readings) or {}

@@ -21,13 +21,14 @@ from ..schema import SchemaError, nearest
 from ..sensors import SensorSuite
 from ..sensors.config import parse_encoders, parse_sensors
 from .apply import make_run_simulator
-from .checks import CHECKS, Monitor
-from .controllers import CommandLine, import_callable, joint_dofs, load_trajectory, \
-    make_controller
+from .checks import CHECKS, CONTROLLER, Monitor
+from .controllers import CommandLine, ControllerFailure, import_callable, joint_dofs, \
+    load_trajectory, make_controller
 from .sampling import Names, sample
 from .spec import METRICS, SOURCE, CampaignSpec, load_spec
 
 RESULT_COLUMNS = ("passed", "failed_check", "failed_at", "failed_value", "message", "steps")
+LOG_KEY = "controller_log"  # a row's controller output: DIR/logs/seed-S.log, not a column
 
 
 class Prepared:
@@ -175,8 +176,9 @@ def run(prep: Prepared, campaign_seed: int, seed: int, record: str | Path | None
     began = time.perf_counter()
     params = sample(prep.spec, prep.names, campaign_seed, seed)
     row: dict = {"seed": int(seed), **params}
+    log = None
     try:
-        monitor, steps, message = _simulate(prep, params, record)
+        monitor, steps, message, log = _simulate(prep, params, record, seed)
     except Exception as exc:  # noqa: BLE001 - a run that raises is a failed run, named
         monitor, steps, message = None, 0, f"{type(exc).__name__}: {exc}"
     if monitor is None:
@@ -190,19 +192,48 @@ def run(prep: Prepared, campaign_seed: int, seed: int, record: str | Path | None
                 "failed_at": failed[1] if failed else math.nan,
                 "failed_value": failed[2] if failed else math.nan, "message": message,
                 "steps": steps, "wall_time": time.perf_counter() - began})
+    if log is not None:
+        row[LOG_KEY] = log
     return row
 
 
-def _simulate(prep: Prepared, params: dict, record) -> tuple[Monitor, int, str]:
+def _simulate(prep: Prepared, params: dict, record,
+              seed: int) -> tuple[Monitor, int, str, str | None]:
+    """(the judged run, its steps, the message of what stopped it, the controller process's
+    output: None for an in-process controller)."""
     spec = prep.spec
     sim = _simulator(prep, params)
     suite = SensorSuite(sim, prep.devices(params.get("sensor_seed")), spec.sensors.encoders) \
         if spec.sensors is not None else None
-    controller = make_controller(spec.controller, sim.model, prep.q0, spec.dt, spec.duration,
-                                 prep.trajectory)
-    controller.attach(sim)
-    line = CommandLine(sim.model.nv, int(round(params.get("delay", 0.0) / spec.dt)))
     monitor = Monitor(spec, sim.model, prep.feet, prep.tracked)
+    controller = _controller(prep, sim, seed)
+    try:
+        message = _drive(prep, params, sim, suite, controller, monitor, record)
+    finally:
+        controller.close(failed=monitor.failed is not None and monitor.failed[0] == CONTROLLER)
+    return monitor, sim.steps, message, getattr(controller, "log", None)
+
+
+def _controller(prep: Prepared, sim, seed: int):
+    spec = prep.spec
+    if spec.controller.type == "ros":
+        from .ros_controller import RosController
+
+        return RosController(spec.controller, sim.model, prep.q0, spec_digest(prep.data), seed)
+    return make_controller(spec.controller, sim.model, prep.q0, spec.dt, spec.duration,
+                           prep.trajectory)
+
+
+def _drive(prep: Prepared, params: dict, sim, suite, controller, monitor: Monitor,
+           record) -> str:
+    """Step the run to its end (or its failure), judging each step; the failure's message."""
+    spec = prep.spec
+    try:
+        controller.attach(sim, suite)
+    except ControllerFailure as exc:
+        monitor.fail_controller(sim.t)
+        return str(exc)
+    line = CommandLine(sim.model.nv, int(round(params.get("delay", 0.0) / spec.dt)))
     monitor.start(sim)
     decimation = max(1, int(round(1.0 / (spec.controller.rate * spec.dt)))) \
         if spec.controller.rate else 1
@@ -213,10 +244,18 @@ def _simulate(prep: Prepared, params: dict, record) -> tuple[Monitor, int, str]:
     for k in range(steps):
         pushes.apply(sim, k * spec.dt)
         if k % decimation == 0:
-            command = controller(k, sim, suite)
+            try:
+                command = controller(k, sim, suite)
+            except ControllerFailure as exc:
+                monitor.fail_controller(sim.t)
+                message = str(exc)
+                break
         info = sim.step(line.apply(command, sim))
         if not info.converged:
-            monitor.fail_solver(sim.t)
+            if info.departure is not None:  # the divergence guard refused the step
+                monitor.fail_diverged(info.departure)
+            else:
+                monitor.fail_solver(sim.t)
             message = info.message
             break
         if suite is not None:
@@ -227,7 +266,7 @@ def _simulate(prep: Prepared, params: dict, record) -> tuple[Monitor, int, str]:
     if recorder is not None:
         recorder.close()
     monitor.finish(sim.t)
-    return monitor, sim.steps, message
+    return message
 
 
 def _simulator(prep: Prepared, params: dict):

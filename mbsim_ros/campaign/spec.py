@@ -118,11 +118,16 @@ class Randomize(Schema):
 Gain = Union[NonNegative, dict[Text, NonNegative]]
 
 
+ROS_KEYS = ("command", "env", "interface", "restart", "reset_service", "ready_timeout",
+            "tick_timeout")
+
+
 class Controller(Schema):
     """hold: servo the start posture; pd: servo a posture; trajectory: play a file's positions
-    by joint name over time; python: ``module:function(t, state, readings) -> command``."""
+    by joint name over time; python: ``module:function(t, state, readings) -> command``; ros:
+    a ROS 2 controller process in the loop, in lockstep (docs/CAMPAIGNS.md)."""
 
-    type: Literal["hold", "pd", "trajectory", "python"]
+    type: Literal["hold", "pd", "trajectory", "python", "ros"]
     rate: Positive | None = None
     """Hz (default: every step)"""
     mode: Literal["servo", "effort"] = "servo"
@@ -142,21 +147,42 @@ class Controller(Schema):
     """python: given to a factory (function(sim, options))"""
     factory: Flag = False
     """python: function(sim, options) returns the controller"""
+    command: list[Text] | None = None
+    """ros: the controller's argv (any executable; --ros-args as you write them)"""
+    env: dict[Text, Text] = {}
+    """ros: extra environment of the controller process"""
+    interface: Literal["effort", "joint_commands"] = "effort"
+    """ros: efforts on ~/effort_commands, or ~/joint_commands by name (targets: the gains)"""
+    restart: Literal["per_run", "per_worker"] = "per_run"
+    """ros: a fresh process per run, or one per worker kept between runs"""
+    reset_service: Text | None = None
+    """ros, per_worker: a std_srvs/Trigger the controller serves, called between runs"""
+    ready_timeout: Positive = 60.0
+    """ros: wall s for the controller to match joint_states and its command topic"""
+    tick_timeout: Positive = 10.0
+    """ros: wall s for a command to answer a state"""
 
     @model_validator(mode="after")
     def _fields_of_type(self) -> "Controller":
         own = {"pd": {"posture"}, "trajectory": {"file"},
-               "python": {"function", "options", "factory"}}
-        for key in ("posture", "file", "function"):
-            if getattr(self, key) is not None and key not in own.get(self.type, ()):
+               "python": {"function", "options", "factory"}, "ros": set(ROS_KEYS)}
+        for key in ("posture", "file", "function", "options", "factory") + ROS_KEYS:
+            if key in self.model_fields_set and key not in own.get(self.type, ()):
                 raise ValueError(f"{key} is not a key of a '{self.type}' controller")
-        needed = {"trajectory": "file", "python": "function", "pd": "posture"}.get(self.type)
+        needed = {"trajectory": "file", "python": "function", "pd": "posture",
+                  "ros": "command"}.get(self.type)
         if needed and getattr(self, needed) is None:
             raise ValueError(f"a '{self.type}' controller needs '{needed}'")
-        if self.type != "python" and self.omega is None and self.kp is None:
+        if self.type == "ros" and not self.command:
+            raise ValueError("a 'ros' controller's command is an argv list, not empty")
+        if self.type not in ("python", "ros") and self.omega is None and self.kp is None:
             raise ValueError("give gains: kp (and kd), or omega (and zeta)")
         if self.omega is not None and (self.kp is not None or self.kd is not None):
             raise ValueError("give either kp / kd or omega / zeta, not both")
+        if self.reset_service is not None and self.restart != "per_worker":
+            raise ValueError("reset_service goes with restart: per_worker")
+        if self.type == "ros" and self.mode != "servo":
+            raise ValueError("a 'ros' controller sends its own efforts: mode is not its key")
         return self
 
 
@@ -278,7 +304,20 @@ def absolute(data: dict, base: Path) -> dict:
     controller = out.get("controller")
     if isinstance(controller, dict) and isinstance(controller.get("file"), str):
         out["controller"] = {**controller, "file": str((base / controller["file"]).resolve())}
+    if isinstance(controller, dict) and isinstance(controller.get("command"), list):
+        out["controller"] = {**out["controller"],
+                             "command": [_file_argument(arg, base)
+                                         for arg in controller["command"]]}
     return out
+
+
+def _file_argument(arg, base: Path):
+    """An argv entry that names a file beside the spec (``my_controller.py``, ``./node``), made
+    absolute; any other entry as it is (``python3``, ``--ros-args``, ``-p``, ``kp:=20``)."""
+    if not isinstance(arg, str) or not arg or arg.startswith("-") or Path(arg).is_absolute():
+        return arg
+    candidate = base / arg
+    return str(candidate.resolve()) if candidate.is_file() else arg
 
 
 def load_spec(spec: str | Path | dict) -> tuple[CampaignSpec, dict]:

@@ -1,7 +1,8 @@
 """The results on disk: DIR/campaign.json (the spec mapping, the campaign seed, the number of
 runs), DIR/parts/ (one Parquet file per finished batch of runs, each written whole by a rename,
 so an interrupted campaign leaves only whole batches) and DIR/results.parquet (the parts merged,
-one row per seed, sorted). Resuming reads the seeds the parts hold."""
+one row per seed, sorted), DIR/logs/seed-S.log (what a ROS controller process printed during run
+S). Resuming reads the seeds the parts hold."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .run import spec_digest
+from .run import LOG_KEY, spec_digest
 
 RESULTS = "results.parquet"
 
@@ -55,12 +56,23 @@ class CampaignDir:
         return done
 
     def write_part(self, rows: list[dict]) -> None:
-        """One finished batch, whole or not at all."""
+        """One finished batch, whole or not at all (its controllers' output first, into
+        DIR/logs: the rows carry it, not the table)."""
+        self.write_logs(rows)
         table = pa.Table.from_pylist(rows)
         name = f"part-{rows[0]['seed']:09d}-{len(rows)}.parquet"
         tmp = self.parts / (name + ".tmp")
         pq.write_table(table, tmp)
         os.replace(tmp, self.parts / name)
+
+    def write_logs(self, rows: list[dict]) -> None:
+        """Each row's controller output (taken out of the row) into DIR/logs/seed-S.log."""
+        for row in rows:
+            log = row.pop(LOG_KEY, None)
+            if log is not None:
+                folder = self.path / "logs"
+                folder.mkdir(exist_ok=True)
+                _write_atomic(folder / f"seed-{row['seed']}.log", log.encode())
 
     def merge(self) -> pa.Table:
         """results.parquet from the parts: one row per seed (a batch that a retried task wrote

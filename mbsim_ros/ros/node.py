@@ -17,7 +17,6 @@ import warnings
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import CallbackGroup
 from rclpy.event_handler import PublisherEventCallbacks
@@ -25,7 +24,6 @@ from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
@@ -42,17 +40,16 @@ from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, shipped_urdf
 from ..model.closures import urdf_frames
 from ..model.urdf import read_urdf
 from ..recording import Recorder, root_frame
-from ..recording.topics import topic_segment
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
-from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, BaseStateWriter, ClockWriter,
-                       JointStateWriter, WrenchWriter, contact_markers, diagnostic_array,
+from .messages import (LEVEL_ERROR, LEVEL_OK, LEVEL_WARN, contact_markers, diagnostic_array,
                        stamp_ns)
 from .pacing import Pacer, TickLog, timing_summary
 from .parameters import StartupError, declare_settings, integrator_options, unknown_parameters
 from .sensors import SensorPublishers, declare_encoder_parameters, sensor_suite
 from .shutdown import until_shutdown
 from .state_interfaces import StateInterfaces
+from .state_outputs import StateOutputs
 
 
 class PolledGroup(CallbackGroup):
@@ -381,41 +378,15 @@ class SimulationNode(Node):
 
     def _make_interfaces(self) -> None:
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        events = PublisherEventCallbacks(matched=self._on_state_subscriber)
-        self.joint_state_pub = self.create_publisher(JointState, "joint_states", reliable,
-                                                     event_callbacks=events)
-        self.clock_pub = self.create_publisher(Clock, "/clock", reliable)
+        self.outputs = StateOutputs(
+            self, self.sim, self.joints, frame_prefix=self.settings.frame_prefix,
+            joint_wrenches=self.settings.publish_joint_wrenches,
+            events=PublisherEventCallbacks(matched=self._on_state_subscriber))
+        self.base = self.outputs.base
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", reliable)
-        self.joint_state = JointStateWriter(self.joints.names, self.joints.idx_q,
-                                            self.joints.idx_v)
-        self.clock = ClockWriter()
-        free = [i for i, kind in enumerate(self.model.joint_kinds) if kind == "free_flyer"]
-        self.base = None
-        if len(free) == 1:
-            i = free[0]
-            self.base = BaseStateWriter(int(self.model.idx_q[i]), int(self.model.idx_v[i]),
-                                        self.settings.frame_prefix + self.model.body_names[i])
-            self.base_pose_pub = self.create_publisher(PoseStamped, "~/base_pose", reliable)
-            self.base_twist_pub = self.create_publisher(TwistStamped, "~/base_twist", reliable)
-        self.contact_pubs = {}
-        prefix = self.settings.frame_prefix  # link frames as robot_state_publisher names them
         if self.scene is not None:
-            bodies = sorted({int(b) for b in self.scene.shapes.body if b >= 0})
-            for body in bodies:
-                link = self.model.body_names[body]
-                topic = f"~/contact_wrenches/{topic_segment(link)}"
-                self.contact_pubs[body] = (self.create_publisher(WrenchStamped, topic,
-                                                                 reliable),
-                                           WrenchWriter(link, frame_id=prefix + link))
             self.marker_pub = self.create_publisher(MarkerArray, "~/contact_markers", reliable)
             self.create_timer(1.0 / 30.0, self._publish_markers)
-        self.joint_wrench_pubs = {}
-        if self.settings.publish_joint_wrenches:
-            for joint, body in zip(self.model.joint_names, self.model.body_names):
-                topic = f"~/joint_wrenches/{topic_segment(joint)}"
-                self.joint_wrench_pubs[joint] = (self.create_publisher(WrenchStamped, topic,
-                                                                       reliable),
-                                                 WrenchWriter(joint, frame_id=prefix + body))
         # lockstep: the executor delivers commands (each one is a tick); realtime / fast: the
         # loop thread takes them itself right before each step (no executor in the tick path)
         group = None if self.settings.pacing == "lockstep" else PolledGroup()
@@ -480,7 +451,7 @@ class SimulationNode(Node):
             self._record()
         if self.sim.steps % self.settings.publish_decimation == 0:
             self._publish_state()
-        self.clock_pub.publish(self.clock.fill(self.t_ns))
+        self.outputs.publish_clock(self.t_ns)
         if self.view is not None and self.sim.steps % self._view_every == 0:
             self._offer_view()
         return True
@@ -497,34 +468,8 @@ class SimulationNode(Node):
                 callback(taken[0])
 
     def _publish_state(self) -> None:
-        t_ns, q, v = self.t_ns, self.sim.q, self.sim.v
-        self.joint_state_pub.publish(self.joint_state.fill(t_ns, *self._encoder_readings(q, v),
-                                                           self.sim.effort))
-        if self.base is not None:
-            self.base.fill(t_ns, q, v)
-            self.base_pose_pub.publish(self.base.pose)
-            self.base_twist_pub.publish(self.base.twist)
-            self.state_interfaces.publish_base()
-        if self.contact_pubs:
-            self._publish_wrenches(t_ns, self.contact_pubs,
-                                   lambda: self.sim.body_wrenches(axes="body"))
-        if self.joint_wrench_pubs:
-            self._publish_wrenches(t_ns, self.joint_wrench_pubs, self.sim.joint_wrenches)
-
-    @staticmethod
-    def _publish_wrenches(t_ns: int, publishers: dict, wrenches) -> None:
-        """Each link's (joint's) wrench on its topic, every publication: a link that can touch
-        gets zero when it does not, so a subscriber sees the contact end. Only the topics DDS
-        has matched a subscriber to: a message no one is matched to reaches no one, and filling
-        and publishing one costs about 11 us (Talos has 33 links that can touch: 0.7 ms per
-        tick); asking for the count costs 0.8 us."""
-        values = None
-        for key, (publisher, writer) in publishers.items():
-            if not publisher.get_subscription_count():
-                continue
-            if values is None:
-                values = wrenches()  # (links or joints, 6)
-            publisher.publish(writer.fill(t_ns, values[key]))
+        self.outputs.publish_state(self.t_ns, self.sim,
+                                   *self._encoder_readings(self.sim.q, self.sim.v))
 
     def _publish_markers(self) -> None:
         with self._lock:
@@ -557,7 +502,7 @@ class SimulationNode(Node):
     def start(self) -> None:
         """Publish the initial state and clock; start stepping (not in lockstep)."""
         with self._lock:
-            self.clock_pub.publish(self.clock.fill(self.t_ns))
+            self.outputs.publish_clock(self.t_ns)
             self._publish_state()
             if self.recorder is not None:
                 self.recorder.record(t_ns=self.t_ns)
@@ -653,7 +598,7 @@ class SimulationNode(Node):
             self.failure = ""
             self.stale = False
             if self.settings.clock_on_reset == "restart":
-                self.clock_pub.publish(self.clock.fill(self.t_ns))
+                self.outputs.publish_clock(self.t_ns)
             if self.settings.pacing == "lockstep":
                 self._publish_state()
         response.success = True

@@ -108,6 +108,13 @@ class SensorPublishers:
             self.outputs.append((k, node.create_publisher(kind, topic, qos), writer,
                                  suite.reading(k)))
 
+    def follow(self, suite: SensorSuite) -> None:
+        """Publish another suite's readings from now on (the same devices: the next run of a
+        campaign on the same publishers)."""
+        self.suite = suite
+        self.outputs = [(k, publisher, writer, suite.reading(k))
+                        for k, publisher, writer, _ in self.outputs]
+
     def publish(self, t_ns: int) -> None:
         due = self.suite.due
         for k, publisher, writer, reading in self.outputs:

@@ -1,8 +1,7 @@
 """The node's interfaces for the robot's description and state, beside the simulation loop's
 own (docs/NODE.md): ``robot_description`` (std_msgs/String, transient local, published once:
 the robot_state_publisher convention, relative to the node's namespace as robot_state_publisher
-publishes it), ``~/odom`` (nav_msgs/Odometry) and ``/tf`` (where tf2_msgs imports) for a
-floating base, ``~/set_state`` (sensor_msgs/JointState) and ``~/set_base_state``
+publishes it), ``~/set_state`` (sensor_msgs/JointState) and ``~/set_base_state``
 (nav_msgs/Odometry) while paused, and simulation_interfaces' services where that package
 imports. Set-state messages are checked whole (set_state.py); a rejected one changes nothing
 and is logged and reported in /diagnostics (``last_rejection``) with its reason.
@@ -19,17 +18,15 @@ from std_msgs.msg import String
 from ..model import LimitWarning
 from . import simulation_services
 from .commands import CommandError
-from .odometry import OdometryWriter
 from .set_state import set_base, set_joints
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class StateInterfaces:
-    """Creates the interfaces on ``node`` (a SimulationNode, after its own interfaces);
-    ``publish_base()`` publishes odom (and tf) with each base state."""
+    """Creates the interfaces on ``node`` (a SimulationNode, after its own interfaces and
+    state outputs, state_outputs.py, which publish the base's odometry)."""
 
     def __init__(self, node, description: str | None) -> None:
         self.node = node
@@ -37,24 +34,12 @@ class StateInterfaces:
         if description is not None:
             node.create_publisher(String, "robot_description", DESCRIPTION_QOS).publish(
                 String(data=description))
-        self.odometry = self.odom_pub = self.tf_pub = None
         if node.base is not None:
-            self.odometry = OdometryWriter(node.base)
-            self.odom_pub = node.create_publisher(Odometry, "~/odom", reliable)
-            if self.odometry.tf is not None:
-                self.tf_pub = node.create_publisher(type(self.odometry.tf), "/tf", TF_QOS)
             node.create_subscription(Odometry, "~/set_base_state", self._on_set_base_state,
                                      reliable)
         node.create_subscription(JointState, "~/set_state", self._on_set_state, reliable)
         self.services = simulation_services.SimulationServices(node) \
             if simulation_services.available() else None
-
-    def publish_base(self) -> None:
-        """After node.base.fill: the same state as Odometry (and on /tf)."""
-        self.odom_pub.publish(self.odometry.odom)
-        if self.tf_pub is not None:
-            self.odometry.fill()
-            self.tf_pub.publish(self.odometry.tf)
 
     def _on_set_state(self, msg: JointState) -> None:
         self._set("~/set_state", lambda q, v: set_joints(
