@@ -37,7 +37,7 @@ from mbsim_ros.zoo import (ARMATURE, DT, INTEGRATORS, SINGULAR_IN_RANGE, Run,  #
                            simulator, zoo_urdfs)
 
 SECONDS, QUICK_SECONDS = 2.0, 0.2
-SLOW_ITERATIONS = 8  # the bound on the mean RIQN iterations per step
+SLOW_ITERATIONS = 8  # a mean of RIQN iterations per step above this is listed as slow
 
 
 def load_pinocchio(path: Path) -> str:

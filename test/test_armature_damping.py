@@ -1,6 +1,6 @@
 """Armature (rotor inertia on M's diagonal), implicit joint damping and the root finder that does
 not give up: against pinocchio, closed forms, finite differences of the discrete action and the
-failures the robot zoo showed (issue: every real robot simulates)."""
+failures the robot zoo showed (the aim: every real robot simulates)."""
 import numpy as np
 import pinocchio as pin
 import pytest

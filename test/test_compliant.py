@@ -300,7 +300,7 @@ def test_dropped_ball_meets_hertz_and_its_restitution(dt, restitution):
     """The steel ball dropped 0.2 m (docs/COMPLIANT.md, "Impacts"): the simulator's step is its
     one-row model written out independently (scenarios.one_row "energy": peak depth and
     rebound equal to rounding); the peak is Hertz's 117.5 um within 1 % at 1 ms and 0.1 ms (the
-    issue: 10 %); the rebound is e^2 h0 within 2 % (the issue: 5 %), and under 0.1 mm for a
+    target: 10 %); the rebound is e^2 h0 within 2 % (the target: 5 %), and under 0.1 mm for a
     perfectly plastic floor (e = 0)."""
     from mbsim_ros import scenarios as impact
 

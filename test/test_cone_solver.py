@@ -214,7 +214,7 @@ def test_solo12_trajectory_same_with_either_solver():
     """0.5 s of Solo12 dropping onto its feet and standing under PD: the base with our solver
     and with clarabel ends within 0.1 mm (it travels 26 mm in x while settling; clarabel's
     ~1e-5 relative impulse error, integrated, leaves ~20 um), height within 10 um, attitude
-    within 1e-4 (a tenth of the issue's 1 mm foot-slip budget)."""
+    within 1e-4 (a tenth of the 1 mm a standing foot may slide, test_standing.py)."""
     scene = load_scene(ROOT / "config" / "scenes" / "solo12_standing.yaml")
     legs = np.array([0.0, 0.8, -1.6] * 4)
     finals = []

@@ -1,6 +1,6 @@
-"""One schema per input: every typo of the issue refused with its path and the nearest valid
-key, every shipped file accepted, the JSON Schema export accepting what the schemas accept,
-and docs/CONFIG.md equal to the schemas."""
+"""One schema per input: every typo a new user made (a misspelt key, a string for a number)
+refused with its path and the nearest valid key, every shipped file accepted, the JSON Schema
+export accepting what the schemas accept, and docs/CONFIG.md equal to the schemas."""
 from __future__ import annotations
 
 import json

@@ -49,7 +49,7 @@ AGREEMENT_TOLERANCE = 1e-9
 ENERGY_TOLERANCE = 1e-4  # the frontier's target: max |E - E0| / |E0|
 SAMPLE = 1e-4  # s: the energy is evaluated at least this often in simulated time
 MIN_DT = 1e-7  # s: the frontier's search stops here whatever the budget
-ENERGY_STEPS = (1e-3, 4e-3)  # s: workload 2's steps (the issue's 1 ms, and a coarser one)
+ENERGY_STEPS = (1e-3, 4e-3)  # s: workload 2's steps (the node's 1 ms, and a coarser one)
 GIVE_UP = 10.0  # workload 2 stops a run whose relative energy error exceeds this (diverged)
 FRONTIER_REPEATS = 3  # timings of each engine's decisive frontier run (the median is reported)
 

@@ -176,7 +176,7 @@ def energy_section(results: dict, figures: Path) -> str:
     path = _save(plt, fig, ax, figures, name)
     return (f"## 2. Energy behaviour: passive 10-link chain, {results['energy_seconds']:g} s\n\n"
             "Ten 1 m, 1 kg links in a plane, released at rest with 0.3 rad at every joint (the "
-            "chain of Lee et al. Fig. 2 and docs/VARIATIONAL.md), at the issue's 1 ms and at a "
+            "chain of Lee et al. Fig. 2 and docs/VARIATIONAL.md), at the node's 1 ms and at a "
             "coarser 4 ms. The energy of every engine is computed by one function (ours, "
             "`mbsim_ros.dynamics.energy`) from its state mapped to our q, v. Max error: "
             "max abs(E - E0) / abs(E0). Drift: mean relative error over the last 10 % of the "
