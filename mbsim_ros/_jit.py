@@ -123,3 +123,106 @@ class _CompileNotice(event.Listener):
 
 
 event.register("numba:compile", _CompileNotice())
+
+
+# -- Nothing loaded after construction ----------------------------------------------------------
+# numba loads a cached function at its first call with those argument types: 2-10 ms each, and a
+# contact step that first touches the floor called 15 of them (150 ms: 150 missed ticks at
+# 1 kHz). Each integrator declares the compiled functions it can call from Python (``kernels``);
+# the Simulator loads them at construction (load_cached).
+
+def cached_signatures(function) -> list:
+    """The signatures of ``function`` (a numba dispatcher of ours) that numba's cache holds for
+    this machine and this version of its source: those ``function.compile(signature)`` loads
+    without compiling."""
+    cache = function._cache
+    index = getattr(cache, "_cache_file", None)  # numba's NullCache (cache=False) has none
+    if index is None:
+        return []
+    codegen = function.targetctx.codegen()
+    return [key[0] for key in index._load_index() if cache._index_key(key[0], codegen) == key]
+
+
+def load_cached(functions) -> int:
+    """Load from numba's cache every signature it holds of each of ``functions`` that this
+    process has not loaded yet (never compiling: a signature not in the cache is compiled at its
+    first call, as before); how many were loaded. Each function's cache is read once per
+    process (what this process compiles later is in memory already)."""
+    loaded = 0
+    for function in dict.fromkeys(functions):  # each once, in order
+        if function in _read_caches:
+            continue
+        _read_caches.add(function)
+        for signature in cached_signatures(function):
+            arguments = tuple(getattr(signature, "args", signature))
+            if arguments not in function.overloads:
+                function.compile(signature)
+                loaded += 1
+    return loaded
+
+
+_read_caches: set = set()  # the functions whose cache load_cached has read
+
+
+class CompilerActivity:
+    """Counts, from numba's events, what numba's compiler did while this is entered (any
+    thread): ``compiles`` (functions compiled: not found in the cache) and ``loads``
+    (functions loaded from the cache: entries into numba's compiler that ran LLVM without
+    compiling; numba has no event of its own for a cache load). ``with CompilerActivity() as
+    activity: ...``; ``activity.compiled`` names the functions compiled."""
+
+    _KINDS = ("numba:compiler_lock", "numba:llvm_lock", "numba:compile")
+
+    def __init__(self) -> None:
+        self.compiles = 0
+        self.loads = 0
+        self.compiled: list[str] = []
+        self._depth = 0         # the compiler lock's nesting
+        self._linked = False    # LLVM ran inside the outermost lock
+        self._compiling = False  # a compile event inside it
+        self._installed = []
+
+    def __enter__(self) -> "CompilerActivity":
+        self._installed = list(zip(self._KINDS, (
+            _Listener(self._lock_taken, self._lock_released), _Listener(self._llvm, None),
+            _Listener(self._compile, None))))
+        for kind, listener in self._installed:
+            event.register(kind, listener)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for kind, listener in self._installed:
+            event.unregister(kind, listener)
+        self._installed = []
+
+    def _lock_taken(self, ev) -> None:
+        if self._depth == 0:
+            self._linked = self._compiling = False
+        self._depth += 1
+
+    def _lock_released(self, ev) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._linked and not self._compiling:
+            self.loads += 1
+
+    def _llvm(self, ev) -> None:
+        self._linked = self._linked or self._depth > 0
+
+    def _compile(self, ev) -> None:
+        self._compiling = True
+        self.compiles += 1
+        self.compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+
+class _Listener(event.Listener):
+    """A numba event listener calling ``start(event)`` and ``end(event)`` (None: nothing)."""
+
+    def __init__(self, start, end) -> None:
+        self._start, self._end = start, end
+
+    def on_start(self, ev) -> None:
+        self._start(ev)
+
+    def on_end(self, ev) -> None:
+        if self._end is not None:
+            self._end(ev)

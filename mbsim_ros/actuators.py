@@ -79,6 +79,12 @@ class Actuators:
         self._actuated = np.zeros(nv, dtype=np.bool_)
         self._actuated[list(dofs.values())] = True
 
+    @property
+    def kernels(self) -> tuple:
+        """The compiled functions ``apply`` calls (a Simulator loads them when it takes these
+        models: Integrator.kernels)."""
+        return (actuate,)
+
     def reset(self) -> None:
         self.delay.reset()
         self.tau[:] = 0.0

@@ -5,11 +5,12 @@ import warnings
 
 import numpy as np
 
-from ._jit import compiling_for
+from ._jit import compiling_for, load_cached
 from .codes import BAD_ARG0, UNFINISHED
 from .dynamics.checks import (FLOAT64, all_finite_kernel, as_vector, check_mass_matrix,
                               check_state)
 from .dynamics.energy import energy as _energy
+from .dynamics.energy import energy_kernel
 from .dynamics.kinematics import wrenches_in_body_axes
 from .dynamics.workspace import new_workspace
 from .integrators import Integrator, StepInfo, make_integrator
@@ -54,6 +55,9 @@ class Data:
         self.tau_sum = np.zeros(model.nv)  # tau + external (a buffer)
         self._bound_to = None  # the State that _fused is bound to
         self._fused = None     # integrator.fused(state, self): (advance, rollout, arguments)
+        # every compiled function a step can call, loaded now: none is loaded at a later step
+        # (a first touchdown loaded 15, 150 ms: docs/SPEED.md)
+        self.loaded = load_cached((*self.integrator.dispatched_kernels(), *STEP_KERNELS))
 
     def fused(self, state: State) -> tuple | None:
         """The integrator's fused step bound to ``state`` and these buffers, or None when it has
@@ -69,6 +73,11 @@ class Data:
                 self._fused = (bound_entry(advance, arguments, state.v.shape[0]), rollout,
                                arguments)
         return self._fused
+
+
+# the compiled functions that step() and the Simulator's outputs call from Python, beside the
+# integrator's (Integrator.kernels)
+STEP_KERNELS = (all_finite_kernel, commit_state, wrenches_in_body_axes, energy_kernel)
 
 
 def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
@@ -204,6 +213,8 @@ class Simulator:
     @actuators.setter
     def actuators(self, value) -> None:
         self.data.actuators = value
+        if value is not None:
+            load_cached(value.kernels)
 
     def reset(self, q=None, v=None, t: float = 0.0) -> None:
         """Start again from (q, v) at time t; with no q and v, from where the Simulator

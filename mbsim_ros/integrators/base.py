@@ -66,6 +66,11 @@ class Integrator:
     # option -> its name in this contract, for options an integrator renamed (DeprecationWarning)
     renamed_options: dict[str, str] = {}
     options_schema: type[Schema] = Schema  # its options (options.py)
+    # The compiled functions its step can call from Python, on every path (the fused step, the
+    # general one, contact, impacts, limits, saturating servos, fallbacks, rollouts) and its
+    # outputs: the Simulator loads them at construction, so that no step loads one (a first
+    # touchdown loaded 15: 150 ms). An integrator that calls a new one declares it here.
+    kernels: tuple = ()
 
     def __init__(self, model, dt: float, **options) -> None:
         if options:
@@ -73,6 +78,12 @@ class Integrator:
         self.model = model
         self.dt = dt
         self.servos = Servos(model)
+
+    def dispatched_kernels(self) -> tuple:
+        """Every compiled function a step of this integrator can call from Python: its
+        ``kernels`` and its servos' (the Simulator loads them from numba's cache at
+        construction: _jit.load_cached)."""
+        return (*self.kernels, *self.servos.kernels)
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """Forget any history (multistep integrators keep the previous configuration)."""

@@ -170,6 +170,11 @@ class CompliantIntegrator(Integrator):
     "explicit": taken at the step start; module docstring)."""
 
     models_contact = True
+    kernels = (compliant_advance, rnea_kernel, crba_kernel, velocity_terms, damped_system,
+               servo_system, servo_saturated, implicit_system, ltl_factor, free_velocity,
+               frame_rate_correction, implicit_free_velocity, detect, fill_rows, point_rows,
+               delassus, impact_rows, apply_impulses, implicit_impulses, integrate_world_aligned,
+               all_finite_kernel, remember_impacts, body_wrenches)
     sets_impacts_on_energy = True  # Hertz rows in an impact (impacts.py); not the rigid LCP
     renamed_options = {"qp_solver": "solver", "interior_iterations": "max_iterations"}
     options_schema = CompliantOptions
@@ -252,6 +257,10 @@ class CompliantIntegrator(Integrator):
         self._friction_iv = rubbing.astype(np.int64)
         self._friction_bound = model.friction[rubbing] * dt  # impulse bound per step
         self._scratch_v = np.zeros(model.nv)
+
+    def dispatched_kernels(self) -> tuple:
+        """Its own, its servos' and its row solver's (row_solvers.py)."""
+        return (*super().dispatched_kernels(), *self.rows.kernels)
 
     @staticmethod
     def _detection_arrays(scene: Scene | None) -> tuple | None:

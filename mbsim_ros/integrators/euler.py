@@ -220,6 +220,7 @@ class SemiImplicitEuler(Integrator):
     module docstring."""
 
     options_schema = EulerOptions
+    kernels = (euler_step_kernel, euler_advance, euler_rollout)
 
     def __init__(self, model, dt: float, *, velocity_terms: str = "implicit",
                  **options) -> None:

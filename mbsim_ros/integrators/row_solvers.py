@@ -45,6 +45,9 @@ class ConeRows:
     active set are cone_solver.py's, compiled, for all three: with clarabel or osqp this class
     drives the active set's state machine, solving each weighted problem it asks for."""
 
+    # the compiled functions its solve calls (Integrator.kernels)
+    kernels = (solve_rows, prepare_rows, bilateral_solve, begin_active_set, advance_active_set)
+
     def __init__(self, dt: float, solver: str, cone: str, normal_weight: float,
                  regularization: float, max_iterations: int = ITERATIONS,
                  tolerance: float = GAP_TOLERANCE) -> None:
@@ -288,6 +291,7 @@ class LcpRows:
     SOR, quickstep) or "pivoting" (Dantzig, dWorldStep, falling back to PGS)."""
 
     compiled = False  # its solve runs in Python (lcp.py's kernels between)
+    kernels = (pgs_kernel, dantzig_kernel, natural_residual)  # (Integrator.kernels)
 
     def __init__(self, dt: float, solver: str, erp: float, cfm: float, max_iterations: int,
                  sor: float, tolerance: float) -> None:

@@ -184,6 +184,8 @@ class Servos:
     evaluate it.
     """
 
+    kernels = (load_targets, advance_integral)  # called from Python (Integrator.kernels)
+
     def __init__(self, model) -> None:
         nv = model.nv
         self.table, self.iq, self.saturated = no_servo(nv)

@@ -11,6 +11,7 @@ from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 
 from . import messages
 from .definitions import definition, schema_name
+from .._jit import load_cached
 from .kernels import link_transforms
 from .rosbag2 import Qos, TopicCount, serialized_metadata
 from .templates import Template
@@ -122,6 +123,7 @@ class Recorder:
         if sim.scene is not None:
             self._heavy.append(self._contact_writer(frame_prefix))
         self._sensors = self._sensor_writers() if suite is not None else []
+        load_cached((link_transforms,))  # the one kernel record() calls: loaded now, not then
         self._last_sample = [-self.decimation] * len(self._sensors)
 
     def _channel(self, topic: str, kind: str, qos: Qos = Qos()) -> _Channel:

@@ -214,9 +214,11 @@ class SimulationNode(Node):
             raise StartupError(f"parameter actuators.{exc}") from None
 
     def _warm_up(self) -> None:
-        """One step under the initial command, then back to the start: loads the compiled step,
-        servo and actuator kernels now, not on the first tick (a 0.4 s stall, 432 missed
-        ticks)."""
+        """One step under the initial command, then back to the start: binds the compiled step
+        now, not on the first tick. Every kernel a later tick can call (contact, impacts,
+        limits, a saturating servo, the fallbacks, the sensors, the recorder) is loaded from
+        numba's cache when the Simulator, the SensorSuite and the Recorder are built, all
+        before the clock starts (a first touchdown stalled 60-150 ms: docs/SPEED.md)."""
         np.copyto(self._applied, self.slot.initial)
         self._step_applied()
         self.sim.reset(self.q0)

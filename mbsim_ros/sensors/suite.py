@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .._jit import load_cached
 from ..model.model import ConfigError
 from ..dynamics.workspace import workspace_size
 from ..model.constraints import Attachment
@@ -32,6 +33,11 @@ class SensorSuite:
     sensor's wrench (6, joint frame), a contact switch's flag (1 bool). ``encoder_q`` /
     ``encoder_v``: q and v as the encoders read them (free-flyer entries true), every step.
     """
+
+    # the compiled functions update() and reset() call, loaded at construction (as a
+    # Simulator loads its integrator's: none is loaded at a later step)
+    kernels = (due_flags, sensor_truth, imu_noise, wrench_noise, contact_switches,
+               encoder_readings)
 
     def __init__(self, sim, sensors=(), encoders=None,
                  frames: dict[str, Attachment] | None = None) -> None:
@@ -58,6 +64,7 @@ class SensorSuite:
         self._make_switches(sim)
         self._make_encoders(model)
         self._ws = np.zeros(workspace_size(model.njoints, model.nv))
+        load_cached(self.kernels)
         joints = [d.joint for d in self.imus] + [model.njoints - 1] * bool(self.wrench_sensors)
         self._count = max(joints, default=-1) + 1
         integrator = sim.integrator
