@@ -18,6 +18,7 @@ NOT_POSITIVE = 8  # the cone solver's matrix lost its positive definiteness
 UNSETTLED = 9  # an LCP solver's index sets did not settle
 CYCLING = 10  # pivoting met an index set it had left before
 UNFINISHED = 11  # a compiled step handed the step back to Python (a buffer to grow, a fallback)
+OUT_OF_BOUNDS = 12  # the new state left its physical bounds (integrators/bounds.py): refused
 
 MESSAGES = {
     OK: "",
@@ -32,6 +33,7 @@ MESSAGES = {
     UNSETTLED: "the index sets did not settle",
     CYCLING: "pivoting cycled",
     UNFINISHED: "the compiled step handed the step back",
+    OUT_OF_BOUNDS: "diverged: the new state left its physical bounds",
 }
 
 # Constraint row kinds (compliant and rigid steps). FIXED: a row held at zero.

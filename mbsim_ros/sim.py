@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from ._jit import compiling_for, load_cached
-from .codes import BAD_ARG0, UNFINISHED
+from .codes import BAD_ARG0, OUT_OF_BOUNDS, UNFINISHED, message
 from .dynamics.checks import (FLOAT64, all_finite_kernel, as_vector, check_mass_matrix,
                               check_state)
 from .dynamics.energy import energy as _energy
@@ -15,6 +15,7 @@ from .dynamics.kinematics import wrenches_in_body_axes
 from .dynamics.workspace import new_workspace
 from .integrators import Integrator, StepInfo, make_integrator
 from .integrators.base import check_integrator_choice
+from .integrators.bounds import PhysicalBounds
 from .integrators.fused import bound_entry, commit_state
 from .model import LimitWarning, Model, start_within_limits
 from .state import State
@@ -49,6 +50,7 @@ class Data:
             self.integrator = make_integrator(integrator, model, dt, **options)
         self.q_next = np.empty(model.nq)
         self.v_next = np.empty(model.nv)
+        self.bounds = PhysicalBounds(model, options.get("scene"))  # the divergence guard
         self.actuated = np.zeros(model.nv)
         self.actuators = None  # actuators.Actuators
         self.external = None   # (nv,) generalized force of the external wrenches, or None
@@ -85,7 +87,9 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     when it is not finite): the one step function the Simulator, and through it the node,
     use. On success q, v, the acceleration and the applied effort are written into ``state``
     in place and the step count advances; a step that fails leaves q and v as they were and
-    returns converged=False."""
+    returns converged=False; so does a step whose result leaves the physical bounds
+    (data.bounds, mbsim_ros/integrators/bounds.py: the divergence guard), its StepInfo's
+    ``departure`` saying what left them."""
     integrator = data.integrator
     fused = data.fused(state)
     if fused is not None and data.external is not None:
@@ -96,6 +100,8 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
         code = fused[0](tau, *fused[2])
         if code == BAD_ARG0:
             raise ValueError("tau contains NaN or infinity")
+        if code == OUT_OF_BOUNDS:
+            return departed(data, state)
         if code != UNFINISHED:
             info = integrator.step_info(code)
             state.steps += info.converged
@@ -112,12 +118,26 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     info = info.copy()
     if not info.converged:
         return info
-    commit_state(state.q, state.v, data.q_next, data.v_next, state.acceleration, 1.0 / state.dt)
+    if not commit_state(state.q, state.v, data.q_next, data.v_next, state.acceleration,
+                        1.0 / state.dt, data.bounds.packed):
+        return departed(data, state)
     integrator.commit()
     if servos.active:
         servos.after_step(state.dt, state.q, state.v)
         servos.applied(tau, state.effort)
     state.steps += 1
+    return info
+
+
+def departed(data: Data, state: State) -> StepInfo:
+    """The StepInfo of a step refused for leaving the physical bounds (OUT_OF_BOUNDS): its
+    result is still in data.q_next, v_next, the state is the step before."""
+    steps = state.steps + 1
+    departure = data.bounds.departure(data.q_next, data.v_next, steps,
+                                      state.t0 + steps * state.dt)
+    info = StepInfo(converged=False, message=f"{message(OUT_OF_BOUNDS)}: "
+                    f"{departure.describe() if departure else 'no entry named'}")
+    info.departure = departure
     return info
 
 
@@ -127,11 +147,14 @@ class Simulator:
     ``Simulator(model, dt=1e-3, integrator="variational", **options)`` (integrators by name:
     ``mbsim_ros.integrators.INTEGRATORS``; options go to the integrator); ``reset(q, v)``;
     ``step(tau) -> StepInfo``; read-only ``q``, ``v``, ``t``; ``energy()``. A step whose result
-    is not finite (divergence) or that the integrator cannot complete leaves the state as it was,
-    returns ``converged=False`` with a message, and sets ``failed``: later steps raise until
-    ``reset``. A model whose joint-space inertia is singular (a joint that moves no mass and
-    has no armature) is refused at construction, naming the joints; a model without degrees of
-    freedom (nv = 0) gets a Simulator that only advances time, whatever the integrator named.
+    leaves the physical bounds (``bounds``: speeds far beyond the URDF's velocity limits, a
+    floating base outside the scene's box; mbsim_ros/integrators/bounds.py), is not finite, or
+    that the integrator cannot complete leaves the state as it was, returns
+    ``converged=False`` with a message (and for the bounds a ``departure``), and sets
+    ``failed``: later steps raise until ``reset``. A model whose joint-space inertia is
+    singular (a joint that moves no mass and has no armature) is refused at construction,
+    naming the joints; a model without degrees of freedom (nv = 0) gets a Simulator that
+    only advances time, whatever the integrator named.
     Start configurations (``reset``) are clamped into the joint limits with one LimitWarning.
     ``servos``: joint servos (position / velocity targets, docs/CONTROL.md) that the
     integrator evaluates inside its step, tau their feed-forward; ``actuators``: optional
@@ -204,6 +227,12 @@ class Simulator:
     def failed(self) -> StepInfo | None:
         """The StepInfo of the step that stopped the simulation (None while it runs)."""
         return self.state.failed
+
+    @property
+    def bounds(self) -> PhysicalBounds:
+        """The divergence guard's bounds (``speed``, ``lower``, ``upper``: editable in place,
+        numpy.inf turns one off): a step whose result leaves them is refused."""
+        return self.data.bounds
 
     @property
     def actuators(self):
@@ -328,7 +357,8 @@ class Simulator:
             done, code = fused[1](taus, Q, V, *fused[2])
             state.steps += done
             if done < len(taus):
-                state.failed = self.integrator.step_info(code)
+                state.failed = departed(self.data, state) if code == OUT_OF_BOUNDS \
+                    else self.integrator.step_info(code)
             return Q, V
         for s, tau in enumerate(taus):
             if not self.step(tau).converged:

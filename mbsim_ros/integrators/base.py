@@ -25,24 +25,30 @@ class StepInfo:
       and ``message`` says why;
     - ``fallback``: a slower path finished the step (variational: Newton or split steps;
       compliant: clarabel; rigid: PGS after pivoting);
-    - ``substeps``: pieces the step was split into to be solved (1: none).
+    - ``substeps``: pieces the step was split into to be solved (1: none);
+    - ``departure``: for a step refused by the divergence guard (its result left the physical
+      bounds, codes.OUT_OF_BOUNDS), what left them (bounds.Departure: the joint or body, the
+      value, the bound, the step); None otherwise.
 
     Every step returns its own StepInfo (a list of results is a list of distinct records)."""
 
-    __slots__ = ("iterations", "residual", "converged", "fallback", "message", "substeps")
+    __slots__ = ("iterations", "residual", "converged", "fallback", "message", "substeps",
+                 "departure")
 
     def __init__(self, iterations: int = 0, residual: float = 0.0, converged: bool = True,
-                 fallback: bool = False, message: str = "", substeps: int = 1) -> None:
+                 fallback: bool = False, message: str = "", substeps: int = 1,
+                 departure=None) -> None:
         self.iterations = iterations
         self.residual = residual
         self.converged = converged
         self.fallback = fallback
         self.message = message
         self.substeps = substeps
+        self.departure = departure
 
     def copy(self) -> "StepInfo":
         return StepInfo(self.iterations, self.residual, self.converged, self.fallback,
-                        self.message, self.substeps)
+                        self.message, self.substeps, self.departure)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, StepInfo) and all(

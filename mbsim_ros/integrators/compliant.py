@@ -462,7 +462,8 @@ class CompliantIntegrator(Integrator):
                      self._recovery, self._friction_iv, self._friction_bound, rows,
                      tuple(buf.solver), self.rows.limits, buf.memory, tuple(self._impacts),
                      self._origins,
-                     self._counts, data.q_next, data.v_next, state.acceleration, state.effort)
+                     self._counts, data.q_next, data.v_next, state.acceleration, state.effort,
+                     data.bounds.packed)
         return compliant_advance, None, arguments
 
     @functools.cached_property

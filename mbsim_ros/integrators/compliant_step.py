@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 
 from .._jit import kernel, step
-from ..codes import BAD_ARG0, DIVERGED, NOT_POSITIVE, OK, SINGULAR, UNFINISHED
+from ..codes import (BAD_ARG0, DIVERGED, NOT_POSITIVE, OK, OUT_OF_BOUNDS, SINGULAR,
+                     UNFINISHED)
 from ..contact.detection import detect_contacts
 from ..dynamics.checks import all_finite
 from ..dynamics.configuration import frame_rate_correction, integrate_world_aligned
@@ -125,11 +126,12 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
                       dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
                       shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower,
                       upper, recovery, friction_iv, friction_bound, rows, solver, limits, memory,
-                      impacts, origins, counts, q_next, v_next, acceleration, effort):
+                      impacts, origins, counts, q_next, v_next, acceleration, effort, bounds):
     """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
-    (module docstring). shapes: detect_contacts' nine shape arrays; scratch: its four;
-    rows: (directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma);
-    solver: the cone solver's (mats, vecs, ints); impacts: the impact phases' memory
+    when it is within the bounds (module docstring; fused.commit_state). shapes:
+    detect_contacts' nine shape arrays; scratch: its four; rows: (directions, G, phi, kind, k,
+    b, mu, Z, support, support_size, W, u, gamma); solver: the cone solver's (mats, vecs,
+    ints); impacts: the impact phases' memory
     (memory_int, memory_real, memory_count) and this step's phases and impact speeds
     (impacts.py)."""
     if not begin_fused(tau, effort):
@@ -194,7 +196,8 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     integrate_world_aligned(joint_int, q, v_step, h, q_next, v_next)
     if not (all_finite(q_next) and all_finite(v_next)):
         return DIVERGED
-    commit_state(q, v, q_next, v_next, acceleration, law[L_INV_DT])
+    if not commit_state(q, v, q_next, v_next, acceleration, law[L_INV_DT], bounds):
+        return OUT_OF_BOUNDS
     if flags[F_IMPACTS]:
         memory_int, memory_real, memory_count, phase, speed = impacts
         remember_impacts(contact_int, contact_real, n, phase, speed, memory_int, memory_real,

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..dynamics.aba import aba_kernel
-from ..codes import BAD_ARG0, DIVERGED, OK, SINGULAR
+from ..codes import BAD_ARG0, DIVERGED, OK, OUT_OF_BOUNDS, SINGULAR
 from ..dynamics.checks import all_finite
 from ..dynamics.configuration import integrate_kernel
 from ..dynamics.crba import mass_matrix_diagonal
@@ -106,29 +106,30 @@ def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armatur
 @kernel
 def euler_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, dt,
                   implicit, explicit, q, v, servo, iq, saturated, ws, work, matrices, ints,
-                  q_next, v_next, acceleration, effort, inv_dt) -> int:
+                  q_next, v_next, acceleration, effort, inv_dt, bounds) -> int:
     """euler_step_kernel from (q, v) under tau, committed into q, v, acceleration and effort
-    when it succeeds (fused.py); q and v unchanged when it does not."""
+    when it succeeds within the bounds (fused.py); q and v unchanged when it does not."""
     if not begin_fused(tau, effort):
         return BAD_ARG0
     code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
                              implicit, explicit, q, v, tau, servo, iq, saturated, ws, work,
                              matrices, ints, q_next, v_next)
-    if code == OK:
-        commit_state(q, v, q_next, v_next, acceleration, inv_dt)
+    if code == OK and not commit_state(q, v, q_next, v_next, acceleration, inv_dt, bounds):
+        return OUT_OF_BOUNDS
     return code
 
 
 @kernel
 def euler_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature, dt,
                   implicit, explicit, q, v, servo, iq, saturated, ws, work, matrices, ints,
-                  q_next, v_next, acceleration, effort, inv_dt) -> tuple:
+                  q_next, v_next, acceleration, effort, inv_dt, bounds) -> tuple:
     """len(taus) steps of euler_advance, the state after each into rows of Q and V; stops at
     the first that fails: (steps done, its code)."""
     for s in range(taus.shape[0]):
         code = euler_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
                              armature, dt, implicit, explicit, q, v, servo, iq, saturated, ws,
-                             work, matrices, ints, q_next, v_next, acceleration, effort, inv_dt)
+                             work, matrices, ints, q_next, v_next, acceleration, effort, inv_dt,
+                             bounds)
         if code != OK:
             return s, code
         store_rollout_row(s, q, v, Q, V)
@@ -249,7 +250,8 @@ class SemiImplicitEuler(Integrator):
         arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
                      self.dt, *self.treatment, state.q, state.v, servos.table, servos.iq,
                      servos.saturated, self._ws, self._work, self._matrices, self._ints,
-                     data.q_next, data.v_next, state.acceleration, state.effort, 1.0 / self.dt)
+                     data.q_next, data.v_next, state.acceleration, state.effort, 1.0 / self.dt,
+                     data.bounds.packed)
         return euler_advance, euler_rollout, arguments
 
     def failure_message(self, code: int) -> str:

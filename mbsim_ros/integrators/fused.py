@@ -2,7 +2,8 @@
 step (euler, variational) pair it with the state's update, so that ``Simulator.step`` costs one
 dispatch beyond the step itself, and ``Simulator.rollout`` runs N steps with no Python between
 them. These are the pieces they share. A fused step returns BAD_ARG0 for a tau that is not
-finite, before touching anything."""
+finite, before touching anything, and OUT_OF_BOUNDS for a result outside the physical bounds
+(mbsim_ros/integrators/bounds.py), before writing it."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,14 +35,32 @@ def begin_fused(tau, effort) -> bool:
 
 
 @step
-def commit_state(q, v, q_next, v_next, acceleration, inv_dt):
+def within_bounds(q, v, bounds) -> bool:
+    """|v| <= speed and lower <= q <= upper entry by entry (bounds = [speed (nv), lower (nq),
+    upper (nq)]: bounds.PhysicalBounds.packed); a NaN is outside."""
+    nv, nq = v.shape[0], q.shape[0]
+    for k in range(nv):
+        if not abs(v[k]) <= bounds[k]:
+            return False
+    for k in range(nq):
+        if not (bounds[nv + k] <= q[k] and q[k] <= bounds[nv + nq + k]):
+            return False
+    return True
+
+
+@step
+def commit_state(q, v, q_next, v_next, acceleration, inv_dt, bounds) -> bool:
     """q, v <- the step's result; acceleration = (v_next - v) / dt (the mean acceleration the
-    step did, as sim.step computes it)."""
+    step did, as sim.step computes it). False, and nothing written, when the result is outside
+    the physical bounds (within_bounds: the divergence guard, OUT_OF_BOUNDS)."""
+    if not within_bounds(q_next, v_next, bounds):
+        return False
     for k in range(q.shape[0]):
         q[k] = q_next[k]
     for k in range(v.shape[0]):
         acceleration[k] = (v_next[k] - v[k]) * inv_dt
         v[k] = v_next[k]
+    return True
 
 
 @step

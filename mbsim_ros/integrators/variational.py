@@ -16,7 +16,7 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..arrays import copy_into
-from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, SINGULAR
+from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, OUT_OF_BOUNDS, SINGULAR
 from ..dynamics.checks import all_finite, max_abs
 from ..dynamics.configuration import difference_step, integrate_kernel
 from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
@@ -599,9 +599,10 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
 def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
                         substeps, q, v, p, servo, iq, saturated, settings, ig3, broyden, tol, ws,
                         vws, q_next, p_next, v_next, stats, residual_out, acceleration, effort,
-                        inv_dt) -> int:
+                        inv_dt, bounds) -> int:
     """variational_step_kernel from (q, p) under tau, committed into q, v, p, acceleration and
-    effort when it succeeds (fused.py); the state unchanged when it does not."""
+    effort when it succeeds within the bounds (fused.py); the state unchanged when it does
+    not."""
     if not begin_fused(tau, effort):
         return BAD_ARG0
     code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature,
@@ -609,7 +610,8 @@ def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, 
                                    ig3, broyden, tol, ws, vws, q_next, p_next, v_next, stats,
                                    residual_out)
     if code == OK:
-        commit_state(q, v, q_next, v_next, acceleration, inv_dt)
+        if not commit_state(q, v, q_next, v_next, acceleration, inv_dt, bounds):
+            return OUT_OF_BOUNDS
         for k in range(p.shape[0]):
             p[k] = p_next[k]
     return code
@@ -619,7 +621,7 @@ def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, 
 def variational_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature,
                         Yb, dt, substeps, q, v, p, servo, iq, saturated, settings, ig3, broyden,
                         tol, ws, vws, q_next, p_next, v_next, stats, residual_out, acceleration,
-                        effort, inv_dt) -> tuple:
+                        effort, inv_dt, bounds) -> tuple:
     """len(taus) steps of variational_advance, the state after each into rows of Q and V;
     stops at the first that fails: (steps done, its code). stats and residual_out: the last
     step's."""
@@ -627,7 +629,7 @@ def variational_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, fri
         code = variational_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
                                    armature, Yb, dt, substeps, q, v, p, servo, iq, saturated,
                                    settings, ig3, broyden, tol, ws, vws, q_next, p_next, v_next,
-                                   stats, residual_out, acceleration, effort, inv_dt)
+                                   stats, residual_out, acceleration, effort, inv_dt, bounds)
         if code != OK:
             return s, code
         store_rollout_row(s, q, v, Q, V)
@@ -721,7 +723,8 @@ class VariationalIntegrator(Integrator):
                      servos.iq, servos.saturated, self.settings, *self.choices, self.tolerance,
                      self._ws,
                      self._vws, data.q_next, self._p_next, data.v_next, self._stats,
-                     self._residual, state.acceleration, state.effort, 1.0 / self.dt)
+                     self._residual, state.acceleration, state.effort, 1.0 / self.dt,
+                     data.bounds.packed)
         return variational_advance, variational_rollout, arguments
 
     def step_info(self, code: int) -> StepInfo:

@@ -21,3 +21,22 @@ def killer(sim, options):
 
 def hold_joint2(t, state, readings):
     return {"position": {"joint2": 0.6}}
+
+
+def joint_pd(sim, options):
+    """A factory: an explicit joint PD (options kp, kd) on the start posture, as efforts on
+    every one-DOF joint (with a command delay of a step: the delayed PD that diverges on
+    Solo12, test/test_divergence.py)."""
+    import numpy as np
+
+    model = sim.model
+    dofs = [(model.idx_q[i], model.idx_v[i]) for i in range(model.njoints)
+            if model.joint_kinds[i] != "free_flyer"]
+    iq, iv = (np.array(column) for column in zip(*dofs))
+    target, effort = sim.q[iq].copy(), np.zeros(model.nv)
+
+    def control(t, state, readings):
+        effort[iv] = options["kp"] * (target - state.q[iq]) - options["kd"] * state.v[iv]
+        return {"effort": effort}
+
+    return control
