@@ -2,8 +2,11 @@
 particles, with the exact Jacobians of the variational step (docs/ESTIMATION.md)."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
+from ..codes import UNFINISHED
 from ..dynamics.checks import (BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite_kernel,
                                as_vector, check_mass_matrix)
 from ..dynamics.configuration import difference_kernel, integrate_kernel
@@ -20,10 +23,11 @@ from ..integrators.variational import (momentum_kernel, variational_step_kernel,
                                        variational_workspace_size)
 from ..model import Model
 from ..spatial import Ad, dexp, exp_se3
+from .contact import CONTACT_INTEGRATORS, ContactSteps
 from .batch import (EULER_CHUNK, VARIATIONAL_CHUNK, euler_batch, euler_batch_parallel,
                     first_bad_row, thread_count, variational_batch, variational_batch_parallel)
 
-INTEGRATORS = ("variational", "euler")
+INTEGRATORS = ("variational", "euler") + CONTACT_INTEGRATORS
 # Below this many particles per thread the parallel launch costs more than it saves (bench).
 PARALLEL_MIN_PARTICLES_PER_THREAD = 4
 _ONE_SUBSTEP = np.array([1.0])
@@ -45,7 +49,10 @@ class ProcessModel:
 
     * ``"variational"``: ``x = (q, p)``, the configuration (nq) and the discrete momentum (nv),
       the integrator's own state, so that ``step`` is ``Simulator.step`` bit for bit;
-    * ``"euler"``: ``x = (q, v)`` (either ``velocity_terms``; exact Jacobians for both).
+    * ``"euler"``: ``x = (q, v)`` (either ``velocity_terms``; exact Jacobians for both);
+    * ``"compliant"``, ``"rigid"`` (the contact integrators: a ``scene`` among the options, or
+      ``from_scene``): ``x = (q, v)``; every step starts from the integrator's memory held by
+      ``hold_memory`` (none by default: contact.py, docs/ESTIMATION.md).
 
     ``x_from(q, v)`` / ``qv_from(x)`` convert (``p = M(q) v``, ``v = M(q)^-1 p``). Perturbations
     live in the tangent space (length ``ndx = 2 nv``): ``integrate(x, dx) = (q (+) dq, p + dp)``
@@ -69,7 +76,12 @@ class ProcessModel:
             raise ValueError(f"model '{model.name}': it has no degree of freedom (nv = 0): "
                              f"nothing to estimate")
         check_mass_matrix(model)
-        self.integrator = make_integrator(integrator, model, dt, **options)
+        self._contact, self._pool = None, None
+        if integrator in CONTACT_INTEGRATORS:
+            self._contact = ContactSteps(model, dt, integrator, options, thread_count())
+            self.integrator = self._contact.integrators[0]
+        else:
+            self.integrator = make_integrator(integrator, model, dt, **options)
         self.model = model
         self.dt = float(dt)
         self.integrator_name = integrator
@@ -83,10 +95,41 @@ class ProcessModel:
     @classmethod
     def from_simulator(cls, sim, *, failure: str = "raise") -> "ProcessModel":
         """The process model of a Simulator: its model, dt, integrator and options (the
-        Simulator's own state and buffers are not touched)."""
+        Simulator's own state and buffers are not touched; a contact integrator's memory is
+        not held: ``hold_memory(sim.get_state().integrator)``)."""
+        if sim.integrator_name in CONTACT_INTEGRATORS:
+            return cls(sim.model, sim.dt, sim.integrator_name, failure=failure,
+                       **sim.integrator.options)
         process = cls(sim.model, sim.dt, sim.integrator_name, failure=failure)
         process.integrator = sim.integrator  # read-only here: settings, tolerance, inertias
         return process
+
+    @classmethod
+    def from_scene(cls, scene, dt: float = 1e-3, integrator: str = "compliant", *,
+                   failure: str = "raise", **options) -> "ProcessModel":
+        """The process model of a scene (a YAML path, a dict of the same structure or a loaded
+        contact.Scene): its merged model with a contact integrator ("compliant" or "rigid");
+        ``scene`` holds the loaded Scene (its start: ``x_from(process.scene.q0, 0)``)."""
+        from ..contact.scene import Scene, load_scene
+
+        if integrator not in CONTACT_INTEGRATORS:
+            raise ValueError(f"a scene needs a contact integrator {CONTACT_INTEGRATORS}, got "
+                             f"{integrator!r}")
+        loaded = scene if isinstance(scene, Scene) else load_scene(scene)
+        process = cls(loaded.model, dt, integrator, failure=failure, scene=loaded, **options)
+        process.scene = loaded
+        return process
+
+    def hold_memory(self, saved: dict | None) -> None:
+        """Contact integrators: the memory every step starts from (their active set of pushing
+        rows and the contacts in an impact phase: ``sim.get_state().integrator`` of a Simulator
+        on the same model and options), copied; None: none, as after ``Simulator.reset``
+        (the default). With the Simulator's memory held, ``step`` is its next step bit for
+        bit."""
+        if self._contact is None:
+            raise ValueError(f"hold_memory: the {self.integrator_name} integrator's state is x "
+                             f"itself (nothing is held)")
+        self._contact.hold(saved)
 
     def _allocate(self, chunks: int) -> None:
         """Per-thread workspaces, made once."""
@@ -94,7 +137,9 @@ class ProcessModel:
         chunks = max(1, chunks)
         self._ws = np.zeros((chunks, workspace_size(m.njoints, nv)))
         self._unservoed = no_servo(nv)
-        if self.integrator_name == "variational":
+        if self._contact is not None:
+            pass  # each chunk's integrator holds its workspaces (contact.py)
+        elif self.integrator_name == "variational":
             self._vws = np.zeros((chunks, variational_workspace_size(m.njoints, nv, nq)))
             self._buf = np.zeros((chunks, VARIATIONAL_CHUNK.size(nv=nv, nq=nq)))
         else:
@@ -109,7 +154,7 @@ class ProcessModel:
 
     def x_from(self, q, v) -> np.ndarray:
         """The state of configuration q and velocity v (variational: p = M(q) v, as
-        ``Simulator.reset`` sets it)."""
+        ``Simulator.reset`` sets it; the others: (q, v))."""
         q = self._check_configuration(as_vector(q, self.nq, "q"), "q")
         v = as_vector(v, self.nv, "v")
         if not all_finite_kernel(v):
@@ -200,7 +245,9 @@ class ProcessModel:
             self._codes = np.zeros(n, dtype=np.int64)
         codes = self._codes[:n]
         m, it = self.model, self.integrator
-        if self.integrator_name == "variational":
+        if self._contact is not None:
+            self._contact_rows(X, U, codes, out, parallel)
+        elif self.integrator_name == "variational":
             batch = variational_batch_parallel if parallel else variational_batch
             batch(m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature, it.Yb,
                   self.dt, it.substeps, it.settings, *it.choices, it.tolerance, X, U, self._ws,
@@ -212,10 +259,46 @@ class ProcessModel:
                   out)
         if self.failure == "raise" and codes.max() != OK:
             failed = np.flatnonzero(codes)
-            reason = self.integrator.failure_message(int(codes[failed[0]]))
+            reason = self.integrator.failure_message(int(codes[failed[0]])) \
+                if self._contact is None else self._contact.message
             where = "" if name == "x" else f" for {failed.size} of {n} particles (first: row " \
                 f"{failed[0]})"
             raise StepFailed(f"the step failed{where}: {reason}", failed)
+
+    def _contact_rows(self, X, U, codes, out, parallel: bool) -> None:
+        """The contact integrators' rows, each from the held memory: in one compiled call
+        (contact_batch.py) where the configuration has a compiled step, then the rows it
+        handed back (UNFINISHED), or all of them without one, one by one on the general path
+        (contact.py); a failed row NaN."""
+        steps = self._contact
+        chunks = steps.chunks()
+        rows = range(X.shape[0])
+        if chunks is not None:
+            n, batch = X.shape[0], steps.batch
+            if parallel and len(chunks) > 1:  # one compiled call per thread (contact_batch.py)
+                count = len(chunks)
+                done = [self._threads().submit(batch, X, U, c * n // count,
+                                               (c + 1) * n // count, chunks[c], codes, out)
+                        for c in range(count)]
+                for future in done:
+                    future.result()
+            else:
+                batch(X, U, 0, n, chunks[0], codes, out)
+            rows = np.flatnonzero(codes == UNFINISHED) if UNFINISHED in codes else ()
+        nq = self.nq
+        for n in rows:
+            q, v = X[n, :nq].copy(), X[n, nq:].copy()  # (out may be X)
+            code = steps.step(0, q, v, U[0 if U.shape[0] == 1 else n], out[n, :nq], out[n, nq:])
+            codes[n] = code
+            if code != OK:
+                out[n] = np.nan
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """The threads of a parallel contact batch, one per chunk, made on first use."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(len(self._contact.integrators),
+                                            thread_name_prefix="process-model")
+        return self._pool
 
     # ---- linearisation ----------------------------------------------------------------------
 
@@ -232,6 +315,9 @@ class ProcessModel:
         inverse dynamics (``_euler_jacobians``)."""
         x = self._check_state(x, "x")
         u = self._zero_u[0] if u is None else self._check_input(u, "u")
+        if self._contact is not None:
+            raise NotImplementedError(f"exact Jacobians of the {self.integrator_name} step: "
+                                      f"not yet (finite_difference_jacobians)")
         if self.integrator_name == "euler":
             return self._euler_jacobians(x, u)
         nq, nv = self.nq, self.nv

@@ -77,6 +77,7 @@ class Integrator:
     # outputs: the Simulator loads them at construction, so that no step loads one (a first
     # touchdown loaded 15: 150 ms). An integrator that calls a new one declares it here.
     kernels: tuple = ()
+    options: dict = {}  # the options make_integrator built it with (checked)
 
     def __init__(self, model, dt: float, **options) -> None:
         if options:
@@ -167,7 +168,10 @@ def make_integrator(name: str, model, dt: float, **options) -> Integrator:
     cls = INTEGRATORS[name]
     spec = validate(cls.options_schema, contract_options(name, options), f"integrator '{name}'",
                     key="option")
-    return cls(model, dt, **{key: getattr(spec, key) for key in spec.model_fields_set})
+    options = {key: getattr(spec, key) for key in spec.model_fields_set}
+    integrator = cls(model, dt, **options)
+    integrator.options = options  # what another of the same (ProcessModel.from_simulator) takes
+    return integrator
 
 
 def integrator_options(name: str) -> dict:

@@ -307,6 +307,12 @@ class CompliantIntegrator(Integrator):
         return {"memory": self._buffers.memory.copy(),
                 "impacts": (impacts.keys[:count].copy(), impacts.points[:count].copy())}
 
+    def memory_arrays(self) -> tuple[np.ndarray, tuple]:
+        """The live arrays of what a step carries to the next (save_state copies them): the
+        active set's memory (3, rows) and the impact memory (keys, points, count, phase,
+        speed), the arrays the compiled step is bound to (fused); replaced when they grow."""
+        return self._buffers.memory, tuple(self._impacts)
+
     def load_state(self, saved: dict) -> None:
         memory = saved["memory"]  # (3, capacity) of the run that saved it
         if memory.shape[1] > self._buffers.capacity:  # grown as that run's buffers had

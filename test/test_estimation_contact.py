@@ -1,0 +1,202 @@
+"""The process model through contact (mbsim_ros.estimation with the compliant and rigid
+integrators): step against Simulator.step bit for bit (the integrator's memory held as the
+Simulator's), what holding no memory changes, purity, the batch against single steps."""
+import numpy as np
+import pytest
+
+from mbsim_ros import Simulator
+from mbsim_ros.estimation import ProcessModel
+from mbsim_ros.scenarios import StandingController, one_dof
+
+DT = 1e-3
+SOLO12 = "config/scenes/solo12_standing.yaml"
+INTEGRATORS = {"compliant": {}, "rigid": {"solver": "pgs"}}
+# a heightfield ramp (5 degrees along x) with a static box, a ball and a brick on it
+RAMP = np.tile(np.linspace(-0.5, 0.5, 11) * np.tan(np.radians(5.0)), (5, 1))
+TERRAIN = {"ground": {"friction": 0.5, "youngs_modulus": 2.0e11, "poisson_ratio": 0.3},
+           "heightfield": {"heights": RAMP.tolist(), "size": [1.0, 1.0]},
+           "boxes": [{"size": [0.1, 0.4, 0.1], "position": [-0.3, 0.0, 0.0]}],
+           "models": [{"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.2, 0.1, 0.08],
+                       "name": "ball"},
+                      {"box": {"size": [0.1, 0.2, 0.05], "mass": 2.0},
+                       "position": [0.0, -0.15, 0.03], "name": "brick"}]}
+BALL = "config/scenes/bouncing_ball.yaml"  # restitution 0.9: impact phases carried
+
+
+class Standing:
+    """Solo12's effort: StandingController's feed-forward (the feet's share of the weight) and
+    a soft joint PD toward the start, as tau (the process model has no servos)."""
+
+    def __init__(self, sim: Simulator) -> None:
+        helper = Simulator.from_scene(SOLO12, dt=DT)
+        self.ff = StandingController(helper, helper.q.copy()).tau.copy()
+        self.q0 = helper.q.copy()
+        self.iv, self.iq = one_dof(sim.model)
+
+    def __call__(self, q, v) -> np.ndarray:
+        u = self.ff.copy()
+        u[self.iv] += 3.0 * (self.q0[self.iq] - q[self.iq]) - 0.05 * v[self.iv]
+        return u
+
+
+def scene_run(label: str, integrator: str):
+    """(Simulator, effort(q, v)) of a labelled scene."""
+    if label == "solo12":
+        sim = Simulator.from_scene(SOLO12, dt=DT, integrator=integrator,
+                                   **INTEGRATORS[integrator])
+        return sim, Standing(sim)
+    scene = TERRAIN if label == "terrain" else BALL
+    sim = Simulator.from_scene(scene, dt=DT, integrator=integrator, **INTEGRATORS[integrator])
+    return sim, lambda q, v: np.zeros(sim.model.nv)
+
+
+def state_of(sim: Simulator) -> np.ndarray:
+    return np.concatenate([sim.q, sim.v])
+
+
+@pytest.mark.parametrize("label,integrator,before,steps", [
+    ("solo12", "compliant", 0, 60), ("solo12", "rigid", 0, 60), ("terrain", "compliant", 0, 60),
+    ("terrain", "rigid", 0, 60), ("ball", "compliant", 190, 40)])
+def test_step_is_the_simulators_step_with_its_memory_held(label, integrator, before, steps):
+    """From the Simulator's state and memory, ``step`` is its next step bit for bit, step after
+    step: Solo12 landing on its feet and standing, a ball and a brick on a heightfield ramp
+    beside a static box, the bouncing ball's impacts (restitution 0.9: the impact phases)."""
+    sim, effort = scene_run(label, integrator)
+    process = ProcessModel.from_simulator(sim)
+    assert process.nx == sim.model.nq + sim.model.nv and process.ndx == 2 * sim.model.nv
+    for _ in range(before):  # (the ball falls until it is near the floor)
+        sim.step()
+    touching = impacting = 0
+    for _ in range(steps):
+        u = effort(sim.q, sim.v)
+        process.hold_memory(sim.get_state().integrator)
+        x_next = process.step(process.x_from(sim.q, sim.v), u)
+        assert sim.step(u).converged
+        np.testing.assert_array_equal(x_next, state_of(sim))
+        touching += len(sim.contacts()) > 0
+        impacting += sim.integrator.impacting_contacts > 0
+    assert touching > steps // 4, "the run is in contact"
+    if label == "ball":
+        assert impacting >= 2, "the run goes through impact phases"
+
+
+def test_step_without_memory_differs_only_where_contacts_change():
+    """Held memory none: Solo12 standing takes the Simulator's step bit for bit wherever the
+    pushing set repeats (the active set settles on the same set from either start); where the
+    feet land (the first steps) the active set and the impact phases the Simulator carries
+    change the step. The rigid step carries nothing: identical throughout."""
+    for integrator in INTEGRATORS:
+        sim, effort = scene_run("solo12", integrator)
+        process = ProcessModel.from_simulator(sim)
+        differing = []
+        for k in range(300):
+            u = effort(sim.q, sim.v)
+            x_next = process.step(process.x_from(sim.q, sim.v), u)
+            sim.step(u)
+            if not np.array_equal(x_next, state_of(sim)):
+                differing.append(k)
+        if integrator == "rigid":
+            assert differing == []
+        else:
+            assert len(differing) <= 5 and max(differing) < 50, differing
+
+
+def test_step_is_pure_and_from_scene():
+    """Two calls give the same bits whatever ran between (other states, another memory);
+    ``from_scene`` builds the same process model as ``from_simulator``."""
+    sim, _ = scene_run("terrain", "compliant")
+    for _ in range(30):
+        sim.step()
+    process = ProcessModel.from_scene(TERRAIN, dt=DT)
+    x = process.x_from(sim.q, sim.v)
+    first = process.step(x)
+    process.step(process.x_from(process.scene.q0, np.zeros(process.nv)))
+    np.testing.assert_array_equal(process.step(x), first)
+    process.hold_memory(sim.get_state().integrator)
+    np.testing.assert_array_equal(ProcessModel.from_simulator(sim).step(x), first)
+    q, v = process.qv_from(first)
+    np.testing.assert_array_equal(np.concatenate([q, v]), first)
+    dx = process.difference(x, first)
+    np.testing.assert_allclose(process.integrate(x, dx), first, atol=1e-15)
+
+
+def test_bad_input_is_named():
+    process = ProcessModel.from_scene(TERRAIN, dt=DT)
+    with pytest.raises(ValueError, match="hold"):
+        process.hold_memory({"p": np.zeros(3)})
+    with pytest.raises(ValueError, match="contact integrator"):
+        ProcessModel.from_scene(TERRAIN, dt=DT, integrator="euler")
+    arm = ProcessModel(process.model, DT, "euler")
+    with pytest.raises(ValueError, match="nothing is held"):
+        arm.hold_memory(None)
+
+
+def particles(process, x, count, rng):
+    """count states scattered about x in the tangent space (1 mm, 1 mrad, 1e-2 m/s)."""
+    scale = np.concatenate([np.full(process.nv, 1e-3), np.full(process.nv, 1e-2)])
+    return np.array([process.integrate(x, scale * rng.normal(size=process.ndx))
+                     for _ in range(count)])
+
+
+@pytest.mark.parametrize("integrator,options", [
+    ("compliant", {}), ("compliant", {"max_contacts": 2}), ("rigid", {}),
+    ("compliant", {"solver": "clarabel"})])
+def test_batch_is_step_row_by_row(integrator, options):
+    """Solo12 particles about a standing state, each with its own contacts (some feet in
+    contact, some not): step_batch equals step row by row, serial and parallel, per-particle
+    and shared efforts, in place. The compiled batch (compliant, interior point) hands the
+    particles whose contact buffer is full back to the general path, which grows it
+    (max_contacts 2, four feet); the rigid LCP and clarabel have no compiled step and run
+    row by row."""
+    rng = np.random.default_rng(3)
+    sim, effort = scene_run("solo12", integrator)
+    for _ in range(30):
+        sim.step(effort(sim.q, sim.v))
+    process = ProcessModel.from_scene(SOLO12, DT, integrator,
+                                      **{**INTEGRATORS[integrator], **options})
+    X = particles(process, process.x_from(sim.q, sim.v), 12, rng)
+    U = effort(sim.q, sim.v) + rng.normal(0.0, 0.1, (12, process.nv))
+    rows = np.array([process.step(X[n], U[n]) for n in range(12)])
+    # clarabel's solver, kept per row structure and updated with new numbers, rounds apart
+    # from a fresh one: pure to its rounding only
+    equal = np.testing.assert_array_equal if options.get("solver") != "clarabel" else \
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    for parallel in (False, True):
+        equal(process.step_batch(X, U, parallel=parallel), rows)
+        shared = process.step_batch(X, U[0], parallel=parallel)
+        equal(shared[5], process.step(X[5], U[0]))
+    Y = X.copy()
+    assert process.step_batch(Y, U, out=Y) is Y
+    equal(Y, rows)
+    if "max_contacts" in options:  # the same steps as with buffers large enough at once
+        plain = ProcessModel.from_scene(SOLO12, DT, integrator, **INTEGRATORS[integrator])
+        np.testing.assert_array_equal(plain.step_batch(X, U), rows)
+
+
+def test_batch_holds_memory_and_allocates_nothing_with_out():
+    """Every particle starts from the held memory (the Simulator's: its step bit for bit); with
+    out given a call allocates no arrays: its Python heap peak (tracemalloc) does not grow with
+    the particles (numba's unboxing of the chunks' ~80 arrays and the thread hand-over take a
+    few kB, the same for 64 particles or 512, whose result is 150 kB)."""
+    import tracemalloc
+
+    sim, effort = scene_run("solo12", "compliant")
+    for _ in range(30):
+        sim.step(effort(sim.q, sim.v))
+    process = ProcessModel.from_simulator(sim)
+    process.hold_memory(sim.get_state().integrator)
+    u = effort(sim.q, sim.v)
+    x = process.x_from(sim.q, sim.v)
+    sim.step(u)
+    for parallel in (False, True):
+        peaks = []
+        for count in (64, 512):
+            X = np.tile(x, (count, 1))
+            out = np.empty_like(X)
+            process.step_batch(X, u, out=out, parallel=parallel)
+            assert (out == state_of(sim)).all()
+            tracemalloc.start()
+            process.step_batch(X, u, out=out, parallel=parallel)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+        assert peaks[0] < 20_000 and peaks[1] < peaks[0] + 1_000, peaks
