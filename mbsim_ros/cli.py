@@ -619,13 +619,20 @@ def _campaign_parsers(sub) -> None:
     p.add_argument("spec", help="campaign spec (YAML)")
     p.add_argument("--runs", type=int, required=True, help="runs: seeds 0 .. N-1")
     p.add_argument("--out", required=True, help="the campaign's directory (resumed if there)")
-    p.add_argument("--address", help="a Ray cluster's address (default: a local instance)")
+    p.add_argument("--address", help="a Ray cluster's address, HOST:PORT (default: RAY_ADDRESS "
+                   "if set, else a Ray instance of the campaign's own on this machine)")
     p.add_argument("--workers", type=int, help="local Ray CPUs / tasks in flight")
     p.add_argument("--seed", type=int, default=0, help="the campaign seed")
     p.add_argument("--runs-per-task", type=int, dest="runs_per_task")
     p.add_argument("--record-failures", action="store_true", dest="record_failures",
                    help="record every failed run (DIR/failures/seed-S.mcap)")
     p.add_argument("--no-progress", action="store_false", dest="progress")
+    p.add_argument("--verbose", action="store_true",
+                   help="let Ray's own messages through (start-up, connection, workers)")
+    p.add_argument("--require-pass", type=fraction, dest="require_pass", metavar="FRACTION",
+                   help="exit 1 when the fraction of runs passed is below this (0 to 1)")
+    p.add_argument("--junit", metavar="FILE.xml",
+                   help="write the results as JUnit XML (a testcase per run) for CI")
     p.set_defaults(func=cmd_campaign)
     p = sub.add_parser("campaign-replay", prog="mbsim-ros campaign replay")  # not listed
     p.add_argument("out", help="a campaign's directory")
@@ -634,7 +641,19 @@ def _campaign_parsers(sub) -> None:
     p.set_defaults(func=cmd_campaign_replay)
 
 
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (argparse's type for --require-pass)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a fraction from 0 to 1")
+    return value
+
+
 def cmd_campaign(args) -> int:
+    from .campaign.cluster import RayUnavailable
     from .campaign.report import write_report
     from .campaign.runner import run_campaign
     from .schema import SchemaError
@@ -642,8 +661,9 @@ def cmd_campaign(args) -> int:
     try:
         table = run_campaign(args.spec, args.runs, args.out, address=args.address,
                              workers=args.workers, seed=args.seed,
-                             runs_per_task=args.runs_per_task, progress=args.progress)
-    except SchemaError as exc:
+                             runs_per_task=args.runs_per_task, progress=args.progress,
+                             verbose=args.verbose)
+    except (SchemaError, RayUnavailable) as exc:
         print(f"mbsim-ros: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:
@@ -657,6 +677,14 @@ def cmd_campaign(args) -> int:
     passed = sum(table.column("passed").to_pylist())
     print(f"{table.num_rows} runs, {passed} passed ({100.0 * passed / table.num_rows:.1f} %): "
           f"{Path(args.out) / 'results.parquet'}, {report}")
+    if args.junit:
+        from .campaign.junit import write_junit
+
+        print(f"JUnit XML: {write_junit(table, args.junit, Path(args.spec).stem, args.out)}")
+    if args.require_pass is not None and passed / table.num_rows < args.require_pass:
+        print(f"mbsim-ros: {passed} of {table.num_rows} runs passed, below --require-pass "
+              f"{args.require_pass:g}", file=sys.stderr)
+        return 1
     return 0
 
 

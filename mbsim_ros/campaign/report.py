@@ -92,6 +92,11 @@ def _figures(table, out: Path, metrics: list[str], params: list[str]) -> list[tu
     return made
 
 
+def replay_command(directory: str | Path, seed: int) -> str:
+    """The command that runs one seed of a campaign again."""
+    return f"mbsim-ros campaign replay {directory} --seed {seed}"
+
+
 def write_report(directory: str | Path) -> Path:
     """Write DIR/report.html (and its PNGs); its path."""
     out = Path(directory)
@@ -119,8 +124,8 @@ def write_report(directory: str | Path) -> Path:
         at = "" if math.isnan(r["failed_at"]) else f"{r['failed_at']:.3f}"
         parts.append(f"<tr><td>{r['seed']}</td><td>{html.escape(r['failed_check'])}</td>"
                      f"<td>{at}</td><td>{r['failed_value']:.4g}</td>"
-                     f"<td>{html.escape(r['message'])}</td><td><code>mbsim-ros campaign replay "
-                     f"{html.escape(str(out))} --seed {r['seed']}</code></td></tr>")
+                     f"<td>{html.escape(r['message'])}</td>"
+                     f"<td><code>{html.escape(replay_command(out, r['seed']))}</code></td></tr>")
     parts.append("</table></body></html>")
     path = out / "report.html"
     path.write_text("\n".join(parts))

@@ -1,21 +1,23 @@
 """A campaign on Ray: one task per batch of seeds (a few seconds of simulated time each), the
 spec checked before Ray starts, the finished batches streamed to DIR/parts and merged into
-DIR/results.parquet, a progress bar (runs, pass rate, ETA). No --address: a local Ray
-instance on this machine's cores; with one, the cluster there. A run's row depends only on
-(spec, campaign seed, run seed), so a retried task (a worker killed) writes the same rows and a
-resumed campaign runs only the seeds that no finished batch holds."""
+DIR/results.parquet, a progress bar (runs, pass rate, ETA). No --address: a Ray instance of
+the campaign's own on this machine's cores, stopped at the end; with one (or RAY_ADDRESS), the
+cluster there (cluster.py). A run's row depends only on (spec, campaign seed, run seed), so a
+retried task (a worker killed) writes the same rows and a resumed campaign runs only the seeds
+that no finished batch holds."""
 from __future__ import annotations
 
 import math
-import os
+import sys
 import time
 from pathlib import Path
 
+from .cluster import PACKAGE_ROOT  # noqa: F401 - the tests and benches import it from here
+from .cluster import importable, module_folders, start_ray, worker_env
 from .run import prepared, run
 from .spec import load_spec
 from .table import CampaignDir
 
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 MERGE_EVERY = 10.0  # s between merges of the parts into results.parquet
 TASK_SECONDS = 2.0  # simulated seconds per task when the spec does not say
 
@@ -38,45 +40,46 @@ def batch_size(spec, runs_per_task: int | None) -> int:
     return max(1, math.ceil(TASK_SECONDS / spec.duration))
 
 
-def start_ray(address: str | None, workers: int | None) -> None:
-    """ray.init: join ``address``, or start a local instance of ``workers`` CPUs (default:
-    the machine's). The workers import this package from where the driver does."""
-    import ray
-
-    if ray.is_initialized():
-        return
-    env = {"env_vars": {"PYTHONPATH": os.pathsep.join(
-        p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")) if p)}}
-    if address:
-        ray.init(address=address, runtime_env=env, log_to_driver=False)
-    else:
-        ray.init(num_cpus=workers, include_dashboard=False, runtime_env=env,
-                 log_to_driver=False)
-
-
 def run_campaign(spec, runs: int, out: str | Path, *, address: str | None = None,
                  workers: int | None = None, seed: int = 0, runs_per_task: int | None = None,
-                 progress: bool = True) -> "pyarrow.Table":  # noqa: F821
+                 progress: bool = True, verbose: bool = False) -> "pyarrow.Table":  # noqa: F821
     """Run (or finish) a campaign of seeds 0..runs-1 into ``out``; the results table.
-    SchemaError (a ValueError) for a bad spec, before any run or Ray start."""
+    SchemaError (a ValueError) for a bad spec, before any run or Ray start; RayUnavailable
+    when the cluster asked for cannot be joined. Ray started here (not by the caller) is
+    stopped at the end; ``verbose`` lets Ray's own messages through."""
+    folders = module_folders(spec)
+    importable(folders)  # a python controller's module beside the spec or in the working dir
     checked, data = load_spec(spec)
     prepared(data)  # the checks against the model, here, before anything starts
     directory = CampaignDir(out)
     directory.open(data, seed)
     missing = sorted(set(range(runs)) - directory.done_seeds())
-    if missing:
-        start_ray(address, workers)
+    if not missing:
+        return directory.merge()
+    import ray
+
+    own = not ray.is_initialized()
+    if own:
+        where = start_ray(address, workers, verbose)
+        if progress:
+            print(where, file=sys.stderr)
+    try:
         _drive(directory, data, seed, batches(missing, batch_size(checked, runs_per_task)),
-               runs, workers, progress)
+               runs, workers, progress, worker_env(folders))
+    finally:
+        if own:
+            ray.shutdown()
     return directory.merge()
 
 
 def _drive(directory: CampaignDir, data: dict, seed: int, work: list[list[int]], runs: int,
-           workers: int | None, progress: bool) -> None:
-    """Submit the batches (at most ``workers`` x 2 in flight) and write each as it finishes."""
+           workers: int | None, progress: bool, runtime_env: dict | None = None) -> None:
+    """Submit the batches (at most ``workers`` x 2 in flight) and write each as it finishes;
+    ``runtime_env``: the tasks' (cluster.worker_env)."""
     import ray
 
-    task = ray.remote(max_retries=5, retry_exceptions=False, num_cpus=1)(run_batch)
+    task = ray.remote(max_retries=5, retry_exceptions=False, num_cpus=1,
+                      runtime_env=runtime_env)(run_batch)
     limit = 2 * (workers or int(ray.cluster_resources().get("CPU", 1)))
     done_before = runs - sum(len(b) for b in work)
     bar = Progress(runs, done_before, progress)
