@@ -88,8 +88,12 @@ setup(
     extras_require={"ros": list(ROS), "test": list(TEST), "bench": list(BENCH)},
     zip_safe=True,
     tests_require=list(TEST),
-    entry_points={"console_scripts": [
-        "mbsim-ros = mbsim_ros.cli:main",
-        "mbsim_node = mbsim_ros.cli:node_main",
-    ]},
+    entry_points={
+        "console_scripts": [
+            "mbsim-ros = mbsim_ros.cli:main",
+            "mbsim_node = mbsim_ros.cli:node_main",
+        ],
+        # the pytest plugin (mbsim_ros/testing, docs/TESTING.md): the `mbsim` fixture
+        "pytest11": ["mbsim_ros = mbsim_ros.testing.plugin"],
+    },
 )
