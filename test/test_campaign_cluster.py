@@ -180,6 +180,17 @@ def test_junit_and_require_pass(campaigns, folders, monkeypatch):
         sys.modules.pop(module, None)
 
 
+def test_a_replay_finds_the_modules_from_another_directory(campaigns, tmp_path):
+    """campaign.json keeps the folders the modules were found in."""
+    rows = pq.read_table(campaigns.root / "local" / "results.parquet").to_pylist()
+    seed = next(r["seed"] for r in rows if not r["passed"])
+    result = subprocess.run([str(BIN / "mbsim-ros"), "campaign", "replay",
+                             str(campaigns.root / "local"), "--seed", str(seed)], cwd=tmp_path,
+                            env=environment(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "identical to the table's row" in result.stdout
+
+
 def test_a_stale_address_file_is_not_joined(folders, tmp_path):
     """``ray start`` ended without ``ray stop`` leaves its address in ray_current_cluster:
     ``ray.init()`` would try to join it (20 s of retries, or a hang); the campaign starts its

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from .cluster import importable
 from .run import prepared, run
 from .table import CampaignDir, read_results
 
@@ -38,6 +39,9 @@ def differences(row: dict, stored: dict) -> list[str]:
 def replay(out: str | Path, seed: int, record: str | Path | None = None) -> tuple[dict, list[str]]:
     """(the recomputed row, its differences from the table's); ``record``: an MCAP file."""
     meta = CampaignDir(out).meta()
+    # the folders its python controller's module was found in (campaigns written before they
+    # were recorded: none beyond the path)
+    importable(meta.get("module_folders", []))
     row = run(prepared(meta["spec"]), meta["seed"], seed, record)
     return row, differences(row, table_row(out, seed))
 

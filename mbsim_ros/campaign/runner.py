@@ -52,7 +52,7 @@ def run_campaign(spec, runs: int, out: str | Path, *, address: str | None = None
     checked, data = load_spec(spec)
     prepared(data)  # the checks against the model, here, before anything starts
     directory = CampaignDir(out)
-    directory.open(data, seed)
+    directory.open(data, seed, folders)
     missing = sorted(set(range(runs)) - directory.done_seeds())
     if not missing:
         return directory.merge()

@@ -28,11 +28,13 @@ class CampaignDir:
     def results(self) -> Path:
         return self.path / RESULTS
 
-    def open(self, data: dict, campaign_seed: int) -> None:
-        """Create the directory, or check that it is this spec's and seed's (ValueError)."""
+    def open(self, data: dict, campaign_seed: int, module_folders: list[str] = ()) -> None:
+        """Create the directory, or check that it is this spec's and seed's (ValueError).
+        ``module_folders``: where its Python modules were found (kept for a replay)."""
         self.parts.mkdir(parents=True, exist_ok=True)
         meta = self.path / "campaign.json"
-        mine = {"spec": data, "seed": int(campaign_seed), "digest": spec_digest(data)}
+        mine = {"spec": data, "seed": int(campaign_seed), "digest": spec_digest(data),
+                "module_folders": list(module_folders)}
         if meta.exists():
             theirs = json.loads(meta.read_text())
             if (theirs.get("digest"), theirs.get("seed")) != (mine["digest"], mine["seed"]):
