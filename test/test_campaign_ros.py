@@ -81,20 +81,36 @@ def gone(pid: int, within: float = 30.0) -> bool:
     return False
 
 
-def test_the_ros_controller_equals_its_law_in_process():
-    """The same PD + feed-forward law as a ROS node over DDS and as a Python function: the
-    lockstep link adds nothing (every state out, every command in, float64 all the way)."""
+def in_process_rows(runs: int) -> list[dict]:
+    """SPEC's runs with the example's law as an in-process ``python`` controller."""
     sys.path.insert(0, HELPERS)
     try:
         in_process = copy.deepcopy(SPEC)
         in_process["controller"] = {"type": "python", "function": "solo12_pd_in_process:make",
                                     "factory": True, "options": {"kp": 10.0, "kd": 0.3}}
-        ros_rows, py_rows = serial(SPEC, 2), serial(in_process, 2)
+        return serial(in_process, runs)
     finally:
         sys.path.remove(HELPERS)
-    assert differing(ros_rows, py_rows) == []
+
+
+def test_the_ros_controller_equals_its_law_in_process():
+    """The same PD + feed-forward law as a ROS node over DDS and as a Python function: the
+    lockstep link adds nothing (every state out, every command in, float64 all the way)."""
+    ros_rows = serial(SPEC, 2)
+    assert differing(ros_rows, in_process_rows(2)) == []
     assert all(r["steps"] == 200 and r["failed_check"] in ("", "base_height") for r in ros_rows)
     assert all(r["effort_rms"] > 0.1 for r in ros_rows)  # the feed-forward alone is 0.43 N m
+
+
+def test_a_kept_controller_ends_when_another_spec_runs(tmp_path):
+    """A per_worker controller left running would answer the next spec's states too (one
+    domain per process): it is stopped when another spec's runs begin."""
+    pid_file = tmp_path / "pid"
+    kept = faulty("none", restart="per_worker", command=["-p", f"pid_file:={pid_file}"])
+    assert serial(kept, 1)[0]["steps"] == 200
+    assert not gone(int(pid_file.read_text()), within=0.5)
+    assert differing(serial(SPEC, 1), in_process_rows(1)) == []
+    assert gone(int(pid_file.read_text()))
 
 
 @pytest.mark.parametrize("fault, reason", [

@@ -29,7 +29,7 @@ CONTROLLER_FAILURES = (ControllerExited, ControllerTimeout, ControllerRejected)
 LOG_LIMIT = 1 << 20  # bytes of a run's controller output kept (the end)
 
 
-_SESSIONS: dict[str, ControllerInTheLoop] = {}
+_SESSIONS: dict[str, ControllerInTheLoop] = {}  # one at most: all share the process's domain
 
 
 @atexit.register
@@ -65,6 +65,7 @@ class RosController:
         self._dt_ns = int(round(sim.dt * 1e9))
         session = _SESSIONS.get(self.key)
         if session is None:
+            _close_sessions()  # another spec's controller would answer this spec's states
             session = _SESSIONS[self.key] = ControllerInTheLoop(sim, self.spec.interface, suite)
         self.session = session
         session.link.bind(sim, suite)
