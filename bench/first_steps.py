@@ -7,7 +7,9 @@ first, discarded, fills it).
 Per robot and run: the construction (ms) and the functions it loaded from the cache; the
 functions loaded and compiled at the first step and after it (the target: none after it); the
 first step with contacts (ms: where a first touchdown loaded its kernels); the slowest step
-after the first ten (ms; target 5). Counts from numba's events (_jit.CompilerActivity).
+after the first ten (ms; target 5). In brackets, the CPU time of this thread (on a shared
+machine the wall clock also counts the neighbours' time slices). Counts from numba's events
+(_jit.CompilerActivity).
 
     python bench/first_steps.py [--robots solo12 talos ...] [--seconds 0.5] [--without-preload]
 
@@ -52,17 +54,17 @@ def run(label: str, kind: str, seconds: float, preload: bool) -> dict:
 
     def timed_construction(sim, *args, **kwargs):
         before = activity.loads, activity.compiles
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         construct(sim, *args, **kwargs)
-        built.update(seconds=time.perf_counter() - start, loads=activity.loads - before[0],
-                     compiles=activity.compiles - before[1])
+        built.update(seconds=time.perf_counter() - start, cpu=time.thread_time() - cpu,
+                     loads=activity.loads - before[0], compiles=activity.compiles - before[1])
 
     def counted_step(sim, tau=None):
         before = activity.loads, activity.compiles
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         info = advance(sim, tau)
-        elapsed = time.perf_counter() - start
-        steps.append((elapsed, activity.loads - before[0], activity.compiles - before[1],
+        elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
+        steps.append((elapsed, cpu, activity.loads - before[0], activity.compiles - before[1],
                       bool(sim.contacts())))
         return info
 
@@ -72,14 +74,15 @@ def run(label: str, kind: str, seconds: float, preload: bool) -> dict:
             land(label, 0.0, 0.02, seconds)
         else:
             stand(label, kind.split()[1], seconds)
-    times, loads, compiles, touching = (np.array(column) for column in zip(*steps))
+    times, cpu, loads, compiles, touching = (np.array(column) for column in zip(*steps))
     first_contact = int(np.argmax(touching)) if touching.any() else -1
     return {"construction": built, "first": [int(loads[0]), int(compiles[0])],
             "after": [int(loads[1:].sum()), int(compiles[1:].sum())],
             "late": [int(k) for k in np.flatnonzero(loads[1:] + compiles[1:]) + 1][:5],
             "contact_step": first_contact,
             "contact_ms": 1e3 * float(times[first_contact]) if first_contact >= 0 else None,
-            "slowest_ms": 1e3 * float(times[WARM_UP:].max()), "steps": len(times)}
+            "slowest_ms": 1e3 * float(times[WARM_UP:].max()),
+            "slowest_cpu_ms": 1e3 * float(cpu[WARM_UP:].max()), "steps": len(times)}
 
 
 def in_process_of_its_own(label: str, kind: str, seconds: float, preload: bool) -> dict:
@@ -107,9 +110,9 @@ def main() -> None:
         in_process_of_its_own("solo12", kind, 0.1, preload)
     print(f"{args.seconds:g} s at 1 ms per run, each in a process of its own, "
           f"{'with' if preload else 'without'} the preload at construction")
-    print("| robot | run | construction ms | loaded at construction | first step: loads / "
+    print("| robot | run | construction ms (CPU ms) | loaded at construction | first step: loads / "
           "compiles | after it: loads / compiles | first contact: step, ms | slowest step "
-          "after 10, ms |")
+          "after 10, ms (CPU ms) |")
     print("|---|---|---|---|---|---|---|---|")
     for label in args.robots:
         if label in CANNOT_STAND:
@@ -123,9 +126,11 @@ def main() -> None:
             built = r["construction"]
             late = f" (steps {', '.join(map(str, r['late']))})" if r["late"] else ""
             contact = f"{r['contact_step']}, {r['contact_ms']:.1f}" if r["contact_ms"] else "-"
-            print(f"| {label} | {kind} | {1e3 * built['seconds']:.0f} | {built['loads']} | "
+            print(f"| {label} | {kind} | {1e3 * built['seconds']:.0f} "
+                  f"({1e3 * built['cpu']:.0f}) | {built['loads']} | "
                   f"{r['first'][0]} / {r['first'][1]} | {r['after'][0]} / {r['after'][1]}{late} "
-                  f"| {contact} | {r['slowest_ms']:.1f} |", flush=True)
+                  f"| {contact} | {r['slowest_ms']:.1f} ({r['slowest_cpu_ms']:.1f}) |",
+                  flush=True)
 
 
 if __name__ == "__main__":
