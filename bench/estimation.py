@@ -1,7 +1,8 @@
 """The process model's figures: step_batch throughput (particle-steps per second) on the
 7-DOF arm at N = 1, 100, 1000, 10000 particles, against a Python loop of step; the cost of the
 exact Jacobians against central finite differences on the arm and on the Talos humanoid
-(floating base, with its URDF's joint friction and damping), and how well they agree.
+(floating base, with its URDF's joint friction and damping), and how well they agree; through
+contact (Solo12 standing, compliant), the exact effort Jacobian's cost and agreement.
 
 Run: `.venv/bin/python bench/estimation.py [--quick]`.
 """
@@ -120,6 +121,52 @@ def agreement(model, integrator, x, u, A, B) -> tuple[float, float]:
             float(np.abs(B - B_fd).max() / np.abs(B_fd).max()))
 
 
+def contact_costs(quick: bool) -> None:
+    """Solo12 standing (config/scenes/solo12_standing.yaml, compliant, 60 steps under its
+    feet's feed-forward and a soft joint PD): one step, the exact effort Jacobian B through
+    the contact solve, B and A by central differences, and B's agreement with the differences
+    of a model solved to its rounding floor (tolerance 1e-16)."""
+    from mbsim_ros import Simulator
+    from mbsim_ros.estimation.contact_jacobians import effort_jacobian
+    from mbsim_ros.scenarios import StandingController, one_dof
+
+    scene = "config/scenes/solo12_standing.yaml"
+    sim = Simulator.from_scene(scene, dt=DT)
+    helper = Simulator.from_scene(scene, dt=DT)
+    feed_forward = StandingController(helper, helper.q.copy()).tau
+    iv, iq = one_dof(sim.model)
+    q0 = sim.q.copy()
+
+    def effort():
+        u = feed_forward.copy()
+        u[iv] += 3.0 * (q0[iq] - sim.q[iq]) - 0.05 * sim.v[iv]
+        return u
+
+    for _ in range(60):
+        sim.step(effort())
+    u = effort()
+    repeats = 5 if quick else 30
+    print("through contact (Solo12 standing, compliant, nv = 18, 4 feet):")
+    for label, options in (("default tolerance", {}), ("tolerance 1e-16",
+                                                       {"tolerance": 1e-16,
+                                                        "max_iterations": 200})):
+        process = ProcessModel(sim.model, DT, "compliant",
+                               **{**sim.integrator.options, **options})
+        process.hold_memory(sim.get_state().integrator)
+        x = process.x_from(sim.q, sim.v)
+        one_step = median_time(lambda: process.step(x, u), repeats)
+        exact_b = median_time(lambda: effort_jacobian(process, x, u), repeats)
+        fd_b = median_time(lambda: process.finite_difference_jacobians(x, u, eps=1e-6)[1],
+                           max(2, repeats // 5))
+        B = effort_jacobian(process, x, u)
+        _, B_fd = process.finite_difference_jacobians(x, u, eps=1e-6, eps_u=1e-3)
+        error = float(np.abs(B - B_fd).max() / np.abs(B_fd).max())
+        print(f"  {label}: step {one_step * 1e3:.3f} ms, exact B {exact_b * 1e3:.3f} ms "
+              f"({exact_b / one_step:.1f} steps), central differences A and B "
+              f"{fd_b * 1e3:.2f} ms ({fd_b / one_step:.0f} steps; B alone "
+              f"{2 * process.nu} steps), B against them: {error:.1e}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -127,6 +174,8 @@ def main(argv=None) -> None:
     throughput(args.quick)
     print()
     jacobian_costs(args.quick)
+    print()
+    contact_costs(args.quick)
 
 
 if __name__ == "__main__":

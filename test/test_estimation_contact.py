@@ -200,3 +200,113 @@ def test_batch_holds_memory_and_allocates_nothing_with_out():
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
         assert peaks[0] < 20_000 and peaks[1] < peaks[0] + 1_000, peaks
+
+
+# The effort Jacobian through the contact solve against central differences of step, each
+# model solved to its rounding floor (tolerance 1e-16: the differences' error is the solve's
+# error over the step in u).
+EXACT = {"tolerance": 1e-16, "max_iterations": 200}
+
+
+def solo12_sliding() -> tuple:
+    """Solo12 standing on a floor of friction 0.1 (its feet's forces planned for 0.8), pushed
+    sideways at 0.5 m/s: every foot slides (|f_t| = 0.1 f_n)."""
+    from mbsim_ros.contact.scene import load_scene
+
+    scene = load_scene(SOLO12)
+    scene.material.friction = 0.1
+    sim = Simulator.from_scene(scene, dt=DT)
+    effort = Standing(sim)
+    for _ in range(40):
+        sim.step(effort(sim.q, sim.v))
+    v = sim.v.copy()
+    v[1] = 0.5
+    sim.reset(sim.q.copy(), v)
+    for _ in range(3):
+        sim.step(effort(sim.q, sim.v))
+    return sim, effort(sim.q, sim.v)
+
+
+def brick_on_incline(tmp_path, friction: float) -> tuple:
+    """scenarios.incline's brick (four steel feet on the 30 degree incline) after 0.1 s: at
+    rest with friction 1.0, sliding with 0.3 (tan 30 = 0.577)."""
+    from mbsim_ros.scenarios import brick_urdf, incline
+
+    path = tmp_path / "brick.urdf"
+    path.write_text(brick_urdf())
+    sim = incline(str(path), friction, DT)
+    for _ in range(100):
+        sim.step()
+    return sim, np.zeros(6)
+
+
+def ball_in_impact() -> tuple:
+    """The bouncing ball at its first step in contact (an impact's loading phase)."""
+    sim = Simulator.from_scene(BALL, dt=DT)
+    while sim.integrator.impacting_contacts == 0:
+        sim.step()
+    sim.step()  # (the step after: still in the overlap, on its way out)
+    return sim, np.zeros(6)
+
+
+def solo12_standing() -> tuple:
+    sim, effort = scene_run("solo12", "compliant")
+    for _ in range(60):
+        sim.step(effort(sim.q, sim.v))
+    return sim, effort(sim.q, sim.v)
+
+
+@pytest.mark.parametrize("case,bound,eps_u", [
+    ("solo12_standing", 1e-6, 1e-3), ("solo12_sliding", 1e-6, 1e-3),
+    ("brick_sliding", 1e-6, 1e-2), ("brick_resting", 5e-6, 1e-2), ("ball_in_impact", 1e-6, 1e-3)])
+def test_effort_jacobian_through_contact_against_differences(case, bound, eps_u, tmp_path):
+    """B = dx'/du by the implicit function theorem on the contact solve against central
+    differences of step, with the Simulator's memory held: relative error (max |B - B_fd| /
+    max |B_fd|) below 1e-6; dropping the impulses' term (the contact block) is wrong by more
+    than 10 %. The resting brick's upper feet hold their friction 0.3 % inside the cone with a
+    multiplier of 2e-10 (its four feet's tangential split is set by the solve's barrier, not
+    by the contact law: a contact at a switch), so its bound is 5e-6."""
+    sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
+              "ball_in_impact": ball_in_impact,
+              "brick_resting": lambda: brick_on_incline(tmp_path, 1.0),
+              "brick_sliding": lambda: brick_on_incline(tmp_path, 0.3)}[case]()
+    assert sim.contacts(), "in contact"
+    process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
+    process.hold_memory(sim.get_state().integrator)
+    x = process.x_from(sim.q, sim.v)
+    from mbsim_ros.estimation.contact_jacobians import effort_jacobian
+
+    B = effort_jacobian(process, x, u)
+    x_next = process.step(x, u)
+    B_fd = np.empty_like(B)
+    for k in range(process.nu):
+        e = np.zeros(process.nu)
+        e[k] = eps_u
+        B_fd[:, k] = (process.difference(x_next, process.step(x, u + e))
+                      - process.difference(x_next, process.step(x, u - e))) / (2.0 * eps_u)
+    scale = np.abs(B_fd).max()
+    assert np.abs(B - B_fd).max() / scale < bound
+    dropped = effort_jacobian(process, x, u, contact_block=False)
+    assert np.abs(dropped - B_fd).max() / scale > 0.1
+    if case == "solo12_sliding":
+        for contact in sim.contacts():  # the sliding branch: on the cone's surface
+            assert np.hypot(*contact.force[:2]) == pytest.approx(0.1 * contact.force[2],
+                                                                  rel=1e-6)
+
+
+def test_jacobians_through_contact():
+    """jacobians(x, u) on the compliant step: B the exact one, A central differences of step
+    (2 ndx steps); the rigid LCP has none yet (a clear error naming the way that works)."""
+    sim, u = solo12_standing()
+    process = ProcessModel.from_simulator(sim)
+    process.hold_memory(sim.get_state().integrator)
+    x = process.x_from(sim.q, sim.v)
+    A, B = process.jacobians(x, u)
+    from mbsim_ros.estimation.contact_jacobians import effort_jacobian
+
+    np.testing.assert_array_equal(B, effort_jacobian(process, x, u))
+    A_fd, _ = process.finite_difference_jacobians(x, u, eps=1e-6)
+    np.testing.assert_array_equal(A, A_fd)
+    rigid = ProcessModel.from_scene(SOLO12, DT, "rigid")
+    with pytest.raises(NotImplementedError, match="finite_difference_jacobians"):
+        rigid.jacobians(x, u)

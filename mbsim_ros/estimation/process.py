@@ -24,6 +24,7 @@ from ..integrators.variational import (momentum_kernel, variational_step_kernel,
 from ..model import Model
 from ..spatial import Ad, dexp, exp_se3
 from .contact import CONTACT_INTEGRATORS, ContactSteps
+from .contact_jacobians import effort_jacobian
 from .batch import (EULER_CHUNK, VARIATIONAL_CHUNK, euler_batch, euler_batch_parallel,
                     first_bad_row, thread_count, variational_batch, variational_batch_parallel)
 
@@ -31,6 +32,7 @@ INTEGRATORS = ("variational", "euler") + CONTACT_INTEGRATORS
 # Below this many particles per thread the parallel launch costs more than it saves (bench).
 PARALLEL_MIN_PARTICLES_PER_THREAD = 4
 _ONE_SUBSTEP = np.array([1.0])
+STATE_EPS = 1e-6  # central differences' step in the state for A through contact
 
 
 class StepFailed(RuntimeError):
@@ -312,12 +314,12 @@ class ProcessModel:
         dp_k+1 = P0 dq_k + P1 dq_k+1 + h/2 du. Fourth order: the product over the substeps.
         Coulomb friction: the derivative of the branch the step took (stick or slip, per joint),
         one-sided where a joint sits exactly on the switch. Euler: from the derivatives of
-        inverse dynamics (``_euler_jacobians``)."""
+        inverse dynamics (``_euler_jacobians``). Compliant (true cone): B exact through the
+        contact solve, A by central differences for now (``_contact_jacobians``)."""
         x = self._check_state(x, "x")
         u = self._zero_u[0] if u is None else self._check_input(u, "u")
         if self._contact is not None:
-            raise NotImplementedError(f"exact Jacobians of the {self.integrator_name} step: "
-                                      f"not yet (finite_difference_jacobians)")
+            return self._contact_jacobians(x, u)
         if self.integrator_name == "euler":
             return self._euler_jacobians(x, u)
         nq, nv = self.nq, self.nv
@@ -332,6 +334,32 @@ class ProcessModel:
             B = A_s @ B + B_s
             q, p = q_next, p_next
         return A, B
+
+    def _contact_jacobians(self, x, u) -> tuple[np.ndarray, np.ndarray]:
+        """The compliant step (true cone): B exact through the contact solve
+        (contact_jacobians.effort_jacobian: the implicit function theorem on the solve's
+        optimality conditions), A by central differences of ``step`` (the derivatives of the
+        rows, the Delassus matrix and the free velocity with respect to q and v are not yet
+        in: docs/ESTIMATION.md)."""
+        if self.integrator_name != "compliant" or self.integrator.cone != "true":
+            raise NotImplementedError(
+                f"jacobians through contact: the compliant integrator with the true cone only "
+                f"(here {self.integrator_name}, cone {getattr(self.integrator, 'cone', '-')}); "
+                f"finite_difference_jacobians differentiates any step")
+        B = effort_jacobian(self, x, u)
+        return self._state_differences(x, u, STATE_EPS), B
+
+    def _state_differences(self, x, u, eps: float) -> np.ndarray:
+        """A by central differences of ``step`` in the tangent space (2 ndx steps)."""
+        x_next = self.step(x, u)
+        A = np.empty((self.ndx, self.ndx))
+        for k in range(self.ndx):
+            e = np.zeros(self.ndx)
+            e[k] = eps
+            plus = self.difference(x_next, self.step(self.integrate(x, e), u))
+            minus = self.difference(x_next, self.step(self.integrate(x, -e), u))
+            A[:, k] = (plus - minus) / (2.0 * eps)
+        return A
 
     def _substep(self, q, p, u, h, friction) -> tuple[np.ndarray, np.ndarray]:
         """One DEL substep of length h (the integrator's own kernel)."""
@@ -452,14 +480,8 @@ class ProcessModel:
         x = self._check_state(x, "x")
         u = self._zero_u[0] if u is None else self._check_input(u, "u")
         x_next = self.step(x, u)
-        A = np.empty((self.ndx, self.ndx))
+        A = self._state_differences(x, u, eps)
         B = np.empty((self.ndx, self.nu))
-        for k in range(self.ndx):
-            e = np.zeros(self.ndx)
-            e[k] = eps
-            plus = self.difference(x_next, self.step(self.integrate(x, e), u))
-            minus = self.difference(x_next, self.step(self.integrate(x, -e), u))
-            A[:, k] = (plus - minus) / (2.0 * eps)
         for k in range(self.nu):
             e = np.zeros(self.nu)
             e[k] = eps_u

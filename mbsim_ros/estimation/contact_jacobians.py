@@ -1,0 +1,220 @@
+"""The derivative of the compliant step through its contact solve (docs/ESTIMATION.md,
+"Jacobians through contact"): the impulses' sensitivity by the implicit function theorem on the
+solve's optimality conditions at its solution (Amos and Kolter 2017, "OptNet: differentiable
+optimization as a layer in neural networks": differentiating a QP's KKT conditions; Howell et
+al. 2022, "Dojo: a differentiable physics engine for robotics": contact with a friction cone
+differentiated implicitly), and the effort Jacobian B of the step built on it.
+
+The impulses gamma solve the last problem of the active set (cone_solver.py, docs/COMPLIANT.md)
+
+    min 1/2 g.P g + q.g,  P = H + H diag(w) H,  q = c + H diag(w) c     (H = W + E^-1)
+    over: bilateral rows free, unilateral rows g >= 0, held rows g = 0, per contact the cone
+    f(g) = |g_t| - mu g_n <= 0, joint friction |g| <= bound,
+
+with w the penalty on the pushing rows (zero when the active set ended on the convex form).
+At the solution each row or contact is on one branch, and the derivative is that branch's:
+
+- held, separating (g = 0) or at a joint friction bound: dg = 0;
+- free rows, unilateral rows that push and sticking contacts (|g_t| < mu g_n): stationarity,
+  (P dg + dP g + dq)_i = 0;
+- sliding contacts (|g_t| = mu g_n, g_n > 0): stationarity with the cone's multiplier lambda,
+  (P dg + dP g + dq + dlambda grad f + lambda hess f dg)_block = 0, and grad f . dg = 0, with
+  grad f = (-mu, t), hess f = (0, (1 - t t^T) / |g_t|) on the tangents, t = g_t / |g_t|,
+  lambda = (P g + q)_n / mu.
+
+A contact exactly at a switch (g_n = 0 while touching, |g_t| = mu g_n while sticking) gets the
+one-sided derivative of the branch the solution is classified on (relative thresholds
+SEPARATED and SLIDING below).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, UNILATERAL
+from ..dynamics.crba import crba
+from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
+from ..integrators.compliant_step import C_CONTACTS, C_ROWS, L_E_STAR
+from ..integrators.impacts import LOADING
+
+SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
+SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
+
+
+def last_problem(integrator, m: int) -> tuple:
+    """(H, c, gamma, kind, mu, weight) of the problem whose solution the step took: the
+    last request of the active set (weights, held rows), or the convex form when the rounds
+    ended unsettled (the solution is then the convex one, copied bit for bit)."""
+    buf = integrator._buffers
+    mats, vecs, ints = buf.solver
+    H, c = mats[M_H][:m, :m].copy(), vecs[V_C][:m].copy()
+    gamma = buf.gamma[:m].copy()
+    kind, mu = buf.kind[:m].copy(), buf.mu[:m].copy()
+    if np.all(kind == BILATERAL) or np.array_equal(gamma, vecs[V_CONVEX][:m]):
+        return H, c, gamma, kind, mu, np.zeros(m)
+    return (H, c, gamma, ints[I_TRIAL_KIND][:m].copy(), vecs[V_TRIAL_MU][:m].copy(),
+            vecs[V_WEIGHT][:m].copy())
+
+
+def impulse_sensitivity(H, c, gamma, kind, mu, weight) -> np.ndarray:
+    """d gamma / d c (m x m) at the solution gamma of the problem above (H fixed), on the
+    branch the solution is on (module docstring)."""
+    m = len(c)
+    weighted = H * weight[None, :]          # H diag(w)
+    P = H + weighted @ H
+    q = c + weighted @ c
+    dq_dc = np.eye(m) + weighted
+    gradient = P @ gamma + q
+    scale = max(np.abs(gamma).max(initial=0.0), 1e-300)
+    zero = np.zeros(m, dtype=bool)
+    sliding = []                            # (normal row, t, |g_t|, lambda)
+    for i in range(m):
+        if kind[i] == FIXED:
+            zero[i] = True
+        elif kind[i] == UNILATERAL or (kind[i] == NORMAL and mu[i] == 0.0):
+            zero[i] = gamma[i] <= SEPARATED * scale
+            if kind[i] == NORMAL:  # frictionless: its tangents are held
+                zero[i + 1:i + 3] = True
+        elif kind[i] == FRICTION:
+            zero[i] = abs(gamma[i]) >= (1.0 - SLIDING) * mu[i]
+        elif kind[i] == NORMAL:
+            tangent = gamma[i + 1:i + 3]
+            slip = float(np.hypot(*tangent))
+            if gamma[i] <= SEPARATED * scale:
+                zero[i:i + 3] = True
+            elif slip >= (1.0 - SLIDING) * mu[i] * gamma[i]:
+                sliding.append((i, tangent / slip, slip, gradient[i] / mu[i]))
+    free = np.flatnonzero(~zero)
+    n = len(free)
+    where = {row: a for a, row in enumerate(free)}
+    K = np.zeros((n + len(sliding), n + len(sliding)))
+    K[:n, :n] = P[np.ix_(free, free)]
+    rhs = np.zeros((n + len(sliding), m))
+    rhs[:n] = -dq_dc[free]
+    for s, (i, t, slip, lam) in enumerate(sliding):
+        block = [where[i], where[i + 1], where[i + 2]]
+        grad = np.array([-mu[i], t[0], t[1]])
+        curvature = np.zeros((3, 3))
+        curvature[1:, 1:] = lam * (np.eye(2) - np.outer(t, t)) / slip
+        K[np.ix_(block, block)] += curvature
+        K[block, n + s] = grad
+        K[n + s, block] = grad
+    solution = np.linalg.solve(K, rhs)
+    out = np.zeros((m, m))
+    out[free] = solution[:n]
+    return out
+
+
+def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
+    """B = d x' / d u of the compliant step at (x, u) with the held memory (ndx x nv), exact:
+    v* = v + h K^-1 (u + ...) (K: the step matrix, M~ or M~ + h dB/dv), the rows' free
+    velocities G v*, the impulses' sensitivity, v1 = v* + K^-1 G^T gamma, and the
+    integration's derivative. ``contact_block`` False drops the impulses' term (a check that
+    must fail)."""
+    steps = process._contact
+    integrator = steps.integrators[0]
+    nq, nv, h = process.nq, process.nv, process.dt
+    q, v = x[:nq].copy(), x[nq:].copy()
+    slot = steps.slots[0]  # the step (compiled where it can), its rows left in the buffers
+    if steps.step(0, q, v, np.ascontiguousarray(u, dtype=float), slot.q_next,
+                  slot.v_next) != OK:
+        raise RuntimeError(f"the step failed: {steps.message}")
+    solve = _step_matrix_solver(integrator, q)
+    dv_star = h * solve(np.eye(nv))                        # d v* / d u
+    m = int(integrator._counts[C_ROWS])
+    dv1 = dv_star.copy()
+    if m and contact_block:
+        G = integrator._buffers.G[:m]
+        H, c, gamma, kind, mu, weight = last_problem(integrator, m)
+        dc = _impact_scale(integrator, m, G, v)[:, None] * (G @ dv_star)
+        dgamma = impulse_sensitivity(H, c, gamma, kind, mu, weight) @ dc
+        dv1 += solve(G.T @ dgamma)
+    to_q, to_v = _integration_derivatives(process.model, h, integrator._v_step)
+    return np.vstack([to_q @ dv1, to_v @ dv1])
+
+
+def _step_matrix_solver(integrator, q):
+    """x -> K^-1 x (columns) with the matrix the step applied its forces and impulses
+    through: the implicit step's LU (K = M~ + h dB/dv - h M~ dc/dv), else M~ = M + h D
+    at q."""
+    implicit = integrator._implicit
+    if implicit is not None:  # K = P^T L U from solvers/lu.py's factors, inverted once
+        LU, pivots = implicit.K, implicit.pivots
+        K = np.tril(LU, -1) + np.eye(len(LU))
+        K = K @ np.triu(LU)
+        for k in range(len(LU) - 1, -1, -1):  # undo the row swaps, last first
+            if pivots[k] != k:
+                K[[k, pivots[k]]] = K[[pivots[k], k]]
+        inverse = np.linalg.inv(K)
+        return lambda B: inverse @ B
+    model = integrator.model
+    M = crba(model, q) + integrator.dt * np.diag(model.damping)
+    return lambda B: np.linalg.solve(M, B)
+
+
+def _impact_scale(integrator, m: int, G, v) -> np.ndarray:
+    """d c_i / d u_i per row: 1, except the normal rows of contacts loading in an impact
+    (impacts.py), whose target w1 is the closing root of the energy balance f(w; u) = 0:
+    c = u + phi / h with phi = -h w1, so dc/du = 1 - dw1/du, dw1/du = m w1 / f'(w1)."""
+    scale = np.ones(m)
+    impacts = integrator._impacts
+    n = int(integrator._counts[C_CONTACTS])
+    law = integrator._constants[0]
+    buf = integrator._buffers
+    for contact in range(n):
+        if impacts.phase[contact] != LOADING:
+            continue
+        r = 3 * contact
+        mass = 1.0 / buf.W[r, r]
+        w0 = float(G[r] @ v)
+        w1 = -buf.phi[r] / integrator.dt
+        d = -integrator._contact_real[contact, 6] - integrator.dt * w1
+        stiffness = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
+        slope = mass * w1 - mass * (buf.u[r] - w0) - (
+            integrator.dt * stiffness * d * np.sqrt(d) if d > 0.0 else 0.0)
+        scale[r] = 1.0 - mass * w1 / slope
+    return scale
+
+
+def _integration_derivatives(model, h, v1) -> tuple[np.ndarray, np.ndarray]:
+    """(dq'/dv1 in the tangent space at q', dv'/dv1) of integrate_world_aligned: one-dof
+    joints q' = q + h v1, v' = v1; a free-flyer p' = p + h R u, R' = R E, E = exp(h [w]),
+    v'_lin = E^T u: in q' (+) (dv, dw) (pinocchio's body twist) dv = h E^T du,
+    dw = h Jr(h w) dw1; dv'_lin = E^T du + h E^T [u]x Jr(-h w) dw1 (Jr: SO(3)'s right
+    Jacobian)."""
+    nv = model.nv
+    to_q, to_v = h * np.eye(nv), np.eye(nv)
+    for i in range(model.njoints):
+        if model.joint_kinds[i] != "free_flyer":
+            continue
+        iv = model.idx_v[i]
+        lin, ang = slice(iv, iv + 3), slice(iv + 3, iv + 6)
+        u, w = v1[lin], v1[ang]
+        E = _so3_exp(h * w)
+        to_q[lin, lin] = h * E.T
+        to_q[ang, ang] = h * _right_jacobian(h * w)
+        to_v[lin, lin] = E.T
+        to_v[lin, ang] = h * E.T @ _skew(u) @ _right_jacobian(-h * w)
+    return to_q, to_v
+
+
+def _skew(a) -> np.ndarray:
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def _so3_exp(phi) -> np.ndarray:
+    theta = float(np.linalg.norm(phi))
+    K = _skew(phi)
+    if theta < 1e-8:
+        return np.eye(3) + K + 0.5 * K @ K
+    return np.eye(3) + np.sin(theta) / theta * K + (1 - np.cos(theta)) / theta ** 2 * K @ K
+
+
+def _right_jacobian(phi) -> np.ndarray:
+    """Jr(phi) = 1 - (1 - cos t)/t^2 [phi] + (t - sin t)/t^3 [phi]^2: exp(phi + d) =
+    exp(phi) exp(Jr(phi) d) to first order."""
+    theta = float(np.linalg.norm(phi))
+    K = _skew(phi)
+    if theta < 1e-6:
+        return np.eye(3) - 0.5 * K + K @ K / 6.0
+    return (np.eye(3) - (1 - np.cos(theta)) / theta ** 2 * K
+            + (theta - np.sin(theta)) / theta ** 3 * K @ K)
