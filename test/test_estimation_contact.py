@@ -310,3 +310,56 @@ def test_jacobians_through_contact():
     rigid = ProcessModel.from_scene(SOLO12, DT, "rigid")
     with pytest.raises(NotImplementedError, match="finite_difference_jacobians"):
         rigid.jacobians(x, u)
+
+
+def ball_loading() -> tuple:
+    """The bouncing ball at the step that starts its impact (loading: the target is the
+    closing root of the energy balance, which depends on the stiffness)."""
+    sim, probe = Simulator.from_scene(BALL, dt=DT), Simulator.from_scene(BALL, dt=DT)
+    while True:
+        probe.step()
+        if probe.integrator.impacting_contacts:
+            return sim, np.zeros(6)
+        sim.step()
+
+
+@pytest.mark.parametrize("case", ["solo12_standing", "solo12_sliding", "ball_loading"])
+def test_parameter_columns_against_differences(case):
+    """jacobians(..., params=["friction", "stiffness"]): the derivatives with respect to the
+    floor's friction coefficient and its Hertz modulus E* (the step through the impulses)
+    against central differences of step on scenes with the material changed by 1e-3
+    (relative): relative error below 2e-6 where the column is not zero (the differences'
+    own error: 9e-7 at 1e-3, 3e-6 at 1e-4 on Solo12 standing's stiffness, growing as the step
+    shrinks); zero where friction does not act (every foot sticking, the ball's normal
+    impact), which the differences confirm to their noise."""
+    import dataclasses
+
+    sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
+              "ball_loading": ball_loading}[case]()
+    options = {k: v for k, v in sim.integrator.options.items() if k != "scene"}
+
+    def model(**change):
+        scene = dataclasses.replace(sim.scene, material=dataclasses.replace(sim.scene.material,
+                                                                             **change))
+        process = ProcessModel.from_scene(scene, DT, **{**options, **EXACT})
+        process.hold_memory(sim.get_state().integrator)
+        return process
+
+    process = model()
+    x = process.x_from(sim.q, sim.v)
+    A, B, P = process.jacobians(x, u, params=["friction", "stiffness"])
+    assert P.shape == (process.ndx, 2)
+    x_next = process.step(x, u)
+    material, eps = sim.scene.material, 1e-3
+    for column, name, value, unit in ((0, "friction", material.friction, 1.0),
+                                      (1, "youngs_modulus", material.youngs_modulus,
+                                       material.youngs_modulus / material.effective_modulus)):
+        plus = model(**{name: value * (1 + eps)}).step(x, u)
+        minus = model(**{name: value * (1 - eps)}).step(x, u)
+        fd = (process.difference(x_next, plus) - process.difference(x_next, minus)) \
+            / (2 * eps * value / unit)
+        exact = P[:, column]
+        if column == 0 and case != "solo12_sliding":
+            assert not exact.any() and np.abs(fd).max() < 1e-7
+        else:
+            assert np.abs(exact - fd).max() / np.abs(fd).max() < 2e-6, name

@@ -33,7 +33,7 @@ import numpy as np
 from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, UNILATERAL
 from ..dynamics.crba import crba
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
-from ..integrators.compliant_step import C_CONTACTS, C_ROWS, L_E_STAR
+from ..integrators.compliant_step import C_CONTACTS, C_ROWS, L_DAMPING, L_E_STAR, L_STIFFNESS
 from ..integrators.impacts import LOADING
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
@@ -55,53 +55,104 @@ def last_problem(integrator, m: int) -> tuple:
             vecs[V_WEIGHT][:m].copy())
 
 
+class Branch:
+    """The solve's optimality conditions at its solution, linearised on the branch each row
+    and contact is on (module docstring): ``impulses(stationarity, constraint)`` is the change
+    of gamma for given changes of the stationarity residual (m x k: d(P g + q) at fixed g)
+    and of the sliding contacts' cone constraints (one row each)."""
+
+    def __init__(self, H, c, gamma, kind, mu, weight) -> None:
+        m = len(c)
+        self.H, self.c, self.gamma, self.weight, self.mu = H, c, gamma, weight, mu
+        weighted = H * weight[None, :]          # H diag(w)
+        P = H + weighted @ H
+        self.dq_dc = np.eye(m) + weighted
+        gradient = P @ gamma + c + weighted @ c
+        scale = max(np.abs(gamma).max(initial=0.0), 1e-300)
+        zero = np.zeros(m, dtype=bool)
+        self.sliding = []                       # (normal row, t, |g_t|, lambda)
+        for i in range(m):
+            if kind[i] == FIXED:
+                zero[i] = True
+            elif kind[i] == UNILATERAL or (kind[i] == NORMAL and mu[i] == 0.0):
+                zero[i] = gamma[i] <= SEPARATED * scale
+                if kind[i] == NORMAL:  # frictionless: its tangents are held
+                    zero[i + 1:i + 3] = True
+            elif kind[i] == FRICTION:
+                zero[i] = abs(gamma[i]) >= (1.0 - SLIDING) * mu[i]
+            elif kind[i] == NORMAL:
+                tangent = gamma[i + 1:i + 3]
+                slip = float(np.hypot(*tangent))
+                if gamma[i] <= SEPARATED * scale:
+                    zero[i:i + 3] = True
+                elif slip >= (1.0 - SLIDING) * mu[i] * gamma[i]:
+                    self.sliding.append((i, tangent / slip, slip, gradient[i] / mu[i]))
+        self.free = np.flatnonzero(~zero)
+        n, ns = len(self.free), len(self.sliding)
+        where = {row: a for a, row in enumerate(self.free)}
+        K = np.zeros((n + ns, n + ns))
+        K[:n, :n] = P[np.ix_(self.free, self.free)]
+        for s, (i, t, slip, lam) in enumerate(self.sliding):
+            block = [where[i], where[i + 1], where[i + 2]]
+            grad = np.array([-mu[i], t[0], t[1]])
+            K[np.ix_(block[1:], block[1:])] += lam * (np.eye(2) - np.outer(t, t)) / slip
+            K[block, n + s] = grad
+            K[n + s, block] = grad
+        self.K, self.m = K, m
+
+    def impulses(self, stationarity, constraint=None) -> np.ndarray:
+        """d gamma (m x k) for the residuals' changes (module docstring)."""
+        n = len(self.free)
+        rhs = np.zeros((len(self.K), stationarity.shape[1]))
+        rhs[:n] = -stationarity[self.free]
+        if constraint is not None:
+            rhs[n:] = -constraint
+        out = np.zeros((self.m, stationarity.shape[1]))
+        out[self.free] = np.linalg.solve(self.K, rhs)[:n]
+        return out
+
+    def law_change(self, d_inverse, dc) -> np.ndarray:
+        """The stationarity residual's change (m x k) for changes of the rows' compliances
+        E^-1 (diagonal of H, m x k) and of c: dP g + dq with dP = D + D w H + H w D,
+        dq = dc + D w c + H w dc (D = diag of a column of d_inverse)."""
+        w = self.weight[:, None]
+        pushed = self.H @ self.gamma + self.c   # the rows' law residuals r
+        return (d_inverse * self.gamma[:, None] + d_inverse * w * pushed[:, None]
+                + self.H @ (w * (d_inverse * self.gamma[:, None] + dc)) + dc)
+
+
 def impulse_sensitivity(H, c, gamma, kind, mu, weight) -> np.ndarray:
     """d gamma / d c (m x m) at the solution gamma of the problem above (H fixed), on the
     branch the solution is on (module docstring)."""
-    m = len(c)
-    weighted = H * weight[None, :]          # H diag(w)
-    P = H + weighted @ H
-    q = c + weighted @ c
-    dq_dc = np.eye(m) + weighted
-    gradient = P @ gamma + q
-    scale = max(np.abs(gamma).max(initial=0.0), 1e-300)
-    zero = np.zeros(m, dtype=bool)
-    sliding = []                            # (normal row, t, |g_t|, lambda)
-    for i in range(m):
-        if kind[i] == FIXED:
-            zero[i] = True
-        elif kind[i] == UNILATERAL or (kind[i] == NORMAL and mu[i] == 0.0):
-            zero[i] = gamma[i] <= SEPARATED * scale
-            if kind[i] == NORMAL:  # frictionless: its tangents are held
-                zero[i + 1:i + 3] = True
-        elif kind[i] == FRICTION:
-            zero[i] = abs(gamma[i]) >= (1.0 - SLIDING) * mu[i]
-        elif kind[i] == NORMAL:
-            tangent = gamma[i + 1:i + 3]
-            slip = float(np.hypot(*tangent))
-            if gamma[i] <= SEPARATED * scale:
-                zero[i:i + 3] = True
-            elif slip >= (1.0 - SLIDING) * mu[i] * gamma[i]:
-                sliding.append((i, tangent / slip, slip, gradient[i] / mu[i]))
-    free = np.flatnonzero(~zero)
-    n = len(free)
-    where = {row: a for a, row in enumerate(free)}
-    K = np.zeros((n + len(sliding), n + len(sliding)))
-    K[:n, :n] = P[np.ix_(free, free)]
-    rhs = np.zeros((n + len(sliding), m))
-    rhs[:n] = -dq_dc[free]
-    for s, (i, t, slip, lam) in enumerate(sliding):
-        block = [where[i], where[i + 1], where[i + 2]]
-        grad = np.array([-mu[i], t[0], t[1]])
-        curvature = np.zeros((3, 3))
-        curvature[1:, 1:] = lam * (np.eye(2) - np.outer(t, t)) / slip
-        K[np.ix_(block, block)] += curvature
-        K[block, n + s] = grad
-        K[n + s, block] = grad
-    solution = np.linalg.solve(K, rhs)
-    out = np.zeros((m, m))
-    out[free] = solution[:n]
-    return out
+    branch = Branch(H, c, gamma, kind, mu, weight)
+    return branch.impulses(branch.dq_dc)
+
+
+class _Solved:
+    """One step of the process model's first integrator at (x, u) with the held memory, its
+    rows left in the buffers: what the derivatives are taken at."""
+
+    def __init__(self, process, x, u) -> None:
+        steps = process._contact
+        self.integrator = integrator = steps.integrators[0]
+        nq = process.nq
+        self.q, self.v = x[:nq].copy(), x[nq:].copy()
+        slot = steps.slots[0]  # (compiled where it can)
+        if steps.step(0, self.q, self.v, np.ascontiguousarray(u, dtype=float), slot.q_next,
+                      slot.v_next) != OK:
+            raise RuntimeError(f"the step failed: {steps.message}")
+        self.solve = _step_matrix_solver(integrator, self.q)
+        self.m = int(integrator._counts[C_ROWS])
+        self.G = integrator._buffers.G[:self.m]
+        self.to_q, self.to_v = _integration_derivatives(process.model, process.dt,
+                                                        integrator._v_step)
+
+    def branch(self) -> Branch:
+        return Branch(*last_problem(self.integrator, self.m))
+
+    def state_change(self, dv1) -> np.ndarray:
+        """dx' (ndx x k) for a change dv1 of the step's velocity."""
+        return np.vstack([self.to_q @ dv1, self.to_v @ dv1])
 
 
 def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
@@ -110,26 +161,96 @@ def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
     velocities G v*, the impulses' sensitivity, v1 = v* + K^-1 G^T gamma, and the
     integration's derivative. ``contact_block`` False drops the impulses' term (a check that
     must fail)."""
-    steps = process._contact
-    integrator = steps.integrators[0]
-    nq, nv, h = process.nq, process.nv, process.dt
-    q, v = x[:nq].copy(), x[nq:].copy()
-    slot = steps.slots[0]  # the step (compiled where it can), its rows left in the buffers
-    if steps.step(0, q, v, np.ascontiguousarray(u, dtype=float), slot.q_next,
-                  slot.v_next) != OK:
-        raise RuntimeError(f"the step failed: {steps.message}")
-    solve = _step_matrix_solver(integrator, q)
-    dv_star = h * solve(np.eye(nv))                        # d v* / d u
-    m = int(integrator._counts[C_ROWS])
+    solved = _Solved(process, x, u)
+    dv_star = process.dt * solved.solve(np.eye(process.nv))    # d v* / d u
     dv1 = dv_star.copy()
-    if m and contact_block:
-        G = integrator._buffers.G[:m]
-        H, c, gamma, kind, mu, weight = last_problem(integrator, m)
-        dc = _impact_scale(integrator, m, G, v)[:, None] * (G @ dv_star)
-        dgamma = impulse_sensitivity(H, c, gamma, kind, mu, weight) @ dc
-        dv1 += solve(G.T @ dgamma)
-    to_q, to_v = _integration_derivatives(process.model, h, integrator._v_step)
-    return np.vstack([to_q @ dv1, to_v @ dv1])
+    if solved.m and contact_block:
+        G = solved.G
+        dc = _impact_scale(solved.integrator, solved.m, G, solved.v)[:, None] * (G @ dv_star)
+        branch = solved.branch()
+        dv1 += solved.solve(G.T @ branch.impulses(branch.dq_dc @ dc))
+    return solved.state_change(dv1)
+
+
+PARAMETERS = ("friction", "stiffness")
+
+
+def parameter_jacobian(process, x, u, params) -> np.ndarray:
+    """d x' / d p (ndx x len(params)) of the compliant step for the scene's material
+    parameters: "friction" (the Coulomb coefficient mu of every contact) and "stiffness" (the
+    Hertz effective modulus E*, or a plain-stiffness ground's k). Both act only through the
+    impulses: mu through the sliding contacts' cones (d/dmu of lambda grad f is
+    (-lambda, 0, 0), of f is -g_n), the stiffness through the normal rows' laws
+    (k = 4/3 E* sqrt(R delta), b = dissipation k delta + damping: E^-1 = 1 / (h (h k + b)),
+    c = u + k / (h k + b) phi) and through a loading impact's closing root."""
+    unknown = [p for p in params if p not in PARAMETERS]
+    if unknown:
+        raise ValueError(f"params: {unknown} not among {PARAMETERS}")
+    solved = _Solved(process, x, u)
+    columns = np.zeros((process.ndx, len(params)))
+    if not solved.m:
+        return columns
+    branch = solved.branch()
+    for j, name in enumerate(params):
+        stationarity = np.zeros((solved.m, 1))
+        constraint = np.zeros((len(branch.sliding), 1))
+        if name == "friction":
+            for s, (i, _, _, lam) in enumerate(branch.sliding):
+                stationarity[i, 0] = -lam
+                constraint[s, 0] = -branch.gamma[i]
+        else:
+            d_inverse, dc = _stiffness_change(solved)
+            stationarity = branch.law_change(d_inverse[:, None], dc[:, None])
+        dgamma = branch.impulses(stationarity, constraint)
+        columns[:, j] = solved.state_change(solved.solve(solved.G.T @ dgamma))[:, 0]
+    return columns
+
+
+def _stiffness_change(solved) -> tuple[np.ndarray, np.ndarray]:
+    """d E^-1 and d c (m) per unit of the material's stiffness parameter (E* for Hertz, else
+    k), on the contacts' normal rows that take the material's law."""
+    integrator, m = solved.integrator, solved.m
+    buf, law = integrator._buffers, integrator._constants[0]
+    h = integrator.dt
+    hertz = law[L_STIFFNESS] < 0.0
+    parameter = law[L_E_STAR] if hertz else law[L_STIFFNESS]
+    own = integrator._shape_arrays[2][0]
+    impacts = integrator._impacts
+    d_inverse, dc = np.zeros(m), np.zeros(m)
+    for contact in range(int(integrator._counts[C_CONTACTS])):
+        r = 3 * contact
+        if np.isfinite(own[integrator._contact_int[contact, 2]]):
+            continue  # the shape's own law
+        if impacts.phase[contact] == LOADING:
+            dc[r] = -_closing_root_change(integrator, contact, solved.G, solved.v) / parameter
+            continue
+        if impacts.phase[contact] != 0:
+            continue  # unloading: Newton's target, no stiffness
+        k, b, phi = buf.k[r], buf.b[r], buf.phi[r]
+        dk = k / parameter if hertz else 1.0
+        db = (b - law[L_DAMPING]) / parameter if hertz and b > 0.0 else 0.0
+        soft = h * k + b
+        dsoft = h * dk + db
+        d_inverse[r] = -dsoft / (h * soft * soft)
+        dc[r] = (dk * soft - k * dsoft) / (soft * soft) * phi
+    return d_inverse, dc
+
+
+def _closing_root_change(integrator, contact, G, v) -> float:
+    """K dw1/dK of a loading impact's target: f(w; K) = 0 with f's K-terms U(d) - U(d0)
+    (U = 2/5 K d^(5/2)), so K dw1/dK = -(U(d) - U(d0)) / f'(w1)."""
+    buf, law, h = integrator._buffers, integrator._constants[0], integrator.dt
+    r = 3 * contact
+    mass = 1.0 / buf.W[r, r]
+    w0 = float(G[r] @ v)
+    w1 = -buf.phi[r] / h
+    d0 = -integrator._contact_real[contact, 6]
+    d = d0 - h * w1
+    K = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
+    energy = (0.4 * K * d ** 2.5 if d > 0.0 else 0.0) - (0.4 * K * d0 ** 2.5 if d0 > 0.0
+                                                         else 0.0)
+    slope = mass * w1 - mass * (buf.u[r] - w0) - (h * K * d * np.sqrt(d) if d > 0.0 else 0.0)
+    return -energy / slope
 
 
 def _step_matrix_solver(integrator, q):

@@ -24,7 +24,7 @@ from ..integrators.variational import (momentum_kernel, variational_step_kernel,
 from ..model import Model
 from ..spatial import Ad, dexp, exp_se3
 from .contact import CONTACT_INTEGRATORS, ContactSteps
-from .contact_jacobians import effort_jacobian
+from .contact_jacobians import effort_jacobian, parameter_jacobian
 from .batch import (EULER_CHUNK, VARIATIONAL_CHUNK, euler_batch, euler_batch_parallel,
                     first_bad_row, thread_count, variational_batch, variational_batch_parallel)
 
@@ -304,7 +304,7 @@ class ProcessModel:
 
     # ---- linearisation ----------------------------------------------------------------------
 
-    def jacobians(self, x, u=None) -> tuple[np.ndarray, np.ndarray]:
+    def jacobians(self, x, u=None, params=None) -> tuple[np.ndarray, ...]:
         """(A, B), the exact derivatives of ``step`` at (x, u): A (ndx x ndx) with respect to the
         state in the tangent space (``integrate``), B (ndx x nu) with respect to u.
 
@@ -315,11 +315,18 @@ class ProcessModel:
         Coulomb friction: the derivative of the branch the step took (stick or slip, per joint),
         one-sided where a joint sits exactly on the switch. Euler: from the derivatives of
         inverse dynamics (``_euler_jacobians``). Compliant (true cone): B exact through the
-        contact solve, A by central differences for now (``_contact_jacobians``)."""
+        contact solve, A by central differences for now (``_contact_jacobians``); with
+        ``params`` (names among contact_jacobians.PARAMETERS: "friction", "stiffness") a
+        third matrix (ndx x len(params)), the derivatives with respect to the scene's
+        material (``parameter_jacobian``)."""
         x = self._check_state(x, "x")
         u = self._zero_u[0] if u is None else self._check_input(u, "u")
         if self._contact is not None:
-            return self._contact_jacobians(x, u)
+            A, B = self._contact_jacobians(x, u)
+            return (A, B) if params is None else (A, B, parameter_jacobian(self, x, u, params))
+        if params is not None:
+            raise ValueError("params: derivatives with respect to the scene's material are "
+                             "the contact integrators' (compliant)")
         if self.integrator_name == "euler":
             return self._euler_jacobians(x, u)
         nq, nv = self.nq, self.nv
