@@ -104,6 +104,10 @@ def check_cluster(where: str, source: str, verbose: bool = False) -> None:
         raise RayUnavailable(f"no Ray cluster answers at {where} ({source}): "
                              f"{exc.strerror or exc}; start one ({GUIDE}) or give the head's "
                              f"address") from None
+    named = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if named and not os.environ.get("RAY_AUTH_TOKEN") and not Path(named).is_file():
+        raise RayUnavailable(f"RAY_AUTH_TOKEN_PATH names {named}, which is not a file (Ray "
+                             f"would abort): give the cluster's token there ({GUIDE})")
     from ray._raylet import GcsClient
     from ray.exceptions import AuthenticationError
 
