@@ -18,7 +18,7 @@ RUNTIME = {
     "matplotlib>=3.6": "python3-matplotlib",
     "pydantic>=2.7": "python3-pydantic",  # the input schemas (mbsim_ros/schema)
     # test campaigns (mbsim_ros/campaign): the task engine, the results table, the progress bar
-    "ray>=2.9": "python3-ray-pip",
+    "ray>=2.52": "python3-ray-pip",  # token authentication (docs/CAMPAIGNS.md, clusters)
     "pyarrow>=14": "python3-pyarrow-pip",
     "tqdm>=4.60": "python3-tqdm",
     # recordings (mbsim_ros/recording): the MCAP container and the ROS 2 CDR encoder

@@ -9,7 +9,6 @@ for another one.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -31,7 +30,8 @@ def controller_argv(command: list[str]) -> list[str]:
 class ControllerInTheLoop:
     """The link of ``sim`` (``interface``: "effort" or "joint_commands"; ``suite``: the sensors
     to publish) on this process's domain, and at most one controller process at a time, whose
-    output goes to ``logs`` (default: a temporary folder)."""
+    output goes to ``logs/<name>.log`` (default: ``<tmp>/mbsim_ros_controllers/<pid>-<name>
+    .log``, deleted by ``close``; a killed process leaves its last log there)."""
 
     def __init__(self, sim, interface: str = "effort", suite=None, *,
                  logs: str | Path | None = None) -> None:
@@ -40,13 +40,16 @@ class ControllerInTheLoop:
         self.link = LoopLink(sim, self.domain.domain_id, interface, suite=suite)
         self.process: ControllerProcess | None = None
         self._own_logs = logs is None
-        self.logs = Path(tempfile.mkdtemp(prefix="mbsim-controller-") if logs is None else logs)
+        self.logs = Path(tempfile.gettempdir()) / "mbsim_ros_controllers" if logs is None \
+            else Path(logs)
+        self._prefix = f"{os.getpid()}-" if logs is None else ""
 
     def start(self, command: list[str], env: dict[str, str], name: str) -> ControllerProcess:
         """Start ``command`` (after a previous controller's DDS endpoints are gone) on the
         domain, its output in ``logs/<name>.log``."""
         self.link.wait_unmatched(GONE_S)
-        self.process = ControllerProcess(controller_argv(command), self.logs / f"{name}.log",
+        self.process = ControllerProcess(controller_argv(command),
+                                         self.logs / f"{self._prefix}{name}.log",
                                          env={**env, **self.domain.env})
         return self.process
 
@@ -61,4 +64,5 @@ class ControllerInTheLoop:
         self.stop()
         self.link.close()
         if self._own_logs:
-            shutil.rmtree(self.logs, ignore_errors=True)
+            for log in self.logs.glob(f"{self._prefix}*.log"):
+                log.unlink(missing_ok=True)
