@@ -82,12 +82,14 @@ def has_repair_option() -> bool:
 def load_ours(path: Path) -> tuple[Model | None, str, str]:
     """(model or None, status, message): status "ok", "repaired" (loaded only with
     ``balance_inertia=True``, when load_urdf has that option) or "error"; message: the error,
-    else the first warning the loader gave, else ""."""
+    else the first warning the loader gave (the file named by its path in example-robot-data,
+    not this machine's), else ""."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             model = load_urdf(path)
-            return model, "ok", str(caught[0].message) if caught else ""
+            return model, "ok", \
+                str(caught[0].message).replace(str(path), relative_path(path)) if caught else ""
         except Exception as exc:  # noqa: BLE001 - any failure is a result here
             error = first_line(exc, path)
         if not has_repair_option():

@@ -23,6 +23,7 @@ import pytest
 
 from conftest import pinocchio_model, random_configuration, relative_error, to_pinocchio_q
 from mbsim_ros import Model, ModelError, load_urdf
+from mbsim_ros.codes import OUT_OF_BOUNDS, message
 from mbsim_ros.dynamics import aba, crba, rnea
 from mbsim_ros.model.model import R_COM, R_INERTIA, R_MASS
 
@@ -60,7 +61,9 @@ BAND = {"variational": 5e-3, "euler": 5e-2, "compliant": 5e-2, "rigid": 5e-2}
 # romeo (x2) and gains up to 3.4x the scale on kinova: bench/zoo.py and docs/EULER.md report it,
 # test_euler.py tests it. Robots whose light distal links flail without joint limits (Euler has
 # none) at h v ~ 1 rad per step: no first-order step keeps their energy (docs/EULER.md); the run
-# must finish with finite states, the energy is not checked. Real actuators' armature cures it.
+# must finish with finite states or be stopped by the divergence guard when a flailing link
+# passes its speed bound (integrators/bounds.py: g1 with hands' fingers do, past 2000 rad/s on
+# their way to 10^7), the energy is not checked. Real actuators' armature cures it.
 FLAILING = {
     "g1_29dof_rev_1_0": "wrists (1.8e-5 kg m^2) at up to 300 rad/s: +0.12 of the scale",
     "g1_29dof_with_hand_rev_1_0": "fingers at ~1e3 rad/s: finite, energy lost (1e11 J)",
@@ -232,9 +235,10 @@ def test_at_rest_under_gravity(name, integrator):
         run = zoo.simulate(model, integrator, SECONDS, DT, q0=q0, robot=name)
     finally:
         model.armature = loaded_armature
+    if integrator == "euler" and name in FLAILING:  # finite states (every step's energy
+        assert run.finished or run.message.startswith(message(OUT_OF_BOUNDS)), run.message
+        return  # evaluation checks them), up to the guard's stop
     assert run.finished, f"stopped at t = {run.t_fail:.3f} s: {run.message}"
-    if integrator == "euler" and name in FLAILING:
-        return  # finished with finite states (checked by every step's energy evaluation)
     allowed = BAND[integrator] * run.scale + ROUNDING * (abs(run.e0) + run.scale)
     assert run.rise <= allowed, \
         f"the energy rose {run.rise:.3g} J above its start ({run.drift:.2g} of the energy " \

@@ -11,13 +11,17 @@ being finite (where the solvers would fail with a message about the wrong thing)
 The bounds, per degree of freedom, in the joint's units:
 
 - a joint with a URDF velocity limit: ``SPEED_FACTOR`` (10) times it, and at least
-  ``SPEED_FLOOR`` (100 rad/s or m/s). A URDF's limit rates the motor, not the mechanism: an
-  unpowered arm may swing faster than its motors drive it, a fall or an impact may backdrive a
-  joint past it; ten times it no drive survives. The floor keeps a slow-rated joint
-  (0.5 rad/s) swinging freely under gravity from being flagged.
+  ``SPEED_FLOOR`` (2000 rad/s; ``LINEAR_SPEED_FLOOR``, 100 m/s, for a prismatic joint). A URDF's
+  limit rates the motor, not the mechanism: a fall or an impact may backdrive a joint past it,
+  ten times it no drive survives. The floor is for light links moving freely: an unpowered
+  robot of the example-robot-data zoo, falling from its neutral posture without joint limits,
+  swings a 1.8e-5 kg m^2 wrist at 300 rad/s (G1) and a thumb at 920 rad/s (G1 with hands)
+  while the energy stays within 1e-3 of its scale (the variational step, 2 s); ten times their
+  ratings, 22 and 12 rad/s, would flag them.
 - a joint without a limit (none in the URDF, or a non-positive one): ``UNLIMITED_SPEED``
-  (10^4 rad/s, about 95,000 rpm; 10^4 m/s), and the same for a floating base's angular
-  velocity (a spinning free body at 1500 rad/s is a legitimate test).
+  (10^4 rad/s, about 95,000 rpm), ``BASE_SPEED`` (10^3 m/s) for a prismatic one; the same
+  10^4 rad/s for a floating base's angular velocity (a spinning free body at 1500 rad/s is a
+  legitimate test).
 - a floating base's linear velocity: ``BASE_SPEED`` (10^3 m/s, three times the speed of sound;
   a free fall without ground reaches it after 100 s).
 - a floating base's position, in a scene: the box around the scene (the origin, its static
@@ -39,10 +43,11 @@ import numpy as np
 
 from ..model import FREE_FLYER, PRISMATIC, Model
 
-SPEED_FACTOR = 10.0      # times the URDF velocity limit
-SPEED_FLOOR = 100.0      # rad/s or m/s: the least bound of a joint with a URDF limit
-UNLIMITED_SPEED = 1e4    # rad/s or m/s: a joint without a limit, a base's angular velocity
-BASE_SPEED = 1e3         # m/s: a floating base's linear velocity
+SPEED_FACTOR = 10.0        # times the URDF velocity limit
+SPEED_FLOOR = 2000.0       # rad/s: the least bound of a revolute joint with a URDF limit
+LINEAR_SPEED_FLOOR = 100.0  # m/s: the same for a prismatic joint
+UNLIMITED_SPEED = 1e4      # rad/s: a revolute joint without a limit, a base's angular velocity
+BASE_SPEED = 1e3           # m/s: a floating base's linear velocity, a prismatic joint without
 SCENE_MARGIN = 1e3       # m: the scene's box grown by this on every side
 
 _BASE_AXES = ("linear x", "linear y", "linear z", "angular x", "angular y", "angular z")
@@ -98,11 +103,12 @@ class PhysicalBounds:
                         self._q_names[iq + k] = f"the {axis} position of the floating base " \
                                                 f"'{body}' (joint '{name}', the scene's box)"
                 continue
-            limit = model.velocity_limit[iv]
-            self.speed[iv] = max(SPEED_FACTOR * limit, SPEED_FLOOR) \
-                if np.isfinite(limit) and limit > 0.0 else UNLIMITED_SPEED
-            self._names[iv] = (f"the speed of joint '{name}'",
-                               "m/s" if kind == PRISMATIC else "rad/s")
+            limit, linear = model.velocity_limit[iv], kind == PRISMATIC
+            floor, unlimited = (LINEAR_SPEED_FLOOR, BASE_SPEED) if linear \
+                else (SPEED_FLOOR, UNLIMITED_SPEED)
+            self.speed[iv] = max(SPEED_FACTOR * limit, floor) \
+                if np.isfinite(limit) and limit > 0.0 else unlimited
+            self._names[iv] = (f"the speed of joint '{name}'", "m/s" if linear else "rad/s")
 
     def departure(self, q: np.ndarray, v: np.ndarray, step: int, t: float) -> Departure | None:
         """The first speed, then the first position, of (q, v) outside the bounds (a value
