@@ -156,13 +156,15 @@ def contact_costs(quick: bool) -> None:
         x = process.x_from(sim.q, sim.v)
         one_step = median_time(lambda: process.step(x, u), repeats)
         exact_b = median_time(lambda: effort_jacobian(process, x, u), repeats)
+        both = median_time(lambda: process.jacobians(x, u), max(2, repeats // 5))
         fd_b = median_time(lambda: process.finite_difference_jacobians(x, u, eps=1e-6)[1],
                            max(2, repeats // 5))
         B = effort_jacobian(process, x, u)
         _, B_fd = process.finite_difference_jacobians(x, u, eps=1e-6, eps_u=1e-3)
         error = float(np.abs(B - B_fd).max() / np.abs(B_fd).max())
         print(f"  {label}: step {one_step * 1e3:.3f} ms, exact B {exact_b * 1e3:.3f} ms "
-              f"({exact_b / one_step:.1f} steps), central differences A and B "
+              f"({exact_b / one_step:.1f} steps), jacobians (A's q columns by differences) "
+              f"{both * 1e3:.2f} ms ({both / one_step:.0f} steps), central differences A and B "
               f"{fd_b * 1e3:.2f} ms ({fd_b / one_step:.0f} steps; B alone "
               f"{2 * process.nu} steps), B against them: {error:.1e}")
 

@@ -295,18 +295,21 @@ def test_effort_jacobian_through_contact_against_differences(case, bound, eps_u,
 
 
 def test_jacobians_through_contact():
-    """jacobians(x, u) on the compliant step: B the exact one, A central differences of step
-    (2 ndx steps); the rigid LCP has none yet (a clear error naming the way that works)."""
+    """jacobians(x, u) on the compliant step: B and A's velocity columns the exact ones, A's
+    configuration columns central differences of step (2 nv steps); the rigid LCP has none
+    yet (a clear error naming the way that works)."""
     sim, u = solo12_standing()
     process = ProcessModel.from_simulator(sim)
     process.hold_memory(sim.get_state().integrator)
     x = process.x_from(sim.q, sim.v)
     A, B = process.jacobians(x, u)
-    from mbsim_ros.estimation.contact_jacobians import effort_jacobian
+    from mbsim_ros.estimation.contact_jacobians import effort_jacobian, velocity_jacobian
 
     np.testing.assert_array_equal(B, effort_jacobian(process, x, u))
     A_fd, _ = process.finite_difference_jacobians(x, u, eps=1e-6)
-    np.testing.assert_array_equal(A, A_fd)
+    nv = process.nv
+    np.testing.assert_array_equal(A[:, :nv], A_fd[:, :nv])  # the configuration's: differences
+    np.testing.assert_array_equal(A[:, nv:], velocity_jacobian(process, x, u))
     rigid = ProcessModel.from_scene(SOLO12, DT, "rigid")
     with pytest.raises(NotImplementedError, match="finite_difference_jacobians"):
         rigid.jacobians(x, u)
@@ -363,3 +366,33 @@ def test_parameter_columns_against_differences(case):
             assert not exact.any() and np.abs(fd).max() < 1e-7
         else:
             assert np.abs(exact - fd).max() / np.abs(fd).max() < 2e-6, name
+
+
+@pytest.mark.parametrize("case,bound,eps", [
+    ("solo12_standing", 1e-7, 1e-4), ("solo12_sliding", 1e-7, 1e-4), ("ball_loading", 1e-9, 1e-4),
+    ("brick_sliding", 1e-6, 1e-3), ("brick_resting", 1e-5, 1e-4)])
+def test_velocity_columns_against_differences(case, bound, eps, tmp_path):
+    """A's velocity columns (implicit velocity terms: dv1/dv = 1 + h K^-1 (-B(v1) - D +
+    M~ C(v1)) + K^-1 G^T dgamma/dv) against central differences of step in v: Solo12 standing
+    5e-9, sliding 1.2e-8, the ball loading in its impact 2e-12, the brick sliding 4.7e-7 (its
+    differences at eps 1e-3: 1e-4 and below rounds, 1e-2 crosses a branch), resting 4.6e-6
+    (the switch of the effort Jacobian's test)."""
+    from mbsim_ros.estimation.contact_jacobians import velocity_jacobian
+
+    sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
+              "ball_loading": ball_loading,
+              "brick_resting": lambda: brick_on_incline(tmp_path, 1.0),
+              "brick_sliding": lambda: brick_on_incline(tmp_path, 0.3)}[case]()
+    process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
+    process.hold_memory(sim.get_state().integrator)
+    x = process.x_from(sim.q, sim.v)
+    exact = velocity_jacobian(process, x, u)
+    x_next = process.step(x, u)
+    fd = np.empty_like(exact)
+    for k in range(process.nv):
+        e = np.zeros(process.ndx)
+        e[process.nv + k] = eps
+        fd[:, k] = (process.difference(x_next, process.step(process.integrate(x, e), u))
+                    - process.difference(x_next, process.step(process.integrate(x, -e), u))
+                    ) / (2.0 * eps)
+    assert np.abs(exact - fd).max() / np.abs(fd).max() < bound

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, UNILATERAL
 from ..dynamics.crba import crba
+from ..dynamics.rnea_derivative import rnea_derivatives
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..integrators.compliant_step import C_CONTACTS, C_ROWS, L_DAMPING, L_E_STAR, L_STIFFNESS
 from ..integrators.impacts import LOADING
@@ -172,6 +173,51 @@ def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
     return solved.state_change(dv1)
 
 
+def velocity_jacobian(process, x, u) -> np.ndarray:
+    """d x' / d v (ndx x nv) of the compliant step with implicit velocity terms, exact. The
+    step solves K (v* - v) = h f with K = M~ + h B(v) - h M~ C(v), f = u - b - D v + M~ c(v)
+    (B = dB/dv, c: the free-flyers' frame-rate term w x v_lin, C = dc/dv); b and c are
+    quadratic in v, so B(v) y and C(v) y are symmetric bilinear: d(B(v) y)/dv = B(y), and the
+    same for C. Hence dv*/dv = 1 + h K^-1 (-B(v*) - D + M~ C(v*)), and with the impulses
+    z = K^-1 G^T gamma (K z = G^T gamma) dv1/dv = 1 + h K^-1 (-B(v1) - D + M~ C(v1))
+    + K^-1 G^T dgamma/dv, where dgamma/dv comes from the rows' free velocities G dv*/dv (and a
+    loading impact's closing root, which takes the row's start velocity G v too). The rows
+    themselves (G, phi, the laws) depend on q only."""
+    solved = _Solved(process, x, u)
+    integrator, model, h = solved.integrator, process.model, process.dt
+    if integrator._implicit is None:
+        raise NotImplementedError("velocity_jacobian: implicit velocity terms only")
+    q, nv = solved.q, process.nv
+    M = crba(model, q) + h * np.diag(model.damping)
+    v_star, v1 = integrator._v_star, integrator._v_step
+
+    def response(velocity):  # -B(velocity) - D + M~ C(velocity)
+        return (-rnea_derivatives(model, q, velocity, np.zeros(nv))[1] - np.diag(model.damping)
+                + M @ _frame_rate_jacobian(model, velocity))
+
+    dv_star = np.eye(nv) + h * solved.solve(response(v_star))
+    dv1 = np.eye(nv) + h * solved.solve(response(v1))
+    if solved.m:
+        G = solved.G
+        dc = _impact_scale(integrator, solved.m, G, solved.v)[:, None] * (G @ dv_star)
+        dc += _impact_start(integrator, solved.m, G, solved.v)[:, None] * G
+        branch = solved.branch()
+        dv1 += solved.solve(G.T @ branch.impulses(branch.dq_dc @ dc))
+    return solved.state_change(dv1)
+
+
+def _frame_rate_jacobian(model, v) -> np.ndarray:
+    """C(v) = dc/dv of the free-flyers' frame-rate term c = w x v_lin (on their linear rows):
+    [[w]x, -[v_lin]x] (compliant_kernels.implicit_system)."""
+    C = np.zeros((model.nv, model.nv))
+    for i in range(model.njoints):
+        if model.joint_kinds[i] == "free_flyer":
+            iv = model.idx_v[i]
+            C[iv:iv + 3, iv:iv + 3] = _skew(v[iv + 3:iv + 6])
+            C[iv:iv + 3, iv + 3:iv + 6] = -_skew(v[iv:iv + 3])
+    return C
+
+
 PARAMETERS = ("friction", "stiffness")
 
 
@@ -293,6 +339,28 @@ def _impact_scale(integrator, m: int, G, v) -> np.ndarray:
         slope = mass * w1 - mass * (buf.u[r] - w0) - (
             integrator.dt * stiffness * d * np.sqrt(d) if d > 0.0 else 0.0)
         scale[r] = 1.0 - mass * w1 / slope
+    return scale
+
+
+def _impact_start(integrator, m: int, G, v) -> np.ndarray:
+    """d c_i / d w0_i per row (w0 = G v, the row's velocity at the step's start): zero, except
+    the normal rows loading in an impact, whose energy balance holds m w0^2 / 2 and m w0 w:
+    df/dw0 = m (w1 - w0), so dc/dw0 = -dw1/dw0 = m (w1 - w0) / f'(w1)."""
+    scale = np.zeros(m)
+    impacts = integrator._impacts
+    law, buf, h = integrator._constants[0], integrator._buffers, integrator.dt
+    for contact in range(int(integrator._counts[C_CONTACTS])):
+        if impacts.phase[contact] != LOADING:
+            continue
+        r = 3 * contact
+        mass = 1.0 / buf.W[r, r]
+        w0 = float(G[r] @ v)
+        w1 = -buf.phi[r] / h
+        d = -integrator._contact_real[contact, 6] - h * w1
+        stiffness = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
+        slope = mass * w1 - mass * (buf.u[r] - w0) - (
+            h * stiffness * d * np.sqrt(d) if d > 0.0 else 0.0)
+        scale[r] = mass * (w1 - w0) / slope
     return scale
 
 
