@@ -29,6 +29,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from visualization_msgs.msg import MarkerArray
 
+from .._jit import CompilerActivity
 from ..actuators import Actuators, CommandDelay
 from ..build import load_simulated, make_simulator, start_configuration
 from ..config import ConfigError, read_config, resolve_urdf, set_armature
@@ -118,6 +119,9 @@ class SimulationNode(Node):
         self.recorder = self._make_recorder()
         self._received: list = []  # (topic, message) taken since the last tick, to record
         self.view = self._make_view()
+        # what numba loads or compiles from here on (diagnostics): nothing, when construction
+        # loaded every kernel a tick can call (docs/SPEED.md)
+        self.compiler = CompilerActivity().__enter__()
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -529,6 +533,9 @@ class SimulationNode(Node):
         view, self.view = getattr(self, "view", None), None
         if view is not None:
             view.close()
+        compiler, self.compiler = getattr(self, "compiler", None), None
+        if compiler is not None:
+            compiler.__exit__(None, None, None)
         super().destroy_node()
 
     def close_recording(self) -> None:
@@ -694,6 +701,7 @@ class SimulationNode(Node):
             "commands_rejected": self.counters["rejected"],
             "last_rejection": self.last_rejection,
             "command_stale": self.stale, "stale_ticks": self.counters["stale_ticks"],
+            "kernels_loaded": self.compiler.loads, "kernels_compiled": self.compiler.compiles,
         }
         if self.failure:
             return LEVEL_ERROR, f"simulation {self.failure}", values
