@@ -134,13 +134,17 @@ event.register("numba:compile", _CompileNotice())
 def cached_signatures(function) -> list:
     """The signatures of ``function`` (a numba dispatcher of ours) that numba's cache holds for
     this machine and this version of its source: those ``function.compile(signature)`` loads
-    without compiling."""
-    cache = function._cache
-    index = getattr(cache, "_cache_file", None)  # numba's NullCache (cache=False) has none
-    if index is None:
+    without compiling. Read from numba's own cache classes (no public API lists them); with
+    numba's internals changed, or no cache (cache=False, NUMBA_DISABLE_JIT), none: then nothing
+    is loaded ahead, as before (test/test_first_steps.py fails on it)."""
+    cache = getattr(function, "_cache", None)
+    try:
+        index = cache._cache_file
+        codegen = function.targetctx.codegen()
+        return [key[0] for key in index._load_index()
+                if cache._index_key(key[0], codegen) == key]
+    except AttributeError:
         return []
-    codegen = function.targetctx.codegen()
-    return [key[0] for key in index._load_index() if cache._index_key(key[0], codegen) == key]
 
 
 def load_cached(functions) -> int:
