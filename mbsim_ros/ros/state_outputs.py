@@ -56,6 +56,12 @@ class StateOutputs:
             self.odom_pub = node.create_publisher(Odometry, "~/odom", RELIABLE)
             if self.odometry.tf is not None:
                 self.tf_pub = node.create_publisher(type(self.odometry.tf), "/tf", TF_QOS)
+            self._base_messages = {self.base_pose_pub: self.base.pose,
+                                   self.base_twist_pub: self.base.twist,
+                                   self.odom_pub: self.odometry.odom}
+            if self.tf_pub is not None:
+                self._base_messages[self.tf_pub] = self.odometry.tf
+            self._base_pubs = list(self._base_messages)
         self.contact_pubs = {}
         if sim.scene is not None:
             for body in sorted({int(b) for b in sim.scene.shapes.body if b >= 0}):
@@ -74,20 +80,24 @@ class StateOutputs:
                     WrenchWriter(joint, frame_id=frame_prefix + body))
 
     def publish_clock(self, t_ns: int) -> None:
-        self.clock_pub.publish(self.clock.fill(t_ns))
+        if self.clock_pub.get_subscription_count():
+            self.clock_pub.publish(self.clock.fill(t_ns))
 
     def publish_state(self, t_ns: int, sim, q: np.ndarray, v: np.ndarray) -> None:
         """joint_states (q, v as given; the applied effort), the base (sim's true state) and
-        the wrenches that have a subscriber."""
-        self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, sim.effort))
+        the wrenches, each on a topic that has a subscriber (a message no one is matched to
+        reaches no one; each costs 20-40 us to fill and publish, asking costs 0.8 us)."""
+        if self.joint_state_pub.get_subscription_count():
+            self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, sim.effort))
         if self.base is not None:
-            self.base.fill(t_ns, sim.q, sim.v)
-            self.base_pose_pub.publish(self.base.pose)
-            self.base_twist_pub.publish(self.base.twist)
-            self.odom_pub.publish(self.odometry.odom)
-            if self.tf_pub is not None:
-                self.odometry.fill()
-                self.tf_pub.publish(self.odometry.tf)
+            heard = [publisher for publisher in self._base_pubs
+                     if publisher.get_subscription_count()]
+            if heard:
+                self.base.fill(t_ns, sim.q, sim.v)
+                if self.tf_pub is not None:
+                    self.odometry.fill()
+                for publisher in heard:
+                    publisher.publish(self._base_messages[publisher])
         if self.contact_pubs:
             _publish_wrenches(t_ns, self.contact_pubs, lambda: sim.body_wrenches(axes="body"))
         if self.joint_wrench_pubs:
