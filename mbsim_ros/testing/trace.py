@@ -96,7 +96,8 @@ class Trace:
     @classmethod
     def concatenate(cls, traces: list["Trace"]) -> "Trace":
         """The traces one after the other (of one simulation)."""
-        first = traces[0]
+        if len(traces) == 1:
+            return traces[0]
 
         def joined(values):
             if isinstance(values[0], Columns):
@@ -112,7 +113,7 @@ class Trace:
                 out[spec.name] = {key: joined([v[key] for v in values]) for key in values[0]}
             else:
                 out[spec.name] = joined(values)
-        return first if len(traces) == 1 else cls(**out)
+        return cls(**out)
 
 
 class TraceRecorder:
