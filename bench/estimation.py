@@ -163,7 +163,7 @@ def contact_costs(quick: bool) -> None:
         _, B_fd = process.finite_difference_jacobians(x, u, eps=1e-6, eps_u=1e-3)
         error = float(np.abs(B - B_fd).max() / np.abs(B_fd).max())
         print(f"  {label}: step {one_step * 1e3:.3f} ms, exact B {exact_b * 1e3:.3f} ms "
-              f"({exact_b / one_step:.1f} steps), jacobians (A's q columns by differences) "
+              f"({exact_b / one_step:.1f} steps), jacobians (A and B, exact) "
               f"{both * 1e3:.2f} ms ({both / one_step:.0f} steps), central differences A and B "
               f"{fd_b * 1e3:.2f} ms ({fd_b / one_step:.0f} steps; B alone "
               f"{2 * process.nu} steps), B against them: {error:.1e}")

@@ -177,7 +177,7 @@ def test_batch_holds_memory_and_allocates_nothing_with_out():
     """Every particle starts from the held memory (the Simulator's: its step bit for bit); with
     out given a call allocates no arrays: its Python heap peak (tracemalloc) does not grow with
     the particles (numba's unboxing of the chunks' ~80 arrays and the thread hand-over take a
-    few kB, the same for 64 particles or 512, whose result is 150 kB)."""
+    few kB, the same for 64 particles or 4096, whose result is 1.2 MB)."""
     import tracemalloc
 
     sim, effort = scene_run("solo12", "compliant")
@@ -190,7 +190,7 @@ def test_batch_holds_memory_and_allocates_nothing_with_out():
     sim.step(u)
     for parallel in (False, True):
         peaks = []
-        for count in (64, 512):
+        for count in (64, 4096):
             X = np.tile(x, (count, 1))
             out = np.empty_like(X)
             process.step_batch(X, u, out=out, parallel=parallel)
@@ -199,7 +199,10 @@ def test_batch_holds_memory_and_allocates_nothing_with_out():
             process.step_batch(X, u, out=out, parallel=parallel)
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
-        assert peaks[0] < 20_000 and peaks[1] < peaks[0] + 1_000, peaks
+        # serial: flat (5.3 / 6.0 kB for 64 / 4096); parallel: the thread hand-over's
+        # 9-15 kB whatever the count
+        growth = 1_000 if not parallel else 10_000
+        assert max(peaks) < 20_000 and peaks[1] < peaks[0] + growth, peaks
 
 
 # The effort Jacobian through the contact solve against central differences of step, each
@@ -295,20 +298,19 @@ def test_effort_jacobian_through_contact_against_differences(case, bound, eps_u,
 
 
 def test_jacobians_through_contact():
-    """jacobians(x, u) on the compliant step: B and A's velocity columns the exact ones, A's
-    configuration columns central differences of step (2 nv steps); the rigid LCP has none
-    yet (a clear error naming the way that works)."""
+    """jacobians(x, u) on the compliant step: A (its configuration and velocity columns) and
+    B the exact ones; the rigid LCP has none yet (a clear error naming the way that works)."""
     sim, u = solo12_standing()
     process = ProcessModel.from_simulator(sim)
     process.hold_memory(sim.get_state().integrator)
     x = process.x_from(sim.q, sim.v)
     A, B = process.jacobians(x, u)
-    from mbsim_ros.estimation.contact_jacobians import effort_jacobian, velocity_jacobian
+    from mbsim_ros.estimation.contact_jacobians import (configuration_jacobian,
+                                                        effort_jacobian, velocity_jacobian)
 
     np.testing.assert_array_equal(B, effort_jacobian(process, x, u))
-    A_fd, _ = process.finite_difference_jacobians(x, u, eps=1e-6)
     nv = process.nv
-    np.testing.assert_array_equal(A[:, :nv], A_fd[:, :nv])  # the configuration's: differences
+    np.testing.assert_array_equal(A[:, :nv], configuration_jacobian(process, x, u))
     np.testing.assert_array_equal(A[:, nv:], velocity_jacobian(process, x, u))
     rigid = ProcessModel.from_scene(SOLO12, DT, "rigid")
     with pytest.raises(NotImplementedError, match="finite_difference_jacobians"):
@@ -395,4 +397,64 @@ def test_velocity_columns_against_differences(case, bound, eps, tmp_path):
         fd[:, k] = (process.difference(x_next, process.step(process.integrate(x, e), u))
                     - process.difference(x_next, process.step(process.integrate(x, -e), u))
                     ) / (2.0 * eps)
+    assert np.abs(exact - fd).max() / np.abs(fd).max() < bound
+
+
+def brick_sliding_flat() -> tuple:
+    """scenarios' brick on a flat floor of a softer steel-like material (E = 0.2 GPa: 20-30 um
+    deep, so differences in q of 1e-8 stay within the Hertz law's smooth range), pushed at
+    0.5 m/s while turning at 0.3 rad/s: four feet sliding."""
+    import tempfile
+    from pathlib import Path
+
+    from mbsim_ros.scenarios import brick_urdf
+
+    path = Path(tempfile.mkdtemp()) / "brick.urdf"
+    path.write_text(brick_urdf())
+    scene = {"ground": {"friction": 0.3, "youngs_modulus": 2.0e8, "poisson_ratio": 0.3},
+             "models": [{"urdf": str(path), "floating_base": True,
+                         "position": [0.0, 0.0, 0.045]}]}
+    sim = Simulator.from_scene(scene, dt=DT)
+    for _ in range(50):
+        sim.step()
+    v = sim.v.copy()
+    v[0], v[5] = 0.5, 0.3
+    sim.reset(sim.q.copy(), v)
+    for _ in range(3):
+        sim.step()
+    return sim, np.zeros(6)
+
+
+@pytest.mark.parametrize("case,bound,eps", [
+    ("solo12_standing", 5e-7, 1e-8), ("solo12_sliding", 5e-7, 1e-8), ("ball_loading", 1e-7, 1e-6),
+    ("ball_in_impact", 1e-7, 1e-6), ("brick_sliding_flat", 2e-6, 1e-7)])
+def test_configuration_columns_against_differences(case, bound, eps):
+    """A's configuration columns (the rows, the Delassus matrix, the Hertz law, the free
+    velocity and the impulses through K, the integration, all moved with q) against central
+    differences of step in q, Richardson-extrapolated from eps and eps / 2: the steel
+    contacts are a micrometre deep, so the differences must step well below that, where the
+    solve's rounding shows (Solo12 standing 8.2e-8, sliding 9.8e-8; the ball's impact 5.8e-9
+    and 5.6e-13; the brick on the softer floor, sliding and turning, 4.5e-7 to 8.8e-7)."""
+    from mbsim_ros.estimation.contact_jacobians import configuration_jacobian
+
+    sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
+              "ball_loading": ball_loading, "ball_in_impact": ball_in_impact,
+              "brick_sliding_flat": brick_sliding_flat}[case]()
+    process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
+    process.hold_memory(sim.get_state().integrator)
+    x = process.x_from(sim.q, sim.v)
+    exact = configuration_jacobian(process, x, u)
+    x_next = process.step(x, u)
+
+    def differences(step):
+        out = np.empty_like(exact)
+        for k in range(process.nv):
+            e = np.zeros(process.ndx)
+            e[k] = step
+            out[:, k] = (process.difference(x_next, process.step(process.integrate(x, e), u))
+                         - process.difference(x_next, process.step(process.integrate(x, -e), u))
+                         ) / (2.0 * step)
+        return out
+
+    fd = (4.0 * differences(eps / 2) - differences(eps)) / 3.0
     assert np.abs(exact - fd).max() / np.abs(fd).max() < bound

@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, UNILATERAL
+from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
+from ..contact.geometry import SPHERE
+from ..model.model import I_NV
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
-from ..integrators.compliant_step import C_CONTACTS, C_ROWS, L_DAMPING, L_E_STAR, L_STIFFNESS
-from ..integrators.impacts import LOADING
+from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_DISSIPATION, L_E_STAR,
+                                          L_REFERENCE_DEPTH, L_STIFFNESS)
+from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
 SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
@@ -162,7 +165,10 @@ def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
     velocities G v*, the impulses' sensitivity, v1 = v* + K^-1 G^T gamma, and the
     integration's derivative. ``contact_block`` False drops the impulses' term (a check that
     must fail)."""
-    solved = _Solved(process, x, u)
+    return _effort(_Solved(process, x, u), process, contact_block)
+
+
+def _effort(solved, process, contact_block: bool = True) -> np.ndarray:
     dv_star = process.dt * solved.solve(np.eye(process.nv))    # d v* / d u
     dv1 = dv_star.copy()
     if solved.m and contact_block:
@@ -183,7 +189,10 @@ def velocity_jacobian(process, x, u) -> np.ndarray:
     + K^-1 G^T dgamma/dv, where dgamma/dv comes from the rows' free velocities G dv*/dv (and a
     loading impact's closing root, which takes the row's start velocity G v too). The rows
     themselves (G, phi, the laws) depend on q only."""
-    solved = _Solved(process, x, u)
+    return _velocity(_Solved(process, x, u), process)
+
+
+def _velocity(solved, process) -> np.ndarray:
     integrator, model, h = solved.integrator, process.model, process.dt
     if integrator._implicit is None:
         raise NotImplementedError("velocity_jacobian: implicit velocity terms only")
@@ -204,6 +213,227 @@ def velocity_jacobian(process, x, u) -> np.ndarray:
         branch = solved.branch()
         dv1 += solved.solve(G.T @ branch.impulses(branch.dq_dc @ dc))
     return solved.state_change(dv1)
+
+
+def configuration_jacobian(process, x, u) -> np.ndarray:
+    """d x' / d q (ndx x nv, q moved in the tangent space) of the compliant step with implicit
+    velocity terms, exact, for contacts of spheres and points (box corners, mesh points) with
+    the ground or a heightfield (their normal fixed while q moves: a plane's, a terrain
+    cell's): None for other contacts (between models) or a limit being recovered. Moving q
+    along dof b turns the world motion subspaces of the dofs it supports,
+    dS_k = ad(S_b) S_k, moves the contact's sphere centre c by S_b's velocity there (the
+    point x = c - r n follows), so dG_r = d_r . (dS_k at x + w_k x dc), dphi = G[:, b]; the
+    Hertz law follows the depth; W = G M~^-1 G^T with dM by inverse dynamics' derivatives;
+    v* and the impulses through K (dK y = Mq(y) + h d(B y)/dq - h Mq(C(v) y), Mq(a) the
+    derivative of M a); the integration turns the free-flyer's step (docs/ESTIMATION.md)."""
+    return _configuration(_Solved(process, x, u), process)
+
+
+def step_jacobians(process, x, u) -> tuple:
+    """(d x'/d q or None where unsupported, d x'/d v, d x'/d u) from one step at (x, u)."""
+    solved = _Solved(process, x, u)
+    return (_configuration(solved, process), _velocity(solved, process),
+            _effort(solved, process))
+
+
+def _configuration(solved, process):
+    integrator, model, h = solved.integrator, process.model, process.dt
+    if integrator._implicit is None:
+        raise NotImplementedError("configuration_jacobian: implicit velocity terms only")
+    q, v, nv, m = solved.q, solved.v, process.nv, solved.m
+    zero = np.zeros(nv)
+
+    def rnea_q(velocity, acceleration):
+        return rnea_derivatives(model, q, velocity, acceleration)[0]
+
+    gravity_q = rnea_q(zero, zero)
+
+    def mass_q(a):  # columns b: dM/dq_b a
+        return rnea_q(zero, a) - gravity_q
+
+    def step_matrix_q(w):  # columns b: dK/dq_b w
+        return (mass_q(w) + 0.5 * h * (rnea_q(v + w, zero) - rnea_q(v - w, zero))
+                - h * mass_q(_frame_rate_jacobian(model, v) @ w))
+
+    v_star, v1 = integrator._v_star.copy(), integrator._v_step.copy()
+    frame_rate = _frame_rate_jacobian(model, v) @ v * 0.5  # c(v) = w x v_lin = C(v) v / 2
+    force_q = h * (-rnea_q(v, zero) + mass_q(frame_rate))  # h df/dq
+    dv_star = solved.solve(force_q - step_matrix_q(v_star - v))
+    dv1 = solved.solve(force_q - step_matrix_q(v1 - v))
+    if m:
+        rows = _row_derivatives(solved, process)
+        if rows is None:
+            return None
+        dG = rows  # (m, nv, nv): dG[:, :, b]
+        branch = solved.branch()
+        G = solved.G
+        gamma = branch.gamma
+        M = crba(model, q) + h * np.diag(model.damping)
+        Minv_Gt = np.linalg.solve(M, G.T)                       # M~^-1 G^T
+        # dW_b = dG_b Minv G^T + G Minv dG_b^T - G Minv dM_b Minv G^T
+        dW = np.einsum("rkb,ks->rsb", dG, Minv_Gt)
+        dW = dW + dW.transpose(1, 0, 2)
+        for s_row in range(m):
+            dW[:, s_row, :] -= Minv_Gt.T @ mass_q(Minv_Gt[:, s_row])
+        du = np.einsum("rkb,k->rb", dG, v_star) + G @ dv_star  # d(G v*)/dq
+        d_inverse, dc = _law_derivatives(solved, dW, du, G, dG)
+        residual = np.zeros((m, nv))
+        pushed = branch.H @ gamma + branch.c
+        w = branch.weight
+        for b in range(nv):
+            dH = dW[:, :, b] + np.diag(d_inverse[:, b])
+            residual[:, b] = (dH @ gamma + dH @ (w * pushed)
+                              + branch.H @ (w * (dH @ gamma + dc[:, b])) + dc[:, b])
+        dgamma = branch.impulses(residual)
+        turned = np.einsum("rkb,r->kb", dG, gamma)              # dG_b^T gamma
+        dv1 = dv1 + solved.solve(turned + G.T @ dgamma)
+    return solved.state_change(dv1) + _integration_turn(model, h, v1)
+
+
+def _row_derivatives(solved, process):
+    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts (ground and terrain
+    only) and the joint limit and friction rows (constant); None where unsupported."""
+    integrator, model = solved.integrator, process.model
+    m, nv = solved.m, process.nv
+    n = int(integrator._counts[C_CONTACTS])
+    contact_int, contact_real = integrator._contact_int, integrator._contact_real
+    buf = integrator._buffers
+    if np.any(buf.kind[3 * n:m] == BILATERAL) or np.any(contact_int[:n, 1] >= 0):
+        return None  # a limit in recovery, a contact between models
+    shapes = integrator._shape_arrays[0]
+    kinds, sizes = shapes[2], shapes[5]
+    oS = integrator._frames[2]
+    support = _supports(model)                                  # support[j_dof, k_dof]
+    dG = np.zeros((m, nv, nv))
+    for contact in range(n):
+        a, shape = contact_int[contact, 0], contact_int[contact, 2]
+        normal = contact_real[contact, 3:6]
+        radius = sizes[shape, 0] if kinds[shape] == SPHERE else 0.0
+        x = contact_real[contact, 0:3]
+        centre = x + radius * normal
+        chain = np.array(_body_dofs(model, a))                  # dofs that move body a
+        lin, ang = oS[chain, :3], oS[chain, 3:]                 # (dof, 3)
+        turns = support[np.ix_(chain, chain)][:, :, None]       # [b, k]: S_b turns S_k
+        dv = turns * (np.cross(ang[:, None], lin[None]) + np.cross(lin[:, None], ang[None]))
+        dw = turns * np.cross(ang[:, None], ang[None])          # dS_k = ad(S_b) S_k
+        moved = lin + np.cross(ang, centre)                     # dc along S_b
+        change = dv + np.cross(dw, x) + np.cross(ang[None], moved[:, None])   # [b, k, 3]
+        for d in range(3):
+            r = 3 * contact + d
+            dG[r][np.ix_(chain, chain)] = (change @ buf.directions[r]).T
+    return dG
+
+
+def _law_derivatives(solved, dW, du, G, dG):
+    """(dE^-1, dc) (m x nv) of the rows' laws (cone_solver.prepare_rows) as q moves: the
+    normal rows' Hertz stiffness and damping follow the depth (dphi = G[:, b]), the friction
+    rows' regularization follows mean(diag W), rigid limit rows close at 1/h, a loading
+    impact's target follows its row's mass, start velocity, free velocity and depth."""
+    integrator, m = solved.integrator, solved.m
+    buf, law, h = integrator._buffers, integrator._constants[0], integrator.dt
+    nv = G.shape[1]
+    kind, k, b, phi = buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m]
+    dphi = G.copy()
+    mean_w = max(np.trace(buf.W[:m, :m]) / m, 1e-12)
+    dmean = np.trace(dW) / m if mean_w > 1e-12 else np.zeros(nv)
+    d_inverse, dc = np.zeros((m, nv)), du.copy()
+    hertz = law[L_STIFFNESS] < 0.0
+    n = int(integrator._counts[C_CONTACTS])
+    phases = integrator._impacts.phase
+    reference = law[L_REFERENCE_DEPTH]
+    for r in range(m):
+        if kind[r] in (TANGENT, FRICTION):
+            d_inverse[r] = integrator.regularization * dmean
+            continue
+        contact = r // 3 if r < 3 * n else -1
+        if contact >= 0 and phases[contact] != 0:
+            dc[r] -= _impact_target_change(solved, contact, dW, du, dphi, dG)
+            d_inverse[r] = IMPACT_COMPLIANCE * dW[r, r]
+            continue
+        if not np.isfinite(k[r]):                               # rigid: erp 1/h
+            dc[r] += dphi[r] / h
+            continue
+        dk, db = np.zeros(nv), np.zeros(nv)
+        depth = -phi[r]
+        if contact >= 0 and hertz and depth > reference:        # k = a sqrt(depth)
+            dk = -k[r] / (2.0 * depth) * dphi[r]
+            if b[r] > 0.0:
+                db = law[L_DISSIPATION] * (dk * depth - k[r] * dphi[r])
+        soft = h * k[r] + b[r]
+        dsoft = h * dk + db
+        d_inverse[r] = -dsoft / (h * soft * soft)
+        dc[r] += (dk * soft - k[r] * dsoft) / (soft * soft) * phi[r] + k[r] / soft * dphi[r]
+    return d_inverse, dc
+
+
+def _impact_target_change(solved, contact, dW, du, dphi, dG) -> np.ndarray:
+    """dw1/dq of a contact's impact target (impacts.impact_rows): loading, the closing root
+    of f(w; m, w0, u, d0) = 0 (m = 1/W_rr, w0 = G_r v, d0 = -phi); unloading, Newton's e v_c
+    (remembered: constant) or, plastic, min(d0 / h, impact speed)."""
+    integrator = solved.integrator
+    buf, law, h = integrator._buffers, integrator._constants[0], integrator.dt
+    r = 3 * contact
+    w1 = -buf.phi[r] / h
+    d0 = -integrator._contact_real[contact, 6]
+    if integrator._impacts.phase[contact] != LOADING:
+        return -dphi[r] / h if w1 == d0 / h else np.zeros(dphi.shape[1])
+    mass = 1.0 / buf.W[r, r]
+    w0 = float(solved.G[r] @ solved.v)
+    dw0 = solved.v @ dG[r]
+    K = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
+    d = d0 - h * w1
+    force = (lambda depth: K * depth * np.sqrt(depth) if depth > 0.0 else 0.0)
+    slope = mass * w1 - mass * (buf.u[r] - w0) - h * force(d)
+    df_dm = 0.5 * w1 * w1 - (buf.u[r] - w0) * w1 - 0.5 * w0 * w0
+    dm = -mass * mass * dW[r, r]
+    df = (df_dm * dm + mass * (w1 - w0) * dw0 - mass * w1 * du[r]
+          + (force(d) - force(d0)) * (-dphi[r]))
+    return -df / slope
+
+
+def _supports(model) -> np.ndarray:
+    """support[b, k]: dof b's joint is dof k's joint or one of its ancestors (moving b turns
+    S_k)."""
+    nv = model.nv
+    joint_of = np.zeros(nv, dtype=int)
+    for j in range(model.njoints):
+        for k in range(model.idx_v[j], model.idx_v[j] + model.joint_int[j, I_NV]):
+            joint_of[k] = j
+    out = np.zeros((nv, nv), dtype=bool)
+    for k in range(nv):
+        j = joint_of[k]
+        while j >= 0:
+            out[model.idx_v[j]:model.idx_v[j] + model.joint_int[j, I_NV], k] = True
+            j = model.parent[j]
+    return out
+
+
+def _body_dofs(model, body) -> list:
+    """The dofs of the joints from body to the root."""
+    dofs, j = [], body
+    while j >= 0:
+        dofs.extend(range(model.idx_v[j], model.idx_v[j] + model.joint_int[j, I_NV]))
+        j = model.parent[j]
+    return dofs
+
+
+def _integration_turn(model, h, v1) -> np.ndarray:
+    """d x' / d q of the integration at fixed v1 (ndx x nv): one-dof joints the identity; a
+    free-flyer moved by (dv, dw) in its body axes gives q' moved by
+    (E^T (dv - h [u]x dw), E^T dw), E = exp(h [w]), u = v1_lin (v' does not move)."""
+    nv = model.nv
+    out = np.zeros((2 * nv, nv))
+    out[:nv] = np.eye(nv)
+    for i in range(model.njoints):
+        if model.joint_kinds[i] != "free_flyer":
+            continue
+        iv = model.idx_v[i]
+        lin, ang = slice(iv, iv + 3), slice(iv + 3, iv + 6)
+        E = _so3_exp(h * v1[ang])
+        out[lin, lin] = E.T
+        out[lin, ang] = -h * E.T @ _skew(v1[lin])
+        out[ang, ang] = E.T
+    return out
 
 
 def _frame_rate_jacobian(model, v) -> np.ndarray:

@@ -24,7 +24,7 @@ from ..integrators.variational import (momentum_kernel, variational_step_kernel,
 from ..model import Model
 from ..spatial import Ad, dexp, exp_se3
 from .contact import CONTACT_INTEGRATORS, ContactSteps
-from .contact_jacobians import effort_jacobian, parameter_jacobian, velocity_jacobian
+from .contact_jacobians import effort_jacobian, parameter_jacobian, step_jacobians
 from .batch import (EULER_CHUNK, VARIATIONAL_CHUNK, euler_batch, euler_batch_parallel,
                     first_bad_row, thread_count, variational_batch, variational_batch_parallel)
 
@@ -314,9 +314,8 @@ class ProcessModel:
         dp_k+1 = P0 dq_k + P1 dq_k+1 + h/2 du. Fourth order: the product over the substeps.
         Coulomb friction: the derivative of the branch the step took (stick or slip, per joint),
         one-sided where a joint sits exactly on the switch. Euler: from the derivatives of
-        inverse dynamics (``_euler_jacobians``). Compliant (true cone): B exact through the
-        contact solve, A's velocity columns too, its configuration columns by central
-        differences for now (``_contact_jacobians``); with
+        inverse dynamics (``_euler_jacobians``). Compliant (true cone): exact through the
+        contact solve for ground and terrain contacts (``_contact_jacobians``); with
         ``params`` (names among contact_jacobians.PARAMETERS: "friction", "stiffness") a
         third matrix (ndx x len(params)), the derivatives with respect to the scene's
         material (``parameter_jacobian``)."""
@@ -344,22 +343,27 @@ class ProcessModel:
         return A, B
 
     def _contact_jacobians(self, x, u) -> tuple[np.ndarray, np.ndarray]:
-        """The compliant step (true cone): B and A's velocity columns exact through the
-        contact solve (contact_jacobians.effort_jacobian, velocity_jacobian: the implicit
-        function theorem on the solve's optimality conditions; implicit velocity terms), A's
-        configuration columns by central differences of ``step`` (the derivatives of the
-        rows, the Delassus matrix and the free velocity with respect to q are not yet in:
-        docs/ESTIMATION.md)."""
+        """The compliant step (true cone): A and B exact through the contact solve
+        (contact_jacobians.effort_jacobian, velocity_jacobian, configuration_jacobian: the
+        implicit function theorem on the solve's optimality conditions; implicit velocity
+        terms) for contacts of spheres and points with the ground or a heightfield; A's
+        configuration columns by central differences of ``step`` for other contacts (between
+        models) or a joint limit being recovered, and all of A with explicit velocity terms
+        (docs/ESTIMATION.md)."""
         if self.integrator_name != "compliant" or self.integrator.cone != "true":
             raise NotImplementedError(
                 f"jacobians through contact: the compliant integrator with the true cone only "
                 f"(here {self.integrator_name}, cone {getattr(self.integrator, 'cone', '-')}); "
                 f"finite_difference_jacobians differentiates any step")
-        B = effort_jacobian(self, x, u)
         if self.integrator.velocity_terms != "implicit":
-            return self._state_differences(x, u, STATE_EPS), B
-        A = self._state_differences(x, u, STATE_EPS, columns=range(self.nv))
-        A[:, self.nv:] = velocity_jacobian(self, x, u)
+            return self._state_differences(x, u, STATE_EPS), effort_jacobian(self, x, u)
+        configuration, velocity, B = step_jacobians(self, x, u)
+        if configuration is None:  # (contacts between models, a limit in recovery)
+            A = self._state_differences(x, u, STATE_EPS, columns=range(self.nv))
+        else:
+            A = np.empty((self.ndx, self.ndx))
+            A[:, :self.nv] = configuration
+        A[:, self.nv:] = velocity
         return A, B
 
     def _state_differences(self, x, u, eps: float, columns=None) -> np.ndarray:
