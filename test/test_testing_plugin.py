@@ -167,3 +167,20 @@ def test_realtime_pacing_holds_the_latest_command():
         assert earlier, f"tick {k}: not an answer to a state published so far"
         sources.append(earlier[-1])
     assert len(set(sources)) > 10  # it answered again and again
+
+
+def test_joint_commands_drive_the_config_s_servos():
+    """The joint_commands interface: the example trajectory controller sends position and
+    velocity targets by name, the arm's servos (its config's gains) take the joints there; the
+    controller commands no effort, the joints get the servos'."""
+    from mbsim_ros.testing import ControllerSimulation
+
+    waypoint = [0.3, 0.5, -0.2, -1.0, 0.1, 0.8, 0.0]
+    command = ["python3", str(ROOT / "examples" / "position_trajectory.py"), "--ros-args",
+               "-p", f"waypoints:={waypoint}", "-p", "segment_time:=0.2"]
+    with ControllerSimulation(ROOT / "config" / "arm7_ros2_control.yaml", controller=command,
+                              interface="joint_commands") as run:
+        trace = run.advance(0.5)
+    assert np.abs(trace.position[-1] - np.array(waypoint)).max() < 1e-2
+    assert not np.asarray(trace.command).any()
+    assert np.abs(np.asarray(trace.effort)[-1]).max() > 1.0  # the servos hold the arm up
