@@ -369,13 +369,29 @@ def warm_one(path: str | None, chosen_integrator: str | None) -> None:
     warm_steps(sim, suite)
 
 
+WARM_TOUCHDOWN_S = 1.0  # s: how long a scene's warm steps wait for a contact to push
+
+
 def warm_steps(sim, suite) -> None:
-    """A fused step, a general one (as with servos or actuator models) and a sensor update."""
+    """A fused step, a general one (as with servos or actuator models) and a sensor update;
+    with a scene, general steps (through actuator models) until a contact pushes, at most
+    WARM_TOUCHDOWN_S: the kernels that only a contact step calls from Python (the Delassus
+    matrix, the cone solve, impacts), which a later run's Simulator then loads at
+    construction instead of compiling them at its first touchdown (docs/SPEED.md)."""
+    from .actuators import Actuators
+
     sim.step()
     state, data = sim.state, sim.data
     sim.integrator.step(state.q, state.v, np.zeros(sim.model.nv), data.q_next, data.v_next)
     if suite is not None:
         suite.update()
+    if sim.scene is None or not sim.model.nv:
+        return
+    sim.reset()
+    sim.actuators = Actuators(sim.model, sim.dt)  # no fused step: the general one
+    for _ in range(int(WARM_TOUCHDOWN_S / sim.dt)):
+        if not sim.step().converged or any(c.force.any() for c in sim.contacts()):
+            return
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:

@@ -70,6 +70,21 @@ def test_a_touchdown_loads_and_compiles_nothing_after_construction():
     assert counts["loads"] == 0
 
 
+def test_warm_steps_a_scene_through_its_first_touchdown():
+    """`mbsim-ros warm` (what `make` runs on the shipped configs) takes a scene's general
+    steps until a contact pushes: the kernels only a contact step calls are then in the cache
+    for a later run's construction to load (on the shipped ball drop the brick lands at about
+    step 120, 0.12 s)."""
+    from mbsim_ros.cli import WARM_TOUCHDOWN_S, warm_steps
+    from mbsim_ros.sim import Simulator
+
+    sim = Simulator.from_scene(ROOT / "config/scenes/ball_drop.yaml")
+    warm_steps(sim, None)
+    assert sim.data.fused(sim.state) is None  # the general step (actuator models)
+    assert 10 < sim.steps < WARM_TOUCHDOWN_S / sim.dt
+    assert any(contact.force[2] > 0.0 for contact in sim.contacts())
+
+
 def methods(cls: type) -> list:
     """The functions defined in ``cls`` but its constructor (which runs at construction):
     methods, properties, static and class methods."""
