@@ -400,6 +400,14 @@ def test_velocity_columns_against_differences(case, bound, eps, tmp_path):
     assert np.abs(exact - fd).max() / np.abs(fd).max() < bound
 
 
+def terrain_resting() -> tuple:
+    """The ball and the brick (its corners) on the heightfield ramp after 60 ms."""
+    sim, _ = scene_run("terrain", "compliant")
+    for _ in range(60):
+        sim.step()
+    return sim, np.zeros(sim.model.nv)
+
+
 def brick_sliding_flat() -> tuple:
     """scenarios' brick on a flat floor of a softer steel-like material (E = 0.2 GPa: 20-30 um
     deep, so differences in q of 1e-8 stay within the Hertz law's smooth range), pushed at
@@ -427,23 +435,26 @@ def brick_sliding_flat() -> tuple:
 
 @pytest.mark.parametrize("case,bound,eps", [
     ("solo12_standing", 5e-7, 1e-8), ("solo12_sliding", 5e-7, 1e-8), ("ball_loading", 1e-7, 1e-6),
-    ("ball_in_impact", 1e-7, 1e-6), ("brick_sliding_flat", 2e-6, 1e-7)])
+    ("ball_in_impact", 1e-7, 1e-6), ("brick_sliding_flat", 2e-6, 1e-7),
+    ("terrain", 5e-7, 1e-8)])
 def test_configuration_columns_against_differences(case, bound, eps):
     """A's configuration columns (the rows, the Delassus matrix, the Hertz law, the free
     velocity and the impulses through K, the integration, all moved with q) against central
     differences of step in q, Richardson-extrapolated from eps and eps / 2: the steel
     contacts are a micrometre deep, so the differences must step well below that, where the
     solve's rounding shows (Solo12 standing 8.2e-8, sliding 9.8e-8; the ball's impact 5.8e-9
-    and 5.6e-13; the brick on the softer floor, sliding and turning, 4.5e-7 to 8.8e-7)."""
+    and 5.6e-13; the brick on the softer floor, sliding and turning, 4.5e-7 to 8.8e-7; the
+    ball and the brick's corners on the heightfield ramp, 1.4e-8)."""
     from mbsim_ros.estimation.contact_jacobians import configuration_jacobian
 
     sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
               "ball_loading": ball_loading, "ball_in_impact": ball_in_impact,
-              "brick_sliding_flat": brick_sliding_flat}[case]()
+              "brick_sliding_flat": brick_sliding_flat, "terrain": terrain_resting}[case]()
     process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
     process.hold_memory(sim.get_state().integrator)
     x = process.x_from(sim.q, sim.v)
     exact = configuration_jacobian(process, x, u)
+    assert exact is not None, "ground and terrain contacts only: supported"
     x_next = process.step(x, u)
 
     def differences(step):

@@ -219,7 +219,8 @@ def configuration_jacobian(process, x, u) -> np.ndarray:
     """d x' / d q (ndx x nv, q moved in the tangent space) of the compliant step with implicit
     velocity terms, exact, for contacts of spheres and points (box corners, mesh points) with
     the ground or a heightfield (their normal fixed while q moves: a plane's, a terrain
-    cell's): None for other contacts (between models) or a limit being recovered. Moving q
+    cell's): None for other contacts (pairs of shapes: between models, with a static box) or
+    a limit being recovered. Moving q
     along dof b turns the world motion subspaces of the dofs it supports,
     dS_k = ad(S_b) S_k, moves the contact's sphere centre c by S_b's velocity there (the
     point x = c - r n follows), so dG_r = d_r . (dS_k at x + w_k x dc), dphi = G[:, b]; the
@@ -291,15 +292,16 @@ def _configuration(solved, process):
 
 
 def _row_derivatives(solved, process):
-    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts (ground and terrain
-    only) and the joint limit and friction rows (constant); None where unsupported."""
+    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts (with the ground and
+    the terrain only: contact_int[:, 3] = -1) and the joint limit and friction rows
+    (constant); None where unsupported."""
     integrator, model = solved.integrator, process.model
     m, nv = solved.m, process.nv
     n = int(integrator._counts[C_CONTACTS])
     contact_int, contact_real = integrator._contact_int, integrator._contact_real
     buf = integrator._buffers
-    if np.any(buf.kind[3 * n:m] == BILATERAL) or np.any(contact_int[:n, 1] >= 0):
-        return None  # a limit in recovery, a contact between models
+    if np.any(buf.kind[3 * n:m] == BILATERAL) or np.any(contact_int[:n, 3] >= 0):
+        return None  # a limit in recovery, a pair of shapes (models, static boxes)
     shapes = integrator._shape_arrays[0]
     kinds, sizes = shapes[2], shapes[5]
     oS = integrator._frames[2]
