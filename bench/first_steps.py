@@ -1,5 +1,6 @@
 """What numba loads or compiles after a Simulator is built (docs/SPEED.md, "Nothing loaded after
-construction"): every legged robot of example-robot-data standing (compliant and rigid, as
+construction"): every legged robot of example-robot-data, and the quadrupeds of pybullet_data
+when pybullet is installed (`make bench`), standing (compliant and rigid, as
 bench/standing.py) and landing from 2 cm (compliant, as bench/landing.py), each run in a
 process of its own, so that nothing is loaded before it (a warm cache: one run of each kind
 first, discarded, fills it).
@@ -38,6 +39,33 @@ from mbsim_ros.scenarios import CANNOT_STAND, LEGGED  # noqa: E402
 
 WARM_UP = 10  # steps left out of the slowest-step figure
 RUNS = ("stand compliant", "stand rigid", "land")
+# pybullet_data's quadrupeds, by the label the bench gives them
+PYBULLET = {"pybullet:aliengo": "aliengo/aliengo.urdf", "pybullet:a1": "a1/a1.urdf",
+            "pybullet:laikago": "laikago/laikago_toes_zup.urdf",
+            "pybullet:mini_cheetah": "mini_cheetah/mini_cheetah.urdf",
+            "pybullet:minitaur": "quadruped/minitaur.urdf"}
+
+
+def pybullet_robots() -> list[str]:
+    """The labels of PYBULLET when pybullet_data is installed, else none (said so)."""
+    try:
+        import pybullet_data  # noqa: F401
+    except ImportError:
+        print("pybullet_data is not installed (`make bench` installs pybullet): its quadrupeds "
+              "are left out")
+        return []
+    return list(PYBULLET)
+
+
+def scene_of(label: str):
+    """A pybullet quadruped's standing scene (None: a robot of scenarios.LEGGED)."""
+    if label not in PYBULLET:
+        return None
+    import pybullet_data
+
+    from mbsim_ros.contact.standing import standing_scene
+
+    return standing_scene(Path(pybullet_data.getDataPath()) / PYBULLET[label])
 
 
 def run(label: str, kind: str, seconds: float, preload: bool) -> dict:
@@ -69,11 +97,12 @@ def run(label: str, kind: str, seconds: float, preload: bool) -> dict:
         return info
 
     Simulator.__init__, Simulator.step = timed_construction, counted_step
+    scene = scene_of(label)
     with CompilerActivity() as activity:
         if kind == "land":
-            land(label, 0.0, 0.02, seconds)
+            land(label, 0.0, 0.02, seconds, scene)
         else:
-            stand(label, kind.split()[1], seconds)
+            stand(label, kind.split()[1], seconds, scene=scene)
     times, cpu, loads, compiles, touching = (np.array(column) for column in zip(*steps))
     first_contact = int(np.argmax(touching)) if touching.any() else -1
     return {"construction": built, "first": [int(loads[0]), int(compiles[0])],
@@ -96,7 +125,8 @@ def in_process_of_its_own(label: str, kind: str, seconds: float, preload: bool) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--robots", nargs="*", default=list(LEGGED))
+    parser.add_argument("--robots", nargs="*",
+                        help="labels of scenarios.LEGGED and PYBULLET (default: all of them)")
     parser.add_argument("--runs", nargs="*", default=list(RUNS), choices=RUNS)
     parser.add_argument("--seconds", type=float, default=0.5)
     parser.add_argument("--without-preload", action="store_true")
@@ -106,6 +136,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(run(*args.child, args.seconds, preload)))
         return
+    robots = args.robots or [*LEGGED, *pybullet_robots()]
     for kind in args.runs:  # the cache filled for every kind of run (discarded)
         in_process_of_its_own("solo12", kind, 0.1, preload)
     print(f"{args.seconds:g} s at 1 ms per run, each in a process of its own, "
@@ -114,7 +145,7 @@ def main() -> None:
           "compiles | after it: loads / compiles | first contact: step, ms | slowest step "
           "after 10, ms (CPU ms) |")
     print("|---|---|---|---|---|---|---|---|")
-    for label in args.robots:
+    for label in robots:
         if label in CANNOT_STAND:
             print(f"| {label} | | left out: {CANNOT_STAND[label]} | | | | | |")
             continue

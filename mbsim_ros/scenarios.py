@@ -399,14 +399,16 @@ def stand(label: str, integrator: str, seconds: float, controller: str = "standi
             "times": times[:done + 1], "base": float(sim.q[2]), "start": float(scene.q0[2])}
 
 
-def land(label: str, restitution: float, height: float, seconds: float = 1.0) -> dict:
-    """The robot LEGGED[label] held in its standing posture by StandingController, released
+def land(label: str, restitution: float, height: float, seconds: float = 1.0,
+         scene: Scene | None = None) -> dict:
+    """The robot LEGGED[label] (or the one of ``scene``, a contact.standing.standing_scene)
+    held in its standing posture by StandingController, released
     `height` above it onto a floor of the given restitution, `seconds` at 1 ms, compliant
     (docs/COMPLIANT.md#impacts, bench/landing.py): the failure message (empty: finished), the
     steps with contacts set on energy, the deepest contact (m), the base's rise above its
     touchdown height (m), its end height against the standing height (relative), and the
     step times (s)."""
-    scene = standing_scene(example_robot_urdf(LEGGED[label]))
+    scene = scene if scene is not None else standing_scene(example_robot_urdf(LEGGED[label]))
     scene.material.restitution = restitution
     sim = Simulator.from_scene(scene, dt=1e-3)
     controller = StandingController(sim, scene.q0)
