@@ -32,7 +32,8 @@ import numpy as np
 
 from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..contact.geometry import SPHERE
-from ..model.model import I_NV
+from ..dynamics.rnea import rnea
+from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
@@ -277,7 +278,7 @@ def _configuration(solved, process):
         for s_row in range(m):
             dW[:, s_row, :] -= Minv_Gt.T @ mass_q(Minv_Gt[:, s_row])
         du = np.einsum("rkb,k->rb", dG, v_star) + G @ dv_star  # d(G v*)/dq
-        d_inverse, dc = _law_derivatives(solved, dW, du, G, dG)
+        d_inverse, dc = _law_derivatives(solved, dW, du, G, dG)  # (dphi = G: the gap's gradient)
         residual = np.zeros((m, nv))
         pushed = branch.H @ gamma + branch.c
         w = branch.weight
@@ -326,16 +327,15 @@ def _row_derivatives(solved, process):
     return dG
 
 
-def _law_derivatives(solved, dW, du, G, dG):
+def _law_derivatives(solved, dW, du, dphi, dG):
     """(dE^-1, dc) (m x nv) of the rows' laws (cone_solver.prepare_rows) as q moves: the
     normal rows' Hertz stiffness and damping follow the depth (dphi = G[:, b]), the friction
     rows' regularization follows mean(diag W), rigid limit rows close at 1/h, a loading
     impact's target follows its row's mass, start velocity, free velocity and depth."""
     integrator, m = solved.integrator, solved.m
     buf, law, h = integrator._buffers, integrator._constants[0], integrator.dt
-    nv = G.shape[1]
+    nv = dphi.shape[1]
     kind, k, b, phi = buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m]
-    dphi = G.copy()
     mean_w = max(np.trace(buf.W[:m, :m]) / m, 1e-12)
     dmean = np.trace(dW) / m if mean_w > 1e-12 else np.zeros(nv)
     d_inverse, dc = np.zeros((m, nv)), du.copy()
@@ -381,7 +381,7 @@ def _impact_target_change(solved, contact, dW, du, dphi, dG) -> np.ndarray:
         return -dphi[r] / h if w1 == d0 / h else np.zeros(dphi.shape[1])
     mass = 1.0 / buf.W[r, r]
     w0 = float(solved.G[r] @ solved.v)
-    dw0 = solved.v @ dG[r]
+    dw0 = solved.v @ dG[r] if dG is not None else np.zeros(dphi.shape[1])
     K = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
     d = d0 - h * w1
     force = (lambda depth: K * depth * np.sqrt(depth) if depth > 0.0 else 0.0)
@@ -450,20 +450,23 @@ def _frame_rate_jacobian(model, v) -> np.ndarray:
     return C
 
 
-PARAMETERS = ("friction", "stiffness")
+PARAMETERS = ("friction", "stiffness", "mass:<link>")
 
 
 def parameter_jacobian(process, x, u, params) -> np.ndarray:
-    """d x' / d p (ndx x len(params)) of the compliant step for the scene's material
-    parameters: "friction" (the Coulomb coefficient mu of every contact) and "stiffness" (the
-    Hertz effective modulus E*, or a plain-stiffness ground's k). Both act only through the
+    """d x' / d p (ndx x len(params)) of the compliant step: "mass:<link>" (a link's mass,
+    _mass_column) and the scene's material, "friction" (the Coulomb coefficient mu of every
+    contact) and "stiffness" (the Hertz effective modulus E*, or a plain-stiffness ground's
+    k). The material's two act only through the
     impulses: mu through the sliding contacts' cones (d/dmu of lambda grad f is
     (-lambda, 0, 0), of f is -g_n), the stiffness through the normal rows' laws
     (k = 4/3 E* sqrt(R delta), b = dissipation k delta + damping: E^-1 = 1 / (h (h k + b)),
     c = u + k / (h k + b) phi) and through a loading impact's closing root."""
-    unknown = [p for p in params if p not in PARAMETERS]
+    names = process.model.body_names
+    unknown = [p for p in params if p not in PARAMETERS[:2]
+               and not (p.startswith("mass:") and p[5:] in names)]
     if unknown:
-        raise ValueError(f"params: {unknown} not among {PARAMETERS}")
+        raise ValueError(f"params: {unknown} not among {PARAMETERS} (links: {names})")
     solved = _Solved(process, x, u)
     columns = np.zeros((process.ndx, len(params)))
     if not solved.m:
@@ -472,6 +475,9 @@ def parameter_jacobian(process, x, u, params) -> np.ndarray:
     for j, name in enumerate(params):
         stationarity = np.zeros((solved.m, 1))
         constraint = np.zeros((len(branch.sliding), 1))
+        if name.startswith("mass:"):
+            columns[:, j] = _mass_column(solved, process, branch, names.index(name[5:]))
+            continue
         if name == "friction":
             for s, (i, _, _, lam) in enumerate(branch.sliding):
                 stationarity[i, 0] = -lam
@@ -482,6 +488,53 @@ def parameter_jacobian(process, x, u, params) -> np.ndarray:
         dgamma = branch.impulses(stationarity, constraint)
         columns[:, j] = solved.state_change(solved.solve(solved.G.T @ dgamma))[:, 0]
     return columns
+
+
+def _mass_column(solved, process, branch, body: int) -> np.ndarray:
+    """d x' / d m of a link's mass (its centre of mass and rotational inertia about it held).
+    Inverse dynamics is linear in m, so M, b = rnea(q, v, 0) and B = dB/dv move by the
+    differences of two evaluations at m -+ dm (exact up to rounding); then as for q:
+    K dv* = h (-db + dM c) - dK (v* - v), dK = dM + h dB - h dM C(v), dW = -A^T dM A
+    (A = M~^-1 G^T), the rows' laws (the friction rows' regularization, an impact's row
+    mass) and the impulses through K."""
+    import copy
+
+    model, h, integrator = process.model, process.dt, solved.integrator
+    q, v, nv = solved.q, solved.v, process.nv
+    zero = np.zeros(nv)
+    step = max(model.joint_real[body, R_MASS], 1e-3)
+    parts = []
+    for sign in (1.0, -1.0):
+        changed = copy.copy(model)
+        changed.joint_real = model.joint_real.copy()
+        changed.joint_real[body, R_MASS] += sign * step
+        parts.append((crba(changed, q), rnea(changed, q, v, zero),
+                      rnea_derivatives(changed, q, v, zero)[1]))
+    dM, db, dB = ((a - b) / (2.0 * step) for a, b in zip(*parts))
+    C = _frame_rate_jacobian(model, v)
+    c = C @ v * 0.5
+    v_star, v1 = integrator._v_star, integrator._v_step
+
+    def step_matrix(w):  # dK w
+        return dM @ w + h * dB @ w - h * dM @ (C @ w)
+
+    force = h * (-db + dM @ c)
+    dv_star = solved.solve((force - step_matrix(v_star - v))[:, None])
+    dv1 = solved.solve((force - step_matrix(v1 - v))[:, None])
+    if solved.m:
+        G = solved.G
+        A = np.linalg.solve(crba(model, q) + h * np.diag(model.damping), G.T)
+        dW = (-A.T @ dM @ A)[:, :, None]
+        dc_rows = G @ dv_star
+        d_inverse, dc = _law_derivatives(solved, dW, dc_rows, np.zeros((solved.m, 1)), None)
+        dH = dW[:, :, 0] + np.diag(d_inverse[:, 0])
+        pushed = branch.H @ branch.gamma + branch.c
+        w = branch.weight
+        residual = (dH @ branch.gamma + dH @ (w * pushed)
+                    + branch.H @ (w * (dH @ branch.gamma + dc[:, 0])) + dc[:, 0])
+        dgamma = branch.impulses(residual[:, None])
+        dv1 = dv1 + solved.solve(G.T @ dgamma)
+    return solved.state_change(dv1)[:, 0]
 
 
 def _stiffness_change(solved) -> tuple[np.ndarray, np.ndarray]:

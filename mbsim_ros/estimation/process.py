@@ -316,17 +316,17 @@ class ProcessModel:
         one-sided where a joint sits exactly on the switch. Euler: from the derivatives of
         inverse dynamics (``_euler_jacobians``). Compliant (true cone): exact through the
         contact solve for ground and terrain contacts (``_contact_jacobians``); with
-        ``params`` (names among contact_jacobians.PARAMETERS: "friction", "stiffness") a
-        third matrix (ndx x len(params)), the derivatives with respect to the scene's
-        material (``parameter_jacobian``)."""
+        ``params`` (names among contact_jacobians.PARAMETERS: "friction", "stiffness",
+        "mass:<link>") a third matrix (ndx x len(params)), the derivatives with respect to the
+        scene's material and links' masses (``parameter_jacobian``)."""
         x = self._check_state(x, "x")
         u = self._zero_u[0] if u is None else self._check_input(u, "u")
         if self._contact is not None:
             A, B = self._contact_jacobians(x, u)
             return (A, B) if params is None else (A, B, parameter_jacobian(self, x, u, params))
         if params is not None:
-            raise ValueError("params: derivatives with respect to the scene's material are "
-                             "the contact integrators' (compliant)")
+            raise ValueError("params: derivatives with respect to parameters are the "
+                             "contact integrators' (compliant)")
         if self.integrator_name == "euler":
             return self._euler_jacobians(x, u)
         nq, nv = self.nq, self.nv
