@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from test_campaign_ros import gone
 
+from mbsim_ros._jit import cache_root
+
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +25,8 @@ SCENE = ROOT / "config" / "scenes" / "solo12_standing.yaml"
 EXAMPLE = ROOT / "examples" / "controllers" / "solo12_pd.py"
 FAULTY = ROOT / "test" / "controllers" / "faulty_pd.py"
 SESSION_S = 600  # a whole inner session, compiling the compliant kernels on a cold cache
+# pytester gives the inner session a HOME of its own: it is to find the compiled kernels here
+CACHE_DIR = str(cache_root())
 
 
 def pids(folder: Path) -> list[int]:
@@ -93,9 +97,10 @@ def docs_package(folder: Path) -> None:
         next(text for kind, text in blocks if kind == "python"))
 
 
-def test_the_downstream_package_of_the_docs_passes(pytester):
+def test_the_downstream_package_of_the_docs_passes(pytester, monkeypatch):
     """TESTING.md's tests (standing, a push) and one that keeps its trace for the checks
     below, all through the installed plugin."""
+    monkeypatch.setenv("MBSIM_ROS_CACHE_DIR", CACHE_DIR)
     docs_package(pytester.path)
     (pytester.path / "test" / "test_trace.py").write_text(DOWNSTREAM)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test",
@@ -126,7 +131,9 @@ def example_law(joints: list[str]):
     return lambda q, v: 10.0 * (target - q) - 0.3 * v + tau_ff
 
 
-def test_a_failing_controller_fails_its_test_with_its_output_and_leaves_no_process(pytester):
+def test_a_failing_controller_fails_its_test_with_its_output_and_leaves_no_process(pytester,
+                                                                                    monkeypatch):
+    monkeypatch.setenv("MBSIM_ROS_CACHE_DIR", CACHE_DIR)
     pytester.makepyfile(test_faulty=FAULTY_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=SESSION_S)
     result.assert_outcomes(failed=2)
