@@ -5,9 +5,12 @@
    DDS matching timed apart);
 2. a campaign of the example ROS controller (examples/controllers/solo12_push.yaml) on a local
    Ray instance of 2 workers, ``restart: per_run`` and ``per_worker``: wall time, runs/s, and
-   the two tables equal bit for bit (the controller is stateless).
+   the two tables equal bit for bit (the controller is stateless);
+3. the same campaign (per_worker) on a two-node Ray cluster on this machine (LocalCluster: the
+   recipe of CAMPAIGNS.md), each node's workers on DDS domains of their own: the table equal
+   to the local one bit for bit.
 
-    python bench/campaign_ros.py [--runs 200] [--serial-runs 4]
+    python bench/campaign_ros.py [--runs 200] [--serial-runs 4] [--skip-cluster]
 """
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test" / "campaign_helpers"))
 
-from mbsim_ros.campaign.runner import run_campaign, serial, start_ray  # noqa: E402
+from mbsim_ros.campaign.local_cluster import LocalCluster  # noqa: E402
+from mbsim_ros.campaign.runner import run_campaign, serial  # noqa: E402
 from mbsim_ros.campaign.spec import absolute, read_spec  # noqa: E402
 
 SPEC = ROOT / "examples" / "controllers" / "solo12_push.yaml"
@@ -62,9 +66,11 @@ def per_tick(runs: int) -> None:
     print(f"  rows passed: {sum(r['passed'] for r in rows)} of {runs}")
 
 
-def campaign(runs: int, restart: str, out: Path):
+def campaign(runs: int, restart: str, out: Path, address: str | None = None):
+    """The campaign's untimed rows; prints its wall time (Ray's start included) and rate."""
     began = time.perf_counter()
-    table = run_campaign(spec(restart), runs, out / restart, workers=2, progress=False)
+    table = run_campaign(spec(restart), runs, out / restart, workers=None if address else 2,
+                         address=address, progress=False)
     elapsed = time.perf_counter() - began
     passed = sum(table.column("passed").to_pylist())
     print(f"  {restart:10s} {runs} runs in {elapsed:7.1f} s: {runs / elapsed:5.2f} runs/s, "
@@ -76,18 +82,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--serial-runs", type=int, default=4)
+    parser.add_argument("--skip-cluster", action="store_true")
     args = parser.parse_args()
     per_tick(args.serial_runs)
-    import ray
-
-    start_ray(None, 2)
     print(f"campaign of {SPEC.relative_to(ROOT)} on local Ray, 2 workers:")
     with tempfile.TemporaryDirectory() as folder:
-        run_tables = campaign(args.runs, "per_run", Path(folder))
-        worker_tables = campaign(args.runs, "per_worker", Path(folder))
-    ray.shutdown()
-    same = repr(run_tables) == repr(worker_tables)
-    print(f"  per_run and per_worker tables equal bit for bit: {same}")
+        run_rows = campaign(args.runs, "per_run", Path(folder))
+        worker_rows = campaign(args.runs, "per_worker", Path(folder))
+        same = repr(run_rows) == repr(worker_rows)
+        print(f"  per_run and per_worker tables equal bit for bit: {same}")
+        if not args.skip_cluster:
+            print("the same on a two-node cluster here (ray start --head / --address, 1 CPU "
+                  "each):")
+            with LocalCluster(nodes=2, cpus=1) as cluster:
+                cluster_rows = campaign(args.runs, "per_worker", Path(folder) / "cluster",
+                                        cluster.address)
+            clustered = repr(cluster_rows) == repr(worker_rows)
+            print(f"  table equal to the local one bit for bit: {clustered}")
+            same = same and clustered
     return 0 if same else 1
 
 

@@ -19,9 +19,17 @@ ROOT = Path(__file__).resolve().parents[1]
 MBSIM = str(Path(sys.executable).with_name("mbsim-ros"))
 
 
+_CLAIMS: list = []  # held until this process ends
+
+
 def unique_domain_id() -> int:
-    """A DDS domain per test process (Fast DDS takes 0-232), so parallel runs do not mix."""
-    return 1 + (os.getpid() * 7 + int(time.time())) % 200
+    """A DDS domain of this test's own (Fast DDS takes 0-232): claimed on this host with the
+    lock campaigns and the pytest plugin take (mbsim_ros.ros.domains), so parallel runs, other
+    test processes and campaign workers never share one."""
+    from mbsim_ros.ros.domains import claim_domain
+
+    _CLAIMS.append(claim_domain())
+    return _CLAIMS[-1].domain_id
 
 
 class NodeProcess:
@@ -191,7 +199,7 @@ def ros_session(module: str):
     """(domain_id, context) for one test module: rclpy initialised on a domain of its own."""
     import rclpy
 
-    domain = (unique_domain_id() + sum(map(ord, module))) % 200 + 1
+    domain = unique_domain_id()
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain)
     return domain, context

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import yaml
 from ros_harness import (MBSIM, ROOT, arrays, ros_session, start_node, state_time_ns,
-                         warm_kernels)
+                         unique_domain_id, warm_kernels)
 
 from mbsim_ros.model import shipped_urdf
 
 
 def run_node(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, ROS_DOMAIN_ID="231")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(unique_domain_id()))
     return subprocess.run([MBSIM, "run", *args], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=180)
 
@@ -60,7 +60,8 @@ def test_a_bad_parameter_exits_non_zero_with_one_line(tmp_path, override, words)
 def test_the_mbsim_node_script_takes_ros_args(tmp_path):
     node = str(Path(sys.executable).with_name("mbsim_node"))
     result = subprocess.run([node, "--ros-args", "-p", "integrator:=rk45"], capture_output=True,
-                            text=True, timeout=180, env=dict(os.environ, ROS_DOMAIN_ID="231"))
+                            text=True, timeout=180,
+                            env=dict(os.environ, ROS_DOMAIN_ID=str(unique_domain_id())))
     assert result.returncode == 1 and "rk45" in result.stderr
 
 
@@ -132,7 +133,8 @@ def test_run_config_leaves_no_parameters_file(tmp_path):
     assert code == 0, node.log()
     assert list(temp.iterdir()) == []
     failed = subprocess.run([MBSIM, "run", "--config", "config/arm7.yaml", "--ros-args", "-p",
-                             "integrator:=rk45"], env=dict(env, ROS_DOMAIN_ID="231"), cwd=ROOT,
+                             "integrator:=rk45"],
+                            env=dict(env, ROS_DOMAIN_ID=str(unique_domain_id())), cwd=ROOT,
                             capture_output=True, text=True, timeout=180)
     assert failed.returncode == 1 and "rk45" in failed.stderr
     assert list(temp.iterdir()) == []

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
-from ros_harness import MBSIM, ROOT, node_session, state_time_ns
+from ros_harness import MBSIM, ROOT, node_session, state_time_ns, unique_domain_id
 
 EFFORTS = [[0.5 * k, -0.25, 0.0, 1.0, 0.0, 0.0, 0.125] for k in range(1, 6)]
 
@@ -78,7 +78,7 @@ def test_a_bad_record_path_is_a_start_up_error(tmp_path):
     done = subprocess.run([MBSIM, "run", "--ros-args", "-p",
                            f"record:={tmp_path / 'missing' / 'run.mcap'}"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT,
-                          env=dict(os.environ, ROS_DOMAIN_ID="199"))
+                          env=dict(os.environ, ROS_DOMAIN_ID=str(unique_domain_id())))
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         f"mbsim_node: error: parameter 'record': recording path "

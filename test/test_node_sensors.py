@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 import yaml
-from ros_harness import MBSIM, ROOT, node_session, state_time_ns
+from ros_harness import MBSIM, ROOT, node_session, state_time_ns, unique_domain_id
 
 G = 9.81
 GYRO, ACCEL = 1e-3, 2e-3        # white-noise densities
@@ -83,7 +83,7 @@ def test_imu_and_force_torque_publish_their_configured_readings(session):
 
 
 def run_node(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, ROS_DOMAIN_ID="231")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(unique_domain_id()))
     return subprocess.run([MBSIM, "run", *args], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=180)
 

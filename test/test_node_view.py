@@ -13,7 +13,7 @@ import urllib.request
 import numpy as np
 import pytest
 from browser import Browser, free_port, wait_for
-from ros_harness import MBSIM, ROOT, node_session, state_time_ns
+from ros_harness import MBSIM, ROOT, node_session, state_time_ns, unique_domain_id
 from test_view_browser import _drawn
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -69,7 +69,7 @@ def test_a_port_in_use_is_a_start_up_error():
         port = taken.getsockname()[1]
         done = subprocess.run([MBSIM, "run", "--ros-args", "-p", f"view:={port}"],
                               capture_output=True, text=True, timeout=180, cwd=ROOT,
-                              env=dict(ENV, ROS_DOMAIN_ID="198"))
+                              env=dict(ENV, ROS_DOMAIN_ID=str(unique_domain_id())))
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"mbsim_node: error: parameter 'view': port {port} is in use"]

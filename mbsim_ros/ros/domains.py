@@ -7,16 +7,39 @@ domain number without meeting.
 
 Fast DDS derives its ports from the domain (7400 + 250 d + ...), so domains above 232 do not
 fit in the port range; 0 is ROS's default, which a user's own graph on this host is likely on.
+A domain whose discovery ports are bound on this host (a participant of a program that does not
+take these locks) is skipped too.
 """
 from __future__ import annotations
 
 import fcntl
 import os
+import socket
 import tempfile
 from pathlib import Path
 
 FIRST, LAST = 101, 232  # the default graph (0) and hand-picked low domains stay untouched
 LOCALHOST = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+
+
+def discovery_ports(domain: int) -> tuple[int, ...]:
+    """The UDP ports a DDS participant on ``domain`` binds first (RTPS's well-known ports:
+    7400 + 250 d, the multicast discovery port, and + 10, the first participant's unicast
+    discovery port)."""
+    base = 7400 + 250 * domain
+    return base, base + 10
+
+
+def in_use(domain: int) -> bool:
+    """Whether a participant on this host holds one of ``domain``'s discovery ports (a bind
+    without SO_REUSEADDR fails against any socket bound there)."""
+    for port in discovery_ports(domain):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.bind(("0.0.0.0", port))
+            except OSError:
+                return True
+    return False
 
 
 class NoFreeDomain(RuntimeError):
@@ -62,9 +85,12 @@ def claim_domain(start: int | None = None) -> DomainClaim:
         except OSError:
             handle.close()
             continue
+        if in_use(domain):
+            handle.close()
+            continue
         return DomainClaim(domain, handle)
     raise NoFreeDomain(f"all DDS domains {FIRST}-{LAST} are held by processes on this host "
-                       f"(lock files in {folder})")
+                       f"(lock files in {folder}) or have their discovery ports bound")
 
 
 _PROCESS_CLAIM: DomainClaim | None = None

@@ -3,7 +3,8 @@
 the first state it hears (efforts kp (q0 - q) - kd v on /mbsim/effort_commands) and, after
 ``after`` answers, does its ``fault``: none, crash (a line on stderr, exit code 3), hang (alive,
 no more answers), nonfinite (a NaN effort), short (one effort too few). ``pid_file``: its
-process id is written there at start. A std_srvs/Trigger ``~/reset`` forgets the held state and the count."""
+process id is written there at start. A std_srvs/Trigger ``~/reset`` forgets the held state
+and the count."""
 from __future__ import annotations
 
 import os
