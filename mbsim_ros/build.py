@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from .contact.scene import Scene, load_scene
+from .contact.scene_urdf import scene_urdf
 from .dynamics.closures import ConstraintKinematics, project
 from .model import LimitWarning, Model, load_urdf
 from .model.closures import load_closures, urdf_frames
 from .model.settings import initial_configuration
+from .model.urdf import read_urdf
 from .sim import Simulator
 
 
@@ -28,6 +30,13 @@ class Simulated:
     scene: Scene | None = None
     closures: list = field(default_factory=list)
     urdf_source: str | Path | None = None
+
+    def robot_description(self) -> str:
+        """What ``robot_description`` carries for it: the URDF's text, or a scene's models as
+        one URDF (contact/scene_urdf.py)."""
+        if self.scene is not None:
+            return scene_urdf(self.scene)
+        return read_urdf(self.urdf_source)[0]
 
 
 def load_simulated(*, scene=None, urdf=None, floating_base: bool = False,

@@ -133,6 +133,11 @@ def test_a_misbehaving_controller_fails_its_row(fault, reason, tmp_path):
     assert gone(int(pid_file.read_text()))
 
 
+def test_a_controller_that_reads_robot_description_first_runs():
+    row = serial(faulty("none", command=["-p", "wait_description:=true"]), 1)[0]
+    assert (row["failed_check"], row["steps"]) in (("", 200), ("base_height", 200)), row
+
+
 def test_a_controller_that_never_subscribes_fails_at_ready(tmp_path):
     spec = copy.deepcopy(SPEC)
     spec["controller"] = {"type": "ros", "ready_timeout": 2.0,

@@ -42,11 +42,13 @@ def _close_sessions() -> None:
 class RosController:
     """The campaign's controller interface (``attach``, ``__call__`` per control tick,
     ``close``) over a controller process. ``key``: the spec's identity (one session per spec
-    and process); ``gains`` (kp, kd) go to the servos for ``joint_commands`` targets."""
+    and process); ``gains`` (kp, kd) go to the servos for ``joint_commands`` targets;
+    ``description``: the robot_description the link publishes."""
 
-    def __init__(self, spec: Controller, model: Model, q0: np.ndarray, key: str,
-                 seed: int) -> None:
+    def __init__(self, spec: Controller, model: Model, q0: np.ndarray, key: str, seed: int,
+                 description: str | None = None) -> None:
         self.spec, self.key, self.seed = spec, key, seed
+        self.description = description
         self.kp, self.kd = gains(spec, model, q0, joint_dofs(model)) \
             if spec.kp is not None or spec.omega is not None else (None, None)
         self.command = Command.zeros(model.nv)
@@ -66,7 +68,8 @@ class RosController:
         session = _SESSIONS.get(self.key)
         if session is None:
             _close_sessions()  # another spec's controller would answer this spec's states
-            session = _SESSIONS[self.key] = ControllerInTheLoop(sim, self.spec.interface, suite)
+            session = _SESSIONS[self.key] = ControllerInTheLoop(
+                sim, self.spec.interface, suite, description=self.description)
         self.session = session
         session.link.bind(sim, suite)
         try:

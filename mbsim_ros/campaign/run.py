@@ -219,7 +219,8 @@ def _controller(prep: Prepared, sim, seed: int):
     if spec.controller.type == "ros":
         from .ros_controller import RosController
 
-        return RosController(spec.controller, sim.model, prep.q0, spec_digest(prep.data), seed)
+        return RosController(spec.controller, sim.model, prep.q0, spec_digest(prep.data), seed,
+                             prep.simulated.robot_description())
     return make_controller(spec.controller, sim.model, prep.q0, spec.dt, spec.duration,
                            prep.trajectory)
 

@@ -29,15 +29,17 @@ def controller_argv(command: list[str]) -> list[str]:
 
 class ControllerInTheLoop:
     """The link of ``sim`` (``interface``: "effort" or "joint_commands"; ``suite``: the sensors
-    to publish) on this process's domain, and at most one controller process at a time, whose
+    to publish; ``description``: the robot_description to publish) on this process's domain,
+    and at most one controller process at a time, whose
     output goes to ``logs/<name>.log`` (default: ``<tmp>/mbsim_ros_controllers/<pid>-<name>
     .log``, deleted by ``close``; a killed process leaves its last log there)."""
 
     def __init__(self, sim, interface: str = "effort", suite=None, *,
-                 logs: str | Path | None = None) -> None:
+                 logs: str | Path | None = None, description: str | None = None) -> None:
         os.environ.update(LOCALHOST)  # this process's own rclpy context: discovery on the host
         self.domain = process_domain()
-        self.link = LoopLink(sim, self.domain.domain_id, interface, suite=suite)
+        self.link = LoopLink(sim, self.domain.domain_id, interface, suite=suite,
+                             description=description)
         self.process: ControllerProcess | None = None
         self._own_logs = logs is None
         self.logs = Path(tempfile.gettempdir()) / "mbsim_ros_controllers" if logs is None \

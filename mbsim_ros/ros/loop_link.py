@@ -8,7 +8,8 @@ campaign writes does not depend on load: the simulation waits for the controller
 controller sees the state of every tick.
 
 The link is an rclpy node of its own context on one DDS domain (domains.py), named like the
-node (``mbsim``) so that the controller's topics are the ones it uses against ``mbsim_node``.
+node (``mbsim``) so that the controller's topics are the ones it uses against ``mbsim_node``;
+given the robot's description, it publishes ``robot_description`` as the node does.
 It never runs an executor over its command subscription: commands are taken from a wait set,
 one per tick, in the caller's thread.
 """
@@ -23,12 +24,13 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 
 from .commands import ActuatedJoints, CommandError, CommandSlot
 from .messages import stamp_ns
 from .node import PolledGroup
 from .sensors import SensorPublishers
+from .state_interfaces import DESCRIPTION_QOS
 from .state_outputs import StateOutputs
 
 COMMAND_TOPICS = {"effort": "~/effort_commands", "joint_commands": "~/joint_commands"}
@@ -50,13 +52,17 @@ class LoopLink:
     ``wait_ready``, then ``exchange`` at every control tick."""
 
     def __init__(self, sim, domain_id: int, interface: str = "effort", *,
-                 node_name: str = "mbsim", namespace: str = "", suite=None) -> None:
+                 node_name: str = "mbsim", namespace: str = "", suite=None,
+                 description: str | None = None) -> None:
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain_id,
                    signal_handler_options=SignalHandlerOptions.NO)
         self.node = rclpy.create_node(node_name, namespace=namespace, context=self.context,
                                       start_parameter_services=False, enable_rosout=False)
         self.joints = ActuatedJoints(sim.model)
+        if description is not None:  # as the node: latched, for controllers that read it
+            self.node.create_publisher(String, "robot_description", DESCRIPTION_QOS).publish(
+                String(data=description))
         self.outputs = StateOutputs(self.node, sim, self.joints)
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.sensor_pubs = None if suite is None else SensorPublishers(self.node, suite, reliable)

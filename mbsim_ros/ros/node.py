@@ -34,12 +34,10 @@ from ..actuators import Actuators, CommandDelay
 from ..build import load_simulated, make_simulator, start_configuration
 from ..config import ConfigError, read_config, resolve_urdf, set_armature
 from ..contact.scene import SceneError
-from ..contact.scene_urdf import scene_urdf
 from ..dynamics.closures import ConstraintKinematics, project
 from ..integrators import INTEGRATORS
 from ..model import DEFAULT_ROBOT, LimitWarning, ModelError, shipped_urdf
 from ..model.closures import urdf_frames
-from ..model.urdf import read_urdf
 from ..recording import Recorder, root_frame
 from ..sim import Simulator
 from .commands import ActuatedJoints, CommandError, CommandSlot, take_command
@@ -410,7 +408,7 @@ class SimulationNode(Node):
         self.create_service(Trigger, "~/step", self._on_step)
         self.create_timer(self.settings.diagnostics_period, self._publish_diagnostics)
         self._window_start = (time.monotonic_ns(), 0)
-        self.state_interfaces = StateInterfaces(self, self._robot_description())
+        self.state_interfaces = StateInterfaces(self, self.simulated.robot_description())
 
     # -- the tick ---------------------------------------------------------------------------
 
@@ -642,13 +640,6 @@ class SimulationNode(Node):
         return response
 
     # -- the robot's description and setting its state (state_interfaces.py) ---------------
-
-    def _robot_description(self) -> str:
-        """What ``robot_description`` carries: the URDF text loaded, or a scene's models as
-        one URDF (contact/scene_urdf.py)."""
-        if self.scene is not None:
-            return scene_urdf(self.scene)
-        return read_urdf(self.urdf_source)[0]
 
     def restart_from(self, write) -> str:
         """While paused: ``write(q, v)`` into copies of the current state (it raises

@@ -84,7 +84,8 @@ class ControllerSimulation:
         self.dt_ns = int(round(self.sim.dt * 1e9))
         self.joints = ActuatedJoints(self.sim.model)
         self._segments: list[Trace] = []
-        self.loop = ControllerInTheLoop(self.sim, interface, self.suite, logs=logs)
+        self.loop = ControllerInTheLoop(self.sim, interface, self.suite, logs=logs,
+                                        description=self.simulated.robot_description())
         self._logs_kept = logs is not None
         self.link = self.loop.link
         self.link.slot.hold_start(self.sim.q)

@@ -4,7 +4,8 @@ the first state it hears (efforts kp (q0 - q) - kd v on /mbsim/effort_commands) 
 ``after`` answers, does its ``fault``: none, crash (a line on stderr, exit code 3), hang (alive,
 no more answers), nonfinite (a NaN effort), short (one effort too few). ``pid_file``: its
 process id is written there at start. A std_srvs/Trigger ``~/reset`` forgets the held state
-and the count."""
+and the count. ``wait_description``: subscribe to joint_states only once robot_description
+(latched) has come, as a controller that builds its model from it does."""
 from __future__ import annotations
 
 import os
@@ -13,9 +14,9 @@ import sys
 import numpy as np
 import rclpy
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 
@@ -32,10 +33,21 @@ class FaultyPD(Node):
                 stream.write(str(os.getpid()))
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.publisher = self.create_publisher(Float64MultiArray, "/mbsim/effort_commands", qos)
-        self.create_subscription(JointState, "/joint_states", self.on_state, qos)
+        self.qos = qos
+        if self.declare_parameter("wait_description", False).value:
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.create_subscription(String, "/robot_description", self.on_description, latched)
+        else:
+            self.on_description(None)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.q0 = None
         self.answers = 0
+
+    def on_description(self, msg) -> None:
+        if msg is not None and "<robot" not in msg.data:
+            raise SystemExit("faulty_pd: robot_description is not a URDF")
+        self.create_subscription(JointState, "/joint_states", self.on_state, self.qos)
 
     def on_reset(self, request, response):
         self.q0, self.answers = None, 0
