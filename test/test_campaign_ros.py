@@ -196,6 +196,24 @@ def test_a_controller_dies_with_the_process_that_started_it(tmp_path):
     assert gone(child)
 
 
+def test_a_parent_that_ignores_sigint_still_stops_its_controller_cleanly(tmp_path):
+    """A Ray worker ignores SIGINT; its controller must not inherit that, or stop() ends it by
+    SIGKILL after the grace period, and its DDS endpoints linger until their lease ends."""
+    child = ("import time\ntry:\n    print('up', flush=True); time.sleep(60)\n"
+             "except KeyboardInterrupt:\n    print('stopped by SIGINT', flush=True)\n")
+    parent = subprocess.run(
+        [sys.executable, "-c",
+         "import signal, sys, time\n"
+         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+         "from mbsim_ros.ros.controller_process import ControllerProcess\n"
+         f"p = ControllerProcess([sys.executable, '-c', {child!r}], {str(tmp_path / 'log')!r})\n"
+         "while 'up' not in p.log_text(): time.sleep(0.05)\n"
+         "print(p.stop(grace=20.0))\n"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": PACKAGE_ROOT})
+    assert parent.stdout.split() == ["0"], parent.stderr
+    assert "stopped by SIGINT" in (tmp_path / "log").read_text()
+
+
 def test_stop_ends_the_controllers_process_group(tmp_path):
     process = ControllerProcess(
         [sys.executable, "-c", "import subprocess, sys, time; "

@@ -2,7 +2,8 @@
 output kept in a log file, and nothing left behind.
 
 - The child is the leader of a process group of its own, and ``stop()`` ends the group: SIGINT
-  (a ROS node's clean shutdown), SIGKILL after ``grace`` seconds.
+  (a ROS node's clean shutdown), SIGKILL after ``grace`` seconds. It starts with SIGINT and
+  SIGTERM at their defaults, whatever its parent ignores.
 - Linux: the child is also asked to be killed when the process that started it dies
   (``PR_SET_PDEATHSIG``), so a campaign worker killed with SIGKILL, or a driver interrupted
   before its clean-up ran, leaves no controller running.
@@ -22,7 +23,12 @@ PR_SET_PDEATHSIG = 1
 TAIL_LINES = 12
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """SIGINT and SIGTERM back to their defaults (a parent that ignores them, a Ray worker,
+    would pass that on, and the controller would not stop cleanly on SIGINT: its DDS endpoints
+    would then linger until their lease ends); on Linux, killed when the parent dies."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -46,7 +52,7 @@ class ControllerProcess:
             self.process = subprocess.Popen(self.argv, env=environment, cwd=cwd,
                                             stdin=subprocess.DEVNULL, stdout=self._log,
                                             stderr=subprocess.STDOUT, start_new_session=True,
-                                            preexec_fn=_die_with_parent)
+                                            preexec_fn=_child_setup)
         except OSError as exc:
             self._log.close()
             raise ControllerExited(f"cannot start {' '.join(self.argv)}: {exc}") from None
