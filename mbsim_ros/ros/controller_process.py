@@ -2,8 +2,8 @@
 output kept in a log file, and nothing left behind.
 
 - The child is the leader of a process group of its own, and ``stop()`` ends the group: SIGINT
-  (a ROS node's clean shutdown), SIGKILL after ``grace`` seconds. It starts with SIGINT and
-  SIGTERM at their defaults, whatever its parent ignores.
+  (a ROS node's clean shutdown), SIGKILL after ``grace`` seconds. It starts with no signal
+  blocked and SIGINT and SIGTERM at their defaults, whatever its parent blocks or ignores.
 - Linux: the child is also asked to be killed when the process that started it dies
   (``PR_SET_PDEATHSIG``), so a campaign worker killed with SIGKILL, or a driver interrupted
   before its clean-up ran, leaves no controller running.
@@ -24,9 +24,11 @@ TAIL_LINES = 12
 
 
 def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """SIGINT and SIGTERM back to their defaults (a parent that ignores them, a Ray worker,
-    would pass that on, and the controller would not stop cleanly on SIGINT: its DDS endpoints
-    would then linger until their lease ends); on Linux, killed when the parent dies."""
+    """No signal blocked, SIGINT and SIGTERM at their defaults (a parent that blocks or
+    ignores them, a Ray worker blocks SIGINT, would pass that on through exec, and the
+    controller would not stop cleanly on SIGINT: its DDS endpoints would then linger until
+    their lease ends); on Linux, killed when the parent dies."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
