@@ -56,12 +56,11 @@ class StateOutputs:
             self.odom_pub = node.create_publisher(Odometry, "~/odom", RELIABLE)
             if self.odometry.tf is not None:
                 self.tf_pub = node.create_publisher(type(self.odometry.tf), "/tf", TF_QOS)
-            self._base_messages = {self.base_pose_pub: self.base.pose,
-                                   self.base_twist_pub: self.base.twist,
-                                   self.odom_pub: self.odometry.odom}
+            self._base_outputs = [(self.base_pose_pub, self.base.pose),
+                                  (self.base_twist_pub, self.base.twist),
+                                  (self.odom_pub, self.odometry.odom)]
             if self.tf_pub is not None:
-                self._base_messages[self.tf_pub] = self.odometry.tf
-            self._base_pubs = list(self._base_messages)
+                self._base_outputs.append((self.tf_pub, self.odometry.tf))
         self.contact_pubs = {}
         if sim.scene is not None:
             for body in sorted({int(b) for b in sim.scene.shapes.body if b >= 0}):
@@ -90,14 +89,15 @@ class StateOutputs:
         if self.joint_state_pub.get_subscription_count():
             self.joint_state_pub.publish(self.joint_state.fill(t_ns, q, v, sim.effort))
         if self.base is not None:
-            heard = [publisher for publisher in self._base_pubs
-                     if publisher.get_subscription_count()]
-            if heard:
-                self.base.fill(t_ns, sim.q, sim.v)
-                if self.tf_pub is not None:
+            filled = False
+            for publisher, message in self._base_outputs:
+                if not publisher.get_subscription_count():
+                    continue
+                if not filled:  # the base's messages share their pose and twist
+                    self.base.fill(t_ns, sim.q, sim.v)
                     self.odometry.fill()
-                for publisher in heard:
-                    publisher.publish(self._base_messages[publisher])
+                    filled = True
+                publisher.publish(message)
         if self.contact_pubs:
             _publish_wrenches(t_ns, self.contact_pubs, lambda: sim.body_wrenches(axes="body"))
         if self.joint_wrench_pubs:
