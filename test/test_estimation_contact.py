@@ -269,14 +269,9 @@ def test_effort_jacobian_through_contact_against_differences(case, bound, eps_u,
     than 10 %. The resting brick's upper feet hold their friction 0.3 % inside the cone with a
     multiplier of 2e-10 (its four feet's tangential split is set by the solve's barrier, not
     by the contact law: a contact at a switch), so its bound is 5e-6."""
-    sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
-              "ball_in_impact": ball_in_impact,
-              "brick_resting": lambda: brick_on_incline(tmp_path, 1.0),
-              "brick_sliding": lambda: brick_on_incline(tmp_path, 0.3)}[case]()
+    sim, u = contact_case(case, tmp_path)
     assert sim.contacts(), "in contact"
-    process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
-    process.hold_memory(sim.get_state().integrator)
-    x = process.x_from(sim.q, sim.v)
+    process, x = exact_process(sim)
     from mbsim_ros.estimation.contact_jacobians import effort_jacobian
 
     B = effort_jacobian(process, x, u)
@@ -326,6 +321,22 @@ def ball_loading() -> tuple:
         if probe.integrator.impacting_contacts:
             return sim, np.zeros(6)
         sim.step()
+
+
+def contact_case(case: str, tmp_path=None) -> tuple:
+    """(a Simulator in contact, the effort) of a named case of the Jacobian tests."""
+    return {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
+            "ball_in_impact": ball_in_impact, "ball_loading": ball_loading,
+            "brick_resting": lambda: brick_on_incline(tmp_path, 1.0),
+            "brick_sliding": lambda: brick_on_incline(tmp_path, 0.3),
+            "brick_sliding_flat": brick_sliding_flat, "terrain": terrain_resting}[case]()
+
+
+def exact_process(sim: Simulator) -> tuple:
+    """(the compliant ProcessModel of ``sim`` solved to EXACT, holding its memory; its x)."""
+    process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
+    process.hold_memory(sim.get_state().integrator)
+    return process, process.x_from(sim.q, sim.v)
 
 
 @pytest.mark.parametrize("case", ["solo12_standing", "solo12_sliding", "ball_loading"])
@@ -381,13 +392,8 @@ def test_velocity_columns_against_differences(case, bound, eps, tmp_path):
     (the switch of the effort Jacobian's test)."""
     from mbsim_ros.estimation.contact_jacobians import velocity_jacobian
 
-    sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
-              "ball_loading": ball_loading,
-              "brick_resting": lambda: brick_on_incline(tmp_path, 1.0),
-              "brick_sliding": lambda: brick_on_incline(tmp_path, 0.3)}[case]()
-    process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
-    process.hold_memory(sim.get_state().integrator)
-    x = process.x_from(sim.q, sim.v)
+    sim, u = contact_case(case, tmp_path)
+    process, x = exact_process(sim)
     exact = velocity_jacobian(process, x, u)
     x_next = process.step(x, u)
     fd = np.empty_like(exact)
@@ -447,12 +453,8 @@ def test_configuration_columns_against_differences(case, bound, eps):
     ball and the brick's corners on the heightfield ramp, 1.4e-8)."""
     from mbsim_ros.estimation.contact_jacobians import configuration_jacobian
 
-    sim, u = {"solo12_standing": solo12_standing, "solo12_sliding": solo12_sliding,
-              "ball_loading": ball_loading, "ball_in_impact": ball_in_impact,
-              "brick_sliding_flat": brick_sliding_flat, "terrain": terrain_resting}[case]()
-    process = ProcessModel(sim.model, DT, "compliant", **{**sim.integrator.options, **EXACT})
-    process.hold_memory(sim.get_state().integrator)
-    x = process.x_from(sim.q, sim.v)
+    sim, u = contact_case(case)
+    process, x = exact_process(sim)
     exact = configuration_jacobian(process, x, u)
     assert exact is not None, "ground and terrain contacts only: supported"
     x_next = process.step(x, u)
