@@ -30,9 +30,12 @@ def test_solo12_estimators_on_a_short_recording(example, tmp_path):
     factor 27 (5.6 - 10); base velocity, contact and floorless EKFs 0.0037 / 0.0044 m/s (0.0021
     - 0.0050), leg kinematics 0.033 m/s (0.032 - 0.035); leg kinematics' height 3.5e-4 m (3.4e-4
     - 5.3e-4); over the first 0.15 s, the contact EKF's velocity 0.0047 m/s with its own memory
-    carried, 0.021 without (seeds 1-4: 1.2x - 3.9x apart). Bounds: the contact EKF's height
-    within 1e-4 m and a fourth of the floorless one's; both EKFs' velocity a third of leg
-    kinematics'; the memory halves the landing's velocity error."""
+    carried, 0.021 without (seeds 1-4: 1.2x - 3.9x apart). The filters' own height std: the
+    contact EKF's 2.0e-5 m on average, its errors 0.50 of it (RMS; seeds 1-4: 0.64 - 1.14),
+    the floorless EKF's 3.9 cm (nothing observes its height). Bounds: the contact EKF's height
+    within 1e-4 m and a fourth of the floorless one's, its normalized error between 0.2 and 2;
+    both EKFs' velocity a third of leg kinematics'; the memory halves the landing's velocity
+    error; the floorless EKF's height std above 1 cm."""
     path = tmp_path / "solo12_push.mcap"
     row = example.record(path, seed=0, duration=0.6)
     assert row["passed"] and row["steps"] == 600
@@ -58,6 +61,10 @@ def test_solo12_estimators_on_a_short_recording(example, tmp_path):
     assert floorless[1] > 4.0 * contact[1], table
     assert max(contact[0], floorless[0]) < legs[0] / 3.0, table
     assert legs[1] < 1e-3, table
+    contact_std, _, floorless_std = results["height_std"]
+    error = results[example.ESTIMATORS[0]][1][150:] - rec.position[150:, 2]
+    assert 0.2 < np.sqrt(np.mean((error / contact_std[150:]) ** 2)) < 2.0
+    assert floorless_std[150:].min() > 0.01
     landing = example.rmse(rec, results, end=0.15)
     contact, memoryless = (landing[name] for name in example.ESTIMATORS[:2])
     assert contact[0] < memoryless[0] / 2.0, landing

@@ -235,15 +235,15 @@ class BaseEKF:
 
 
 def run_ekf(process: ProcessModel, rec: Recording, q0: np.ndarray, noise: Noise,
-            steps: int, carry_memory: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(base velocity (steps, 3), height (steps,), the final covariance) of the EKF from the
-    scene's start (q0, at rest; the prior's std: 1 cm and 0.05 rad on the base, 0.01 rad on
-    the joints, 0.1 m/s or rad/s on every velocity)."""
+            steps: int, carry_memory: bool = False) -> tuple[np.ndarray, ...]:
+    """(base velocity (steps, 3), height (steps,), the final covariance, the height's std
+    (steps,)) of the EKF from the scene's start (q0, at rest; the prior's std: 1 cm and 0.05
+    rad on the base, 0.01 rad on the joints, 0.1 m/s or rad/s on every velocity)."""
     nv = process.nv
     x0 = process.x_from(q0, np.zeros(nv))
     prior = np.r_[[0.01] * 3, [0.05] * 3, [0.01] * (nv - 6), [0.1] * nv]
     ekf = BaseEKF(process, x0, np.diag(prior ** 2), noise, carry_memory)
-    velocity, height = np.empty((steps, 3)), np.empty(steps)
+    velocity, height, height_std = np.empty((steps, 3)), np.empty(steps), np.empty(steps)
     effort = np.zeros(nv)
     for k in range(steps):
         effort[6:] = rec.effort[k]
@@ -251,7 +251,9 @@ def run_ekf(process: ProcessModel, rec: Recording, q0: np.ndarray, noise: Noise,
                  rec.gyro[k], rec.accel[k])
         velocity[k] = ekf.x[process.nq:process.nq + 3]
         height[k] = ekf.x[2]
-    return velocity, height, ekf.P
+        up = rotation(ekf.x[3:7])[2]  # the world's z in the base's axes (its position tangent)
+        height_std[k] = np.sqrt(up @ ekf.P[:3, :3] @ up)
+    return velocity, height, ekf.P, height_std
 
 
 # ---- (c): leg kinematics --------------------------------------------------------------------
@@ -291,7 +293,8 @@ def leg_kinematics(rec: Recording, steps: int) -> tuple[np.ndarray, np.ndarray]:
 
 def estimate(rec: Recording, steps: int | None = None, noise: Noise | None = None) -> dict:
     """The three estimators on the first ``steps`` samples of a recording: {name: (velocity,
-    height)}, plus "covariances": the EKFs' final covariances."""
+    height)}, plus "covariances": the EKFs' final covariances, "height_std": their heights'
+    standard deviations."""
     steps = len(rec.t) if steps is None else steps
     noise = Noise(orientation=rec.imu_variance[0], gyro=rec.imu_variance[1],
                   accel=rec.imu_variance[2], **_encoder_noise()) if noise is None else noise
@@ -304,6 +307,7 @@ def estimate(rec: Recording, steps: int | None = None, noise: Noise | None = Non
     results = {name: r[:2] for name, r in zip(ESTIMATORS, runs)}
     results[ESTIMATORS[3]] = leg_kinematics(rec, steps)
     results["covariances"] = tuple(r[2] for r in runs)
+    results["height_std"] = tuple(r[3] for r in runs)
     return results
 
 
