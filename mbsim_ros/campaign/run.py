@@ -19,12 +19,12 @@ from ..model.resources import resolve_urdf
 from ..recording import Recorder
 from ..schema import SchemaError, nearest
 from ..sensors import SensorSuite
-from ..sensors.config import parse_encoders, parse_sensors
+from ..sensors.config import Encoders, parse_encoders, parse_sensors
 from .apply import make_run_simulator
 from .checks import CHECKS, CONTROLLER, Monitor
 from .controllers import CommandLine, ControllerFailure, import_callable, joint_dofs, \
     load_trajectory, make_controller
-from .sampling import Names, sample
+from .sampling import SENSOR_SEED, Names, sample
 from .spec import METRICS, SOURCE, CampaignSpec, load_spec
 
 RESULT_COLUMNS = ("passed", "failed_check", "failed_at", "failed_value", "message", "steps")
@@ -139,6 +139,14 @@ class Prepared:
             device.seed = seed + k
         return devices
 
+    def encoders(self, seed: int | None) -> Encoders | None:
+        """The encoders parsed afresh (None: none); when ``seed`` is given their noise is
+        seeded after the devices' (seed + the number of devices), as each device's is."""
+        encoders = parse_encoders(self.spec.sensors.encoders)
+        if encoders is not None and seed is not None:
+            encoders.seed = seed + len(self.spec.sensors.devices)
+        return encoders
+
 
 def _unknown(where: str, given, valid: list[str], what: str) -> list[str]:
     """One problem per name in ``given`` that is not in ``valid``, worded as a SchemaError's."""
@@ -203,7 +211,8 @@ def _simulate(prep: Prepared, params: dict, record,
     output: None for an in-process controller)."""
     spec = prep.spec
     sim = _simulator(prep, params)
-    suite = SensorSuite(sim, prep.devices(params.get("sensor_seed")), spec.sensors.encoders) \
+    sensor_seed = params.get(SENSOR_SEED)  # drawn only with randomize.sensor_noise
+    suite = SensorSuite(sim, prep.devices(sensor_seed), prep.encoders(sensor_seed)) \
         if spec.sensors is not None else None
     monitor = Monitor(spec, sim.model, prep.feet, prep.tracked)
     controller = _controller(prep, sim, seed)
