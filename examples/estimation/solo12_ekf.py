@@ -188,10 +188,8 @@ class BaseEKF:
         x0 = self.x
         A, _ = process.jacobians(x0, u)
         x1 = process.step(x0, u)
-        if self.carry_memory:
-            # the memory this step ended with: its integrator's (process.integrator holds the
-            # last step's; ProcessModel has no call that returns it)
-            process.hold_memory(process.integrator.save_state())
+        if self.carry_memory:  # the next step starts from the memory this one ended with
+            process.hold_memory(process.memory())
         P = self.P
         AP = A @ P
         C = np.block([[P, AP.T], [AP, AP @ A.T + self.Q]])

@@ -133,6 +133,17 @@ class ProcessModel:
                              f"itself (nothing is held)")
         self._contact.hold(saved)
 
+    def memory(self) -> dict:
+        """Contact integrators: the memory the last ``step`` ended with, in the form
+        ``hold_memory`` takes (a copy). A filter that carries it from step to step,
+        ``process.hold_memory(process.memory())`` after each ``step``, steps as the Simulator
+        does through touch-downs (docs/ESTIMATION.md). After ``step_batch`` it is that of one
+        of the rows: carry it from ``step`` only."""
+        if self._contact is None:
+            raise ValueError(f"memory: the {self.integrator_name} integrator's state is x "
+                             f"itself (nothing is held)")
+        return self.integrator.save_state()
+
     def _allocate(self, chunks: int) -> None:
         """Per-thread workspaces, made once."""
         m, nq, nv = self.model, self.nq, self.nv
