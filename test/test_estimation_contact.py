@@ -615,3 +615,63 @@ def test_jacobians_cost_one_step_and_four_inverse_dynamics_derivatives(monkeypat
     A, B = process.jacobians(x, u)
     assert calls == {"steps": 1, "inverse dynamics' derivatives": 4}
     assert np.isfinite(A).all() and np.abs(B).max() > 0.0
+
+
+# spheres against a static box (on a face and over an edge), a sphere on another sphere, a
+# brick on the floor with spheres against its top face and edge: pairs of shapes
+PAIRS = {"ground": {"friction": 0.5, "youngs_modulus": 2.0e8, "poisson_ratio": 0.3},
+         "boxes": [{"size": [0.2, 0.2, 0.1], "position": [0.0, 0.0, 0.05]}],
+         "models": [
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.12, 0.03, 0.1455],
+              "name": "over_edge"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.0, -0.05, 0.1499],
+              "name": "on_face"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.4, 0.0, 0.0499],
+              "name": "low"},
+             {"sphere": {"radius": 0.04, "mass": 0.5}, "position": [0.43, 0.02, 0.13235],
+              "name": "high"},
+             {"box": {"size": [0.2, 0.2, 0.1], "mass": 2.0}, "position": [-0.5, 0.0, 0.04995],
+              "name": "crate"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [-0.38, 0.0, 0.1455],
+              "name": "over_crate_edge"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [-0.5, 0.05, 0.14985],
+              "name": "on_crate"}]}
+
+
+def test_configuration_columns_of_pairs_of_shapes():
+    """A's configuration columns where contacts are pairs of shapes whose normal turns with
+    them (contact_jacobians._pair_motion): a sphere on another sphere, spheres against a static
+    box's face and over its edge, and against a moving box's top face and edge; against central
+    differences in q (Richardson from 1e-7 and 5e-8; 3.5e-8 measured, 2.3e-7 from 1e-6, 2.8e-7
+    from 1e-8 where rounding shows). Box against box keeps its differences (None)."""
+    from mbsim_ros.contact.geometry import BOX, SPHERE
+    from mbsim_ros.estimation.contact_jacobians import configuration_jacobian
+
+    sim = Simulator.from_scene(PAIRS, dt=DT)
+    for _ in range(3):
+        sim.step()
+    it = sim.integrator
+    n = int(it._counts[0])
+    pairs = it._contact_int[:n][it._contact_int[:n, 3] >= 0]
+    kinds = it._shape_arrays[0][2]
+    touching = it._contact_real[:n][it._contact_int[:n, 3] >= 0, 6] < 0.0
+    assert touching.all() and len(pairs) == 5
+    assert {(kinds[s], kinds[s2], other >= 0) for _, other, s, s2 in pairs} == {
+        (SPHERE, BOX, False), (SPHERE, SPHERE, True), (SPHERE, BOX, True)}
+    process, x = exact_process(sim)
+    u = np.zeros(process.nu)
+    exact = configuration_jacobian(process, x, u)
+    x_next = process.step(x, u)
+
+    def differences(step):
+        out = np.empty_like(exact)
+        for k in range(process.nv):
+            e = np.zeros(process.ndx)
+            e[k] = step
+            out[:, k] = (process.difference(x_next, process.step(process.integrate(x, e), u))
+                         - process.difference(x_next, process.step(process.integrate(x, -e), u))
+                         ) / (2.0 * step)
+        return out
+
+    fd = (4.0 * differences(5e-8) - differences(1e-7)) / 3.0
+    assert np.abs(exact - fd).max() / np.abs(fd).max() < 3e-7

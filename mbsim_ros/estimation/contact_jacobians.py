@@ -34,7 +34,7 @@ import weakref
 import numpy as np
 
 from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
-from ..contact.geometry import SPHERE
+from ..contact.geometry import BOX, SPHERE
 from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
@@ -266,8 +266,10 @@ def configuration_jacobian(process, x, u) -> np.ndarray:
     """d x' / d q (ndx x nv, q moved in the tangent space) of the compliant step with implicit
     velocity terms, exact, for contacts of spheres and points (box corners, mesh points) with
     the ground or a heightfield (their normal fixed while q moves: a plane's, a terrain
-    cell's): None for other contacts (pairs of shapes: between models, with a static box) or
-    a limit being recovered. Moving q
+    cell's) and for the pairs of shapes _pair_motion follows (sphere against sphere, a sphere
+    or a point against a static or moving box: their normal turning with them): None for
+    the others (box against box, cylinders' and meshes' own pairs) or a limit being
+    recovered. Moving q
     along dof b turns the world motion subspaces of the dofs it supports,
     dS_k = ad(S_b) S_k, moves the contact's sphere centre c by S_b's velocity there (the
     point x = c - r n follows), so dG_r = d_r . (dS_k at x + w_k x dc), dphi = G[:, b]; the
@@ -369,18 +371,20 @@ def _tables(model) -> _Tables:
 
 
 def _row_derivatives(solved, process):
-    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts (with the ground and
-    the terrain only: contact_int[:, 3] = -1) and the joint limit and friction rows
-    (constant); None where unsupported. All contacts at once: on the dofs k, b that move the
-    contact's body, dG_r = d_r . (support[b, k] (dv + dw x x) + w_k x dc_b) with
-    dS_k = (dv, dw) = ad(S_b) S_k and dc_b = S_b's velocity at the sphere's centre."""
+    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts and the joint limit
+    and friction rows (constant); None where unsupported (a limit in recovery, box against
+    box, pairs with cylinders and meshes). With the ground and the terrain (their normal
+    fixed), all at once in jacobian_kernels.row_derivatives_kernel: on the dofs k, b that move
+    the contact's body, dG_r = d_r . (support[b, k] (dv + dw x x) + w_k x dc_b) with
+    dS_k = (dv, dw) = ad(S_b) S_k and dc_b = S_b's velocity at the sphere's centre; pairs of
+    shapes (_pair_rows) after it, their normal turning with them."""
     integrator, model = solved.integrator, process.model
     m, nv = solved.m, process.nv
     n = int(integrator._counts[C_CONTACTS])
     contact_int, contact_real = integrator._contact_int, integrator._contact_real
     buf = integrator._buffers
-    if np.any(buf.kind[3 * n:m] == BILATERAL) or np.any(contact_int[:n, 3] >= 0):
-        return None  # a limit in recovery, a pair of shapes (models, static boxes)
+    if np.any(buf.kind[3 * n:m] == BILATERAL):
+        return None  # a limit in recovery
     shapes = integrator._shape_arrays[0]
     kinds, sizes = shapes[2], shapes[5]
     oS = integrator._frames[2]
@@ -395,7 +399,90 @@ def _row_derivatives(solved, process):
     row_derivatives_kernel(oS, tables.support, tables.chain, contact_int[:n, 0].copy(),
                            np.ascontiguousarray(x), centre, buf.directions, tables.scratch,
                            dG)
+    for contact in np.flatnonzero(contact_int[:n, 3] >= 0):
+        motion = _pair_motion(integrator, tables, oS, contact)
+        if motion is None:
+            return None
+        _pair_rows(integrator, tables, oS, contact, *motion, dG)
     return dG
+
+
+def _point_motion(tables, oS, body, point) -> np.ndarray:
+    """d p / d q (3 x nv) of a point fixed to a body (-1: the world, zero)."""
+    if body < 0:
+        return np.zeros((3, oS.shape[0]))
+    return ((oS[:, :3] + np.cross(oS[:, 3:], point)) * tables.chain[body][:, None]).T
+
+
+def _pair_motion(integrator, tables, oS, contact):
+    """(dn, dx) (3 x nv each): how a pair contact's normal and point move with q, or None
+    (box against box, cylinders' and meshes' own pairs). Sphere a against sphere b (contact.
+    detection.shape_pair_contacts): n = (c_a - c_b) / |c_a - c_b|, x = c_b + r_b n, so
+    dn = (1 - n n^T) (dc_a - dc_b) / |c_a - c_b|, dx = dc_b + r_b dn. A sphere or a point
+    against a box (static or moving; point_box_contact): in the box's axes l = R^T (c - o),
+    outside n = R e / |e| with e = l - clamp(l), inside (or e along one axis: a face) the
+    face's normal; dn = w_box x n + R (1 - m m^T) P dl / |e| on an edge or a corner (P: the
+    clamped axes), dl = R^T (dc - do - w_box x (c - o)), and x = c - r n."""
+    contact_int, contact_real = integrator._contact_int, integrator._contact_real
+    body_a, body_b, s, s2 = contact_int[contact]
+    shapes, scratch = integrator._shape_arrays[0], integrator._shape_arrays[1]
+    kinds, sizes, wR, wp = shapes[2], shapes[5], scratch[0], scratch[1]
+    x, n = contact_real[contact, 0:3], contact_real[contact, 3:6]
+    if kinds[s] == SPHERE and kinds[s2] == SPHERE:
+        r_a, r_b = sizes[s, 0], sizes[s2, 0]
+        distance = contact_real[contact, 6] + r_a + r_b
+        c_b = x - r_b * n
+        moved_b = _point_motion(tables, oS, body_b, c_b)
+        relative = _point_motion(tables, oS, body_a, c_b + distance * n) - moved_b
+        dn = (relative - np.outer(n, n @ relative)) / distance
+        return dn, moved_b + r_b * dn
+    if kinds[s2] != BOX or kinds[s] == BOX:
+        return None
+    r = sizes[s, 0] if kinds[s] == SPHERE else 0.0
+    centre = x + r * n
+    R, origin, half = wR[s2], wp[s2], sizes[s2]
+    local = R.T @ (centre - origin)
+    outside = np.abs(local) > half
+    turn = (oS[:, 3:] * tables.chain[body_b][:, None]).T if body_b >= 0 else np.zeros_like(
+        oS[:, 3:].T)                                                     # w_box (3 x nv)
+    moved = _point_motion(tables, oS, body_a, centre)
+    dn = np.cross(turn.T, n).T
+    if np.count_nonzero(outside) >= 2:  # an edge or a corner: the normal follows the point
+        e = np.where(outside, local - np.clip(local, -half, half), 0.0)
+        gap = np.linalg.norm(e)
+        m = e / gap
+        dl = R.T @ (moved - _point_motion(tables, oS, body_b, origin)
+                    - np.cross(turn.T, centre - origin).T)
+        de = dl * outside[:, None]
+        dn = dn + R @ ((de - np.outer(m, m @ de)) / gap)
+    return dn, moved - r * dn
+
+
+def _pair_rows(integrator, tables, oS, contact, dn, dx, dG) -> None:
+    """The rows of a pair contact (body a pushed along n, body b or the world the other way)
+    into dG: G_r = d_r . (V_a(x) - V_b(x)) with V(x)_k = v_k + w_k x x on the body's dofs;
+    dd = dn on the normal row, dt = -(t . dn) n on the tangents (turned with the normal; the
+    cone and the laws are invariant about it)."""
+    body_a, body_b = integrator._contact_int[contact, 0:2]
+    x = integrator._contact_real[contact, 0:3]
+    rows = slice(3 * contact, 3 * contact + 3)
+    directions = integrator._buffers.directions[rows]                      # (3, 3): n, t1, t2
+    normal = directions[0]
+    turned = -np.einsum("ed,db->eb", directions, dn)[:, None, :] * normal[None, :, None]
+    turned[0] = dn                                                          # dd_e (3, 3, nv)
+    lin, ang = oS[:, :3], oS[:, 3:]
+    dv = np.cross(ang[:, None], lin[None]) + np.cross(lin[:, None], ang[None])  # [b, k]
+    dw = np.cross(ang[:, None], ang[None])
+    dG[rows] = 0.0
+    for body, sign in ((body_a, 1.0), (body_b, -1.0)):
+        if body < 0:
+            continue
+        chain = tables.chain[body]
+        velocity = (lin + np.cross(ang, x)) * chain[:, None]               # V_k(x) (k, 3)
+        changed = (tables.support[:, :, None] * (dv + np.cross(dw, x))).transpose(1, 0, 2)
+        changed = (changed + np.cross(ang[:, None, :], dx.T[None, :, :])) * chain[:, None, None]
+        dG[rows] += sign * (np.einsum("edb,kd->ekb", turned, velocity)
+                            + np.einsum("ed,kbd->ekb", directions, changed))
 
 
 def _law_derivatives(solved, trace, diagonal, du, dphi, dG):
