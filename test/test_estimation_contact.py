@@ -556,10 +556,10 @@ def test_sliding_straight_against_differences_of_the_solved_problem(case, eps_q,
     """A brick sliding straight (every foot slipping the same way, no spin: on the soft flat
     floor and down the steel incline): the step's own central differences differ from the
     exact A by 2e-5 and 3.5e-5 (its yaw rate's response to a roll, the lateral friction of
-    the rear feet 1 % off), and they are what is wrong there. The interior-point solve's
-    iterate at the states q +- eps is off its problem's optimum by ~2e-9 relative (7e-11 in a
-    lateral impulse whose change is 8e-9), an error that moves with the state, so the
-    differences keep it at every eps; the same steps with their impulses refined to the
+    two feet 1 % off), and they are what is wrong there. The interior-point solve's iterate
+    at the states q +- eps is off its problem's optimum by ~2e-9 relative (7e-11 in a lateral
+    impulse whose change is 8e-9), an error that moves with the state, so the differences
+    keep it at every eps; the same steps with their impulses refined to the
     problem's optimality conditions (kkt_point: the step's H and c unchanged) give
     differences that agree with the exact A and B to 4.7e-10 / 8.2e-10 / 6.7e-10 (flat:
     q, v, u columns) and 2.7e-8 / 9.1e-8 / 1.1e-8 (incline; its steel feet 0.2 um deep, so q
