@@ -624,9 +624,11 @@ def test_jacobians_cost_one_step_and_four_inverse_dynamics_derivatives(monkeypat
 
 
 # spheres against a static box (on a face and over an edge), a sphere on another sphere, a
-# brick on the floor with spheres against its top face and edge: pairs of shapes
+# brick on the floor with spheres against its top face and edge, a block on a second static
+# box: pairs of shapes
 PAIRS = {"ground": {"friction": 0.5, "youngs_modulus": 2.0e8, "poisson_ratio": 0.3},
-         "boxes": [{"size": [0.2, 0.2, 0.1], "position": [0.0, 0.0, 0.05]}],
+         "boxes": [{"size": [0.2, 0.2, 0.1], "position": [0.0, 0.0, 0.05]},
+                   {"size": [0.2, 0.2, 0.1], "position": [0.0, 0.6, 0.05]}],
          "models": [
              {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.12, 0.03, 0.1455],
               "name": "over_edge"},
@@ -641,15 +643,17 @@ PAIRS = {"ground": {"friction": 0.5, "youngs_modulus": 2.0e8, "poisson_ratio": 0
              {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [-0.38, 0.0, 0.1455],
               "name": "over_crate_edge"},
              {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [-0.5, 0.05, 0.14985],
-              "name": "on_crate"}]}
+              "name": "on_crate"},
+             {"box": {"size": [0.1, 0.1, 0.05], "mass": 1.0}, "position": [0.02, 0.57, 0.12497],
+              "name": "block"}]}
 
 
 def test_configuration_columns_of_pairs_of_shapes():
     """A's configuration columns where contacts are pairs of shapes whose normal turns with
     them (contact_jacobians._pair_motion): a sphere on another sphere, spheres against a static
-    box's face and over its edge, and against a moving box's top face and edge; against central
-    differences in q (Richardson from 1e-7 and 5e-8; 3.5e-8 measured, 2.3e-7 from 1e-6, 2.8e-7
-    from 1e-8 where rounding shows). Box against box keeps its differences (None)."""
+    box's face and over its edge, and against a moving box's top face and edge, a block's
+    corners on a static box; against central differences in q (Richardson from 1e-7 and 5e-8;
+    3.5e-8 measured, 2.3e-7 from 1e-6, 3.2e-7 from 1e-8 where rounding shows)."""
     from mbsim_ros.contact.geometry import BOX, SPHERE
     from mbsim_ros.estimation.contact_jacobians import configuration_jacobian
 
@@ -661,9 +665,9 @@ def test_configuration_columns_of_pairs_of_shapes():
     pairs = it._contact_int[:n][it._contact_int[:n, 3] >= 0]
     kinds = it._shape_arrays[0][2]
     touching = it._contact_real[:n][it._contact_int[:n, 3] >= 0, 6] < 0.0
-    assert touching.all() and len(pairs) == 5
+    assert touching.all() and len(pairs) == 9
     assert {(kinds[s], kinds[s2], other >= 0) for _, other, s, s2 in pairs} == {
-        (SPHERE, BOX, False), (SPHERE, SPHERE, True), (SPHERE, BOX, True)}
+        (SPHERE, BOX, False), (SPHERE, SPHERE, True), (SPHERE, BOX, True), (BOX, BOX, False)}
     process, x = exact_process(sim)
     u = np.zeros(process.nu)
     exact = configuration_jacobian(process, x, u)

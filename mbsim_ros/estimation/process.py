@@ -347,10 +347,10 @@ class ProcessModel:
         (contact_jacobians.effort_jacobian, velocity_jacobian, configuration_jacobian: the
         implicit function theorem on the solve's optimality conditions; implicit velocity
         terms) for contacts of spheres and points with the ground or a heightfield, of spheres
-        with spheres and of spheres and points with boxes; A's configuration columns by central
-        differences of ``step`` for the other pairs of shapes (box against box, cylinders' and
-        meshes' own pairs) or a joint limit being recovered, and all of A with explicit
-        velocity terms (docs/ESTIMATION.md)."""
+        with spheres, of spheres and points with boxes and of a box's corners on a static box;
+        A's configuration columns by central differences of ``step`` for the other pairs of
+        shapes (box against box otherwise, cylinders' and meshes' own pairs) or a joint limit
+        being recovered, and all of A with explicit velocity terms (docs/ESTIMATION.md)."""
         if self.integrator_name != "compliant" or self.integrator.cone != "true":
             raise NotImplementedError(
                 f"jacobians through contact: the compliant integrator with the true cone only "
@@ -359,7 +359,7 @@ class ProcessModel:
         if self.integrator.velocity_terms != "implicit":
             return self._state_differences(x, u, STATE_EPS), effort_jacobian(self, x, u)
         configuration, velocity, B = step_jacobians(self, x, u)
-        if configuration is None:  # (box against box, a limit in recovery)
+        if configuration is None:  # (some pairs of boxes, a limit in recovery)
             A = self._state_differences(x, u, STATE_EPS, columns=range(self.nv))
         else:
             A = np.empty((self.ndx, self.ndx))
