@@ -4,11 +4,12 @@ exact Jacobians against central finite differences on the arm and on the Talos h
 (floating base, with its URDF's joint friction and damping), and how well they agree; through
 contact (Solo12 standing, compliant), the exact effort Jacobian's cost and agreement.
 
-Run: `.venv/bin/python bench/estimation.py [--quick]`.
+Run: `.venv/bin/python bench/estimation.py [--quick] [--contact]`.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -146,7 +147,8 @@ def contact_costs(quick: bool) -> None:
         sim.step(effort())
     u = effort()
     repeats = 5 if quick else 30
-    print("through contact (Solo12 standing, compliant, nv = 18, 4 feet):")
+    print("through contact (Solo12 standing, compliant, nv = 18, 4 feet; load average "
+          + " ".join(f"{load:.2f}" for load in os.getloadavg()) + "):")
     for label, options in (("default tolerance", {}), ("tolerance 1e-16",
                                                        {"tolerance": 1e-16,
                                                         "max_iterations": 200})):
@@ -156,7 +158,7 @@ def contact_costs(quick: bool) -> None:
         x = process.x_from(sim.q, sim.v)
         one_step = median_time(lambda: process.step(x, u), repeats)
         exact_b = median_time(lambda: effort_jacobian(process, x, u), repeats)
-        both = median_time(lambda: process.jacobians(x, u), max(2, repeats // 5))
+        both = median_time(lambda: process.jacobians(x, u), repeats)
         fd_b = median_time(lambda: process.finite_difference_jacobians(x, u, eps=1e-6)[1],
                            max(2, repeats // 5))
         B = effort_jacobian(process, x, u)
@@ -164,7 +166,7 @@ def contact_costs(quick: bool) -> None:
         error = float(np.abs(B - B_fd).max() / np.abs(B_fd).max())
         print(f"  {label}: step {one_step * 1e3:.3f} ms, exact B {exact_b * 1e3:.3f} ms "
               f"({exact_b / one_step:.1f} steps), jacobians (A and B, exact) "
-              f"{both * 1e3:.2f} ms ({both / one_step:.0f} steps), central differences A and B "
+              f"{both * 1e3:.3f} ms ({both / one_step:.1f} steps), central differences A and B "
               f"{fd_b * 1e3:.2f} ms ({fd_b / one_step:.0f} steps; B alone "
               f"{2 * process.nu} steps), B against them: {error:.1e}")
 
@@ -172,7 +174,11 @@ def contact_costs(quick: bool) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--contact", action="store_true", help="the figures through contact only")
     args = parser.parse_args(argv)
+    if args.contact:
+        contact_costs(args.quick)
+        return
     throughput(args.quick)
     print()
     jacobian_costs(args.quick)

@@ -329,7 +329,8 @@ def contact_case(case: str, tmp_path=None) -> tuple:
             "ball_in_impact": ball_in_impact, "ball_loading": ball_loading,
             "brick_resting": lambda: brick_on_incline(tmp_path, 1.0),
             "brick_sliding": lambda: brick_on_incline(tmp_path, 0.3),
-            "brick_sliding_flat": brick_sliding_flat, "terrain": terrain_resting}[case]()
+            "brick_sliding_flat": brick_sliding_flat, "terrain": terrain_resting,
+            "brick_straight": lambda: brick_sliding_flat(0.0)}[case]()
 
 
 def exact_process(sim: Simulator) -> tuple:
@@ -414,10 +415,10 @@ def terrain_resting() -> tuple:
     return sim, np.zeros(sim.model.nv)
 
 
-def brick_sliding_flat() -> tuple:
+def brick_sliding_flat(spin: float = 0.3) -> tuple:
     """scenarios' brick on a flat floor of a softer steel-like material (E = 0.2 GPa: 20-30 um
     deep, so differences in q of 1e-8 stay within the Hertz law's smooth range), pushed at
-    0.5 m/s while turning at 0.3 rad/s: four feet sliding."""
+    0.5 m/s while turning at ``spin`` rad/s: four feet sliding."""
     import tempfile
     from pathlib import Path
 
@@ -432,7 +433,7 @@ def brick_sliding_flat() -> tuple:
     for _ in range(50):
         sim.step()
     v = sim.v.copy()
-    v[0], v[5] = 0.5, 0.3
+    v[0], v[5] = 0.5, spin
     sim.reset(sim.q.copy(), v)
     for _ in range(3):
         sim.step()
@@ -457,10 +458,17 @@ def test_configuration_columns_against_differences(case, bound, eps):
     process, x = exact_process(sim)
     exact = configuration_jacobian(process, x, u)
     assert exact is not None, "ground and terrain contacts only: supported"
+    fd = configuration_differences(process, x, u, eps)
+    assert np.abs(exact - fd).max() / np.abs(fd).max() < bound
+
+
+def configuration_differences(process: ProcessModel, x, u, eps: float) -> np.ndarray:
+    """A's configuration columns by central differences of step in q, Richardson-extrapolated
+    from eps and eps / 2."""
     x_next = process.step(x, u)
 
     def differences(step):
-        out = np.empty_like(exact)
+        out = np.empty((process.ndx, process.nv))
         for k in range(process.nv):
             e = np.zeros(process.ndx)
             e[k] = step
@@ -469,8 +477,7 @@ def test_configuration_columns_against_differences(case, bound, eps):
                          ) / (2.0 * step)
         return out
 
-    fd = (4.0 * differences(eps / 2) - differences(eps)) / 3.0
-    assert np.abs(exact - fd).max() / np.abs(fd).max() < bound
+    return (4.0 * differences(eps / 2) - differences(eps)) / 3.0
 
 
 @pytest.mark.parametrize("case,link,bound", [
@@ -508,3 +515,161 @@ def test_mass_column_against_differences(case, link, bound):
     assert np.abs(P[:, 0] - fd).max() / np.abs(fd).max() < bound
     with pytest.raises(ValueError, match="mass:<link>"):
         process.jacobians(x, u, params=["mass:no_such_link"])
+
+
+def kkt_point(H, c, gamma, kind, mu, weight, iterations: int = 8) -> np.ndarray:
+    """The contact solve's last problem's solution refined to its optimality conditions on the
+    branch its solution is on, by Newton's method on them (the Jacobians' own linearisation,
+    contact_jacobians.Branch; the cones' multipliers from the normal rows' stationarity)."""
+    from mbsim_ros.estimation.contact_jacobians import Branch
+
+    g = gamma.copy()
+    weighted = H * weight[None, :]
+    for _ in range(iterations):
+        branch = Branch(H, c, g, kind, mu, weight)
+        residual = (H + weighted @ H) @ g + c + weighted @ c
+        cone = np.zeros((len(branch.sliding), 1))
+        for s, (i, t, slip, lam) in enumerate(branch.sliding):
+            residual[i:i + 3] += lam * np.array([-mu[i], t[0], t[1]])
+            cone[s] = slip - mu[i] * g[i]
+        g = g + branch.impulses(residual[:, None], cone)[:, 0]
+    return g
+
+
+def solved_step(process: ProcessModel, x, u) -> np.ndarray:
+    """process.step(x, u) with its impulses moved to kkt_point: v1 by K^-1 G^T dgamma (the
+    step's K and G), x' by the integration's derivative."""
+    from mbsim_ros.estimation.contact_jacobians import _Solved, last_problem
+
+    solved = _Solved(process, x, u)
+    slot = process._contact.slots[0]  # (where the step wrote)
+    x_next = np.concatenate([slot.q_next, slot.v_next])
+    problem = last_problem(solved.integrator, solved.m)
+    dv1 = solved.solve(solved.G.T @ (kkt_point(*problem) - problem[2]))
+    return process.integrate(x_next, solved.state_change(dv1[:, None])[:, 0])
+
+
+@pytest.mark.parametrize("case,eps_q,eps_v,bound", [
+    ("brick_straight", 1e-7, 1e-4, 1e-8), ("brick_sliding", 4e-9, 1e-3, 5e-7)])
+def test_sliding_straight_against_differences_of_the_solved_problem(case, eps_q, eps_v, bound,
+                                                                    tmp_path):
+    """A brick sliding straight (every foot slipping the same way, no spin: on the soft flat
+    floor and down the steel incline): the step's own central differences differ from the
+    exact A by 2e-5 and 3.5e-5 (its yaw rate's response to a roll, the lateral friction of
+    two feet 1 % off), and they are what is wrong there. The interior-point solve's iterate
+    at the states q +- eps is off its problem's optimum by ~2e-9 relative (7e-11 in a lateral
+    impulse whose change is 8e-9), an error that moves with the state, so the differences
+    keep it at every eps; the same steps with their impulses refined to the
+    problem's optimality conditions (kkt_point: the step's H and c unchanged) give
+    differences that agree with the exact A and B to 4.7e-10 / 8.2e-10 / 6.7e-10 (flat:
+    q, v, u columns) and 2.7e-8 / 9.1e-8 / 1.1e-8 (incline; its steel feet 0.2 um deep, so q
+    steps of 4e-9)."""
+    from mbsim_ros.estimation.contact_jacobians import step_jacobians
+
+    sim, u = contact_case(case, tmp_path)
+    process, x = exact_process(sim)
+    exact = step_jacobians(process, x, u)
+    base = solved_step(process, x, u)
+    assert np.abs(process.difference(process.step(x, u), base)).max() < 1e-12  # (a polish)
+
+    def central(k=None, du=None, eps=1.0):
+        e = np.zeros(process.ndx)
+        if k is not None:
+            e[k] = eps
+        return (process.difference(base, solved_step(process, process.integrate(x, e),
+                                                     u if du is None else u + du))
+                - process.difference(base, solved_step(process, process.integrate(x, -e),
+                                                       u if du is None else u - du))
+                ) / (2.0 * eps)
+
+    nv = process.nv
+    configuration = np.array([(4.0 * central(k, eps=eps_q / 2) - central(k, eps=eps_q)) / 3.0
+                              for k in range(nv)]).T
+    velocity = np.array([central(nv + k, eps=eps_v) for k in range(nv)]).T
+    effort = np.array([central(du=1e-2 * np.eye(nv)[k], eps=1e-2) for k in range(nv)]).T
+    for block, fd in zip(exact, (configuration, velocity, effort)):
+        assert np.abs(block - fd).max() / np.abs(fd).max() < bound
+
+
+def test_jacobians_cost_one_step_and_four_inverse_dynamics_derivatives(monkeypatch):
+    """jacobians(x, u) through contact (Solo12 standing) takes one step and four evaluations
+    of inverse dynamics' derivatives: the implicit step's right-hand side moved with q at v*
+    and at v1, two each (inverse dynamics is quadratic in v and affine in the acceleration),
+    with dB/dv at both from the same four; the mass matrix's q-derivative, which the
+    Delassus matrix and the friction rows' regularization need against every row, in one
+    compiled pass over the bodies (it took 25 evaluations, one per row among them)."""
+    import mbsim_ros.estimation.contact_jacobians as module
+    from mbsim_ros.estimation.contact import ContactSteps
+
+    calls = {"steps": 0, "inverse dynamics' derivatives": 0}
+    evaluate, step = module.rnea_derivatives, ContactSteps.step
+
+    def counted_evaluate(*args):
+        calls["inverse dynamics' derivatives"] += 1
+        return evaluate(*args)
+
+    def counted_step(*args):
+        calls["steps"] += 1
+        return step(*args)
+
+    sim, u = solo12_standing()
+    process = ProcessModel.from_simulator(sim)
+    process.hold_memory(sim.get_state().integrator)
+    x = process.x_from(sim.q, sim.v)
+    monkeypatch.setattr(module, "rnea_derivatives", counted_evaluate)
+    monkeypatch.setattr(ContactSteps, "step", counted_step)
+    A, B = process.jacobians(x, u)
+    assert calls == {"steps": 1, "inverse dynamics' derivatives": 4}
+    assert np.isfinite(A).all() and np.abs(B).max() > 0.0
+
+
+# spheres against a static box (on a face and over an edge), a sphere on another sphere, a
+# brick on the floor with spheres against its top face and edge, a block on a second static
+# box: pairs of shapes
+PAIRS = {"ground": {"friction": 0.5, "youngs_modulus": 2.0e8, "poisson_ratio": 0.3},
+         "boxes": [{"size": [0.2, 0.2, 0.1], "position": [0.0, 0.0, 0.05]},
+                   {"size": [0.2, 0.2, 0.1], "position": [0.0, 0.6, 0.05]}],
+         "models": [
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.12, 0.03, 0.1455],
+              "name": "over_edge"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.0, -0.05, 0.1499],
+              "name": "on_face"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [0.4, 0.0, 0.0499],
+              "name": "low"},
+             {"sphere": {"radius": 0.04, "mass": 0.5}, "position": [0.43, 0.02, 0.13235],
+              "name": "high"},
+             {"box": {"size": [0.2, 0.2, 0.1], "mass": 2.0}, "position": [-0.5, 0.0, 0.04995],
+              "name": "crate"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [-0.38, 0.0, 0.1455],
+              "name": "over_crate_edge"},
+             {"sphere": {"radius": 0.05, "mass": 1.0}, "position": [-0.5, 0.05, 0.14985],
+              "name": "on_crate"},
+             {"box": {"size": [0.1, 0.1, 0.05], "mass": 1.0}, "position": [0.02, 0.57, 0.12497],
+              "name": "block"}]}
+
+
+def test_configuration_columns_of_pairs_of_shapes():
+    """A's configuration columns where contacts are pairs of shapes whose normal turns with
+    them (contact_jacobians._pair_motion): a sphere on another sphere, spheres against a static
+    box's face and over its edge, and against a moving box's top face and edge, a block's
+    corners on a static box; against central differences in q (Richardson from 1e-7 and 5e-8;
+    3.5e-8 measured, 2.3e-7 from 1e-6, 3.2e-7 from 1e-8 where rounding shows)."""
+    from mbsim_ros.contact.geometry import BOX, SPHERE
+    from mbsim_ros.estimation.contact_jacobians import configuration_jacobian
+
+    sim = Simulator.from_scene(PAIRS, dt=DT)
+    for _ in range(3):
+        sim.step()
+    it = sim.integrator
+    n = int(it._counts[0])
+    pairs = it._contact_int[:n][it._contact_int[:n, 3] >= 0]
+    kinds = it._shape_arrays[0][2]
+    touching = it._contact_real[:n][it._contact_int[:n, 3] >= 0, 6] < 0.0
+    assert touching.all() and len(pairs) == 9
+    assert {(kinds[s], kinds[s2], other >= 0) for _, other, s, s2 in pairs} == {
+        (SPHERE, BOX, False), (SPHERE, SPHERE, True), (SPHERE, BOX, True), (BOX, BOX, False)}
+    process, x = exact_process(sim)
+    u = np.zeros(process.nu)
+    exact = configuration_jacobian(process, x, u)
+    fd = configuration_differences(process, x, u, 1e-7)
+    assert np.abs(exact - fd).max() / np.abs(fd).max() < 3e-7

@@ -28,14 +28,19 @@ SEPARATED and SLIDING below).
 """
 from __future__ import annotations
 
+import copy
+import weakref
+
 import numpy as np
 
 from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
-from ..contact.geometry import SPHERE
+from ..contact.geometry import BOX, SPHERE
 from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
+from .jacobian_kernels import (composite_inertias, delassus_changes, integration_kernel,
+                               law_changes, lu_inverse, motion_tables, row_derivatives_kernel)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_DISSIPATION, L_E_STAR,
                                           L_REFERENCE_DEPTH, L_STIFFNESS)
@@ -74,31 +79,28 @@ class Branch:
         self.dq_dc = np.eye(m) + weighted
         gradient = P @ gamma + c + weighted @ c
         scale = max(np.abs(gamma).max(initial=0.0), 1e-300)
-        zero = np.zeros(m, dtype=bool)
+        zero = kind == FIXED
+        frictionless = (kind == NORMAL) & (mu == 0.0)
+        separated = gamma <= SEPARATED * scale
+        zero |= ((kind == UNILATERAL) | frictionless) & separated
+        for i in np.flatnonzero(frictionless):  # its tangents are held
+            zero[i + 1:i + 3] = True
+        zero |= (kind == FRICTION) & (np.abs(gamma) >= (1.0 - SLIDING) * mu)
         self.sliding = []                       # (normal row, t, |g_t|, lambda)
-        for i in range(m):
-            if kind[i] == FIXED:
-                zero[i] = True
-            elif kind[i] == UNILATERAL or (kind[i] == NORMAL and mu[i] == 0.0):
-                zero[i] = gamma[i] <= SEPARATED * scale
-                if kind[i] == NORMAL:  # frictionless: its tangents are held
-                    zero[i + 1:i + 3] = True
-            elif kind[i] == FRICTION:
-                zero[i] = abs(gamma[i]) >= (1.0 - SLIDING) * mu[i]
-            elif kind[i] == NORMAL:
-                tangent = gamma[i + 1:i + 3]
-                slip = float(np.hypot(*tangent))
-                if gamma[i] <= SEPARATED * scale:
-                    zero[i:i + 3] = True
-                elif slip >= (1.0 - SLIDING) * mu[i] * gamma[i]:
-                    self.sliding.append((i, tangent / slip, slip, gradient[i] / mu[i]))
+        for i in np.flatnonzero((kind == NORMAL) & (mu != 0.0)):
+            if separated[i]:
+                zero[i:i + 3] = True
+                continue
+            tangent = gamma[i + 1:i + 3]
+            slip = float(np.sqrt(tangent[0] * tangent[0] + tangent[1] * tangent[1]))
+            if slip >= (1.0 - SLIDING) * mu[i] * gamma[i]:
+                self.sliding.append((i, tangent / slip, slip, gradient[i] / mu[i]))
         self.free = np.flatnonzero(~zero)
         n, ns = len(self.free), len(self.sliding)
-        where = {row: a for a, row in enumerate(self.free)}
         K = np.zeros((n + ns, n + ns))
-        K[:n, :n] = P[np.ix_(self.free, self.free)]
+        K[:n, :n] = P[self.free][:, self.free]
         for s, (i, t, slip, lam) in enumerate(self.sliding):
-            block = [where[i], where[i + 1], where[i + 2]]
+            block = np.searchsorted(self.free, [i, i + 1, i + 2])
             grad = np.array([-mu[i], t[0], t[1]])
             K[np.ix_(block[1:], block[1:])] += lam * (np.eye(2) - np.outer(t, t)) / slip
             K[block, n + s] = grad
@@ -135,12 +137,13 @@ def impulse_sensitivity(H, c, gamma, kind, mu, weight) -> np.ndarray:
 
 class _Solved:
     """One step of the process model's first integrator at (x, u) with the held memory, its
-    rows left in the buffers: what the derivatives are taken at."""
+    rows left in the buffers: what the derivatives are taken at, and what the three blocks
+    share (made once per step: the branch, M~, inverse dynamics' derivatives)."""
 
     def __init__(self, process, x, u) -> None:
         steps = process._contact
         self.integrator = integrator = steps.integrators[0]
-        nq = process.nq
+        self.model, self.h, nq = process.model, process.dt, process.nq
         self.q, self.v = x[:nq].copy(), x[nq:].copy()
         slot = steps.slots[0]  # (compiled where it can)
         if steps.step(0, self.q, self.v, np.ascontiguousarray(u, dtype=float), slot.q_next,
@@ -149,15 +152,52 @@ class _Solved:
         self.solve = _step_matrix_solver(integrator, self.q)
         self.m = int(integrator._counts[C_ROWS])
         self.G = integrator._buffers.G[:self.m]
-        self.to_q, self.to_v = _integration_derivatives(process.model, process.dt,
-                                                        integrator._v_step)
-        self._branch = None
+        self.to_q, self.to_v, self.turn = _integration_derivatives(process.model, process.dt,
+                                                                   integrator._v_step)
+        self._branch = self._dynamics = self._mass = None
 
     def branch(self) -> Branch:
-        """The solve's branch at its solution (made once per step)."""
+        """The solve's branch at its solution."""
         if self._branch is None:
             self._branch = Branch(*last_problem(self.integrator, self.m))
         return self._branch
+
+    def mass(self) -> tuple:
+        """(M~ = M + h D at q, the world motion subspaces oS (nv x 6) and the composite
+        inertias Yc (njoints x 10) at q)."""
+        if self._mass is None:
+            model = self.model
+            nj, nv = model.njoints, model.nv
+            oS, Yc = np.empty((nv, 6)), np.empty((nj, 10))
+            composite_inertias(model.joint_int, model.joint_real, self.q, np.empty((nj, 3, 3)),
+                               np.empty((nj, 3)), oS, Yc, np.empty((3, 3)), np.empty(3))
+            self._mass = (crba(model, self.q) + self.h * np.diag(model.damping), oS, Yc)
+        return self._mass
+
+    def dynamics(self) -> tuple:
+        """(P(v* - v), P(v1 - v), B(v*), B(v1)) with P(w) = h (-rnea_q(v, 0) + Mq(c(v)))
+        - dK w, the implicit step's right-hand side moved with q (dK w = Mq(w) + 2 h
+        Cq(v, w) - h Mq(C(v) w), Cq the q-derivative of the bilinear velocity product, Mq(a)
+        that of M a), and B(y) = d rnea / dv at velocity y. Inverse dynamics' q-derivative is
+        rnea_q(y, a) = Cq(y, y) + Mq(a) + g_q and B is linear in y, so both come from two
+        evaluations at y = v - w and v + w / 2 with weights -1/3 and 4/3 (sum 1, first
+        moment 1, second moment 0): P(w) = -h (-1/3 rnea_q(v - w, a) + 4/3 rnea_q(v + w / 2,
+        a)) with a = -(h c(v) - w + h C(v) w) / h, B(v + w) = -1/3 B(v - w) + 4/3 B(v + w/2)
+        (4 evaluations for both w, where one per term took 11)."""
+        if self._dynamics is None:
+            model, h, q, v = self.model, self.h, self.q, self.v
+            C = _frame_rate_jacobian(model, v)
+            frame_rate = C @ v * 0.5  # c(v) = w x v_lin = C(v) v / 2
+            out = []
+            for velocity in (self.integrator._v_star, self.integrator._v_step):
+                w = velocity - v
+                a = -(h * frame_rate - w + h * (C @ w)) / h
+                below = rnea_derivatives(model, q, v - w, a)
+                above = rnea_derivatives(model, q, v + 0.5 * w, a)
+                out.append((h * (below[0] - 4.0 * above[0]) / 3.0,
+                            (4.0 * above[1] - below[1]) / 3.0))
+            self._dynamics = (out[0][0], out[1][0], out[0][1], out[1][1])
+        return self._dynamics
 
     def state_change(self, dv1) -> np.ndarray:
         """dx' (ndx x k) for a change dv1 of the step's velocity."""
@@ -201,16 +241,18 @@ def _velocity(solved, process) -> np.ndarray:
     integrator, model, h = solved.integrator, process.model, process.dt
     if integrator._implicit is None:
         raise NotImplementedError("velocity_jacobian: implicit velocity terms only")
-    q, nv = solved.q, process.nv
-    M = crba(model, q) + h * np.diag(model.damping)
-    v_star, v1 = integrator._v_star, integrator._v_step
+    M = solved.mass()[0]
+    _, _, B_star, B1 = solved.dynamics()
 
-    def response(velocity):  # -B(velocity) - D + M~ C(velocity)
-        return (-rnea_derivatives(model, q, velocity, np.zeros(nv))[1] - np.diag(model.damping)
-                + M @ _frame_rate_jacobian(model, velocity))
-
-    dv_star = np.eye(nv) + h * solved.solve(response(v_star))
-    dv1 = np.eye(nv) + h * solved.solve(response(v1))
+    nv = process.nv
+    response = np.empty((nv, 2 * nv))  # -B(y) - D + M~ C(y) at y = v*, v1
+    response[:, :nv] = M @ _frame_rate_jacobian(model, integrator._v_star) - B_star
+    response[:, nv:] = M @ _frame_rate_jacobian(model, integrator._v_step) - B1
+    response -= np.tile(np.diag(model.damping), 2)
+    both = h * solved.solve(response)
+    both[:, :nv] += np.eye(nv)
+    both[:, nv:] += np.eye(nv)
+    dv_star, dv1 = both[:, :nv], both[:, nv:]
     if solved.m:
         G = solved.G
         dc = _impact_scale(integrator, solved.m, G, solved.v)[:, None] * (G @ dv_star)
@@ -224,8 +266,10 @@ def configuration_jacobian(process, x, u) -> np.ndarray:
     """d x' / d q (ndx x nv, q moved in the tangent space) of the compliant step with implicit
     velocity terms, exact, for contacts of spheres and points (box corners, mesh points) with
     the ground or a heightfield (their normal fixed while q moves: a plane's, a terrain
-    cell's): None for other contacts (pairs of shapes: between models, with a static box) or
-    a limit being recovered. Moving q
+    cell's) and for the pairs of shapes _pair_motion follows (sphere against sphere, a sphere
+    or a point against a static or moving box: their normal turning with them; a box's
+    corners on a static box's face): None for the others (box against box otherwise,
+    cylinders' and meshes' own pairs) or a limit being recovered. Moving q
     along dof b turns the world motion subspaces of the dofs it supports,
     dS_k = ad(S_b) S_k, moves the contact's sphere centre c by S_b's velocity there (the
     point x = c - r n follows), so dG_r = d_r . (dS_k at x + w_k x dc), dphi = G[:, b]; the
@@ -243,136 +287,257 @@ def step_jacobians(process, x, u) -> tuple:
 
 
 def _configuration(solved, process):
-    integrator, model, h = solved.integrator, process.model, process.dt
+    integrator = solved.integrator
     if integrator._implicit is None:
         raise NotImplementedError("configuration_jacobian: implicit velocity terms only")
-    q, v, nv, m = solved.q, solved.v, process.nv, solved.m
-    zero = np.zeros(nv)
-
-    def rnea_q(velocity, acceleration):
-        return rnea_derivatives(model, q, velocity, acceleration)[0]
-
-    gravity_q = rnea_q(zero, zero)
-
-    def mass_q(a):  # columns b: dM/dq_b a
-        return rnea_q(zero, a) - gravity_q
-
-    def step_matrix_q(w):  # columns b: dK/dq_b w
-        return (mass_q(w) + 0.5 * h * (rnea_q(v + w, zero) - rnea_q(v - w, zero))
-                - h * mass_q(_frame_rate_jacobian(model, v) @ w))
-
-    v_star, v1 = integrator._v_star.copy(), integrator._v_step.copy()
-    frame_rate = _frame_rate_jacobian(model, v) @ v * 0.5  # c(v) = w x v_lin = C(v) v / 2
-    force_q = h * (-rnea_q(v, zero) + mass_q(frame_rate))  # h df/dq
-    dv_star = solved.solve(force_q - step_matrix_q(v_star - v))
-    dv1 = solved.solve(force_q - step_matrix_q(v1 - v))
+    m = solved.m
+    P_star, P1, _, _ = solved.dynamics()
+    dv_star = solved.solve(P_star)
+    dv1 = solved.solve(P1)
     if m:
-        rows = _row_derivatives(solved, process)
-        if rows is None:
+        dG = _row_derivatives(solved, process)  # (m, nv, nv): dG[:, :, b]
+        if dG is None:
             return None
-        dG = rows  # (m, nv, nv): dG[:, :, b]
         branch = solved.branch()
-        G = solved.G
-        gamma = branch.gamma
-        M = crba(model, q) + h * np.diag(model.damping)
-        Minv_Gt = np.linalg.solve(M, G.T)                       # M~^-1 G^T
-        # dW_b = dG_b Minv G^T + G Minv dG_b^T - G Minv dM_b Minv G^T
-        dW = np.einsum("rkb,ks->rsb", dG, Minv_Gt)
-        dW = dW + dW.transpose(1, 0, 2)
-        for s_row in range(m):
-            dW[:, s_row, :] -= Minv_Gt.T @ mass_q(Minv_Gt[:, s_row])
-        du = np.einsum("rkb,k->rb", dG, v_star) + G @ dv_star  # d(G v*)/dq
-        d_inverse, dc = _law_derivatives(solved, dW, du, G, dG)  # (dphi = G: the gap's gradient)
-        residual = np.zeros((m, nv))
-        pushed = branch.H @ gamma + branch.c
-        w = branch.weight
-        for b in range(nv):
-            dH = dW[:, :, b] + np.diag(d_inverse[:, b])
-            residual[:, b] = (dH @ gamma + dH @ (w * pushed)
-                              + branch.H @ (w * (dH @ gamma + dc[:, b])) + dc[:, b])
+        G, gamma, w = solved.G, branch.gamma, branch.weight
+        M, oS, Yc = solved.mass()
+        A = np.linalg.solve(M, G.T)                                # M~^-1 G^T
+        pushed = gamma + w * (branch.H @ gamma + branch.c)         # g + w r (r: the law's)
+        X = np.empty((process.nv, m + 2))                          # A, A g, A (g + w r)
+        X[:, :m] = A
+        X[:, m] = A @ gamma
+        X[:, m + 1] = A @ pushed
+        turned_x, momentum = _motion_tables(solved.model, oS, Yc, X)
+        nv = process.nv
+        turned, turned_pushed = np.empty((nv, nv)), np.empty((nv, nv))
+        dW_gamma, dW_pushed, diagonal = np.empty((m, nv)), np.empty((m, nv)), np.empty((m, nv))
+        trace = np.empty(nv)  # (tr dW_b: the friction rows' regularization follows it)
+        delassus_changes(dG, np.ascontiguousarray(A), X, turned_x, momentum, gamma, pushed,
+                         turned, turned_pushed, dW_gamma, dW_pushed, diagonal, trace)
+        du = np.einsum("rkb,k->rb", dG, integrator._v_star) + G @ dv_star  # d(G v*)/dq
+        d_inverse, dc = _law_derivatives(solved, trace, diagonal, du, G, dG)  # (dphi = G)
+        # residual_b = dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b, dH_b = dW_b + dE^-1_b
+        residual = (dW_pushed + d_inverse * pushed[:, None]
+                    + branch.H @ (w[:, None] * (dW_gamma + d_inverse * gamma[:, None] + dc))
+                    + dc)
         dgamma = branch.impulses(residual)
-        turned = np.einsum("rkb,r->kb", dG, gamma)              # dG_b^T gamma
         dv1 = dv1 + solved.solve(turned + G.T @ dgamma)
-    return solved.state_change(dv1) + _integration_turn(model, h, v1)
+    turned_state = solved.state_change(dv1)
+    turned_state[:process.nv] += solved.turn
+    return turned_state
+
+
+def _motion_tables(model, oS, Yc, X) -> tuple[np.ndarray, np.ndarray]:
+    """(turned, momentum) (nv x p x 6) of jacobian_kernels.motion_tables for the columns of
+    X: the mass matrix's q-derivative's bilinear form, y^T dM_b z = -(turned(y) . h(z) +
+    turned(z) . h(y))."""
+    tables = _tables(model)
+    nv, p = X.shape
+    turned, momentum = np.empty((nv, p, 6)), np.empty((nv, p, 6))
+    motion_tables(oS, Yc, X, model.joint_int, tables.joint_of, np.empty((model.njoints, p, 6)),
+                  np.empty((model.njoints, p, 6)), np.empty((nv, 6)), turned, momentum)
+    return turned, momentum
+
+
+class _Tables:
+    """A model's tables for the configuration columns: joint_of (nv), support (nv x nv: dof
+    b's joint is dof k's joint or an ancestor, so moving b turns S_k), chain (njoints x nv:
+    dof k moves body i), free (the free-flyers' first dofs) and scratch."""
+
+    def __init__(self, model) -> None:
+        nv, nj = model.nv, model.njoints
+        self.joint_of = np.zeros(nv, dtype=np.int64)
+        for j in range(nj):
+            self.joint_of[model.idx_v[j]:model.idx_v[j] + model.joint_int[j, I_NV]] = j
+        self.chain = np.zeros((nj, nv))
+        for i in range(nj):
+            self.chain[i, _body_dofs(model, i)] = 1.0
+        self.support = self.chain[self.joint_of].T > 0.0  # [b, k]: b moves k's joint
+        self.free = np.array([model.idx_v[j] for j in range(nj)
+                              if model.joint_kinds[j] == "free_flyer"], dtype=np.int64)
+        self.scratch = np.zeros((3, 6))
+
+
+_TABLES: dict[int, _Tables] = {}
+
+
+def _tables(model) -> _Tables:
+    """The model's _Tables, made on first use, kept beside it (dropped with it)."""
+    tables = _TABLES.get(id(model))
+    if tables is None:
+        tables = _TABLES[id(model)] = _Tables(model)
+        weakref.finalize(model, _TABLES.pop, id(model), None)
+    return tables
 
 
 def _row_derivatives(solved, process):
-    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts (with the ground and
-    the terrain only: contact_int[:, 3] = -1) and the joint limit and friction rows
-    (constant); None where unsupported."""
+    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts and the joint limit
+    and friction rows (constant); None where unsupported (a limit in recovery, _pair_motion's
+    None). With the ground and the terrain (their normal
+    fixed), all at once in jacobian_kernels.row_derivatives_kernel: on the dofs k, b that move
+    the contact's body, dG_r = d_r . (support[b, k] (dv + dw x x) + w_k x dc_b) with
+    dS_k = (dv, dw) = ad(S_b) S_k and dc_b = S_b's velocity at the sphere's centre; pairs of
+    shapes (_pair_rows) after it, their normal turning with them."""
     integrator, model = solved.integrator, process.model
     m, nv = solved.m, process.nv
     n = int(integrator._counts[C_CONTACTS])
     contact_int, contact_real = integrator._contact_int, integrator._contact_real
     buf = integrator._buffers
-    if np.any(buf.kind[3 * n:m] == BILATERAL) or np.any(contact_int[:n, 3] >= 0):
-        return None  # a limit in recovery, a pair of shapes (models, static boxes)
+    if np.any(buf.kind[3 * n:m] == BILATERAL):
+        return None  # a limit in recovery
     shapes = integrator._shape_arrays[0]
     kinds, sizes = shapes[2], shapes[5]
     oS = integrator._frames[2]
-    support = _supports(model)                                  # support[j_dof, k_dof]
+    tables = _tables(model)
     dG = np.zeros((m, nv, nv))
-    for contact in range(n):
-        a, shape = contact_int[contact, 0], contact_int[contact, 2]
-        normal = contact_real[contact, 3:6]
-        radius = sizes[shape, 0] if kinds[shape] == SPHERE else 0.0
-        x = contact_real[contact, 0:3]
-        centre = x + radius * normal
-        chain = np.array(_body_dofs(model, a))                  # dofs that move body a
-        lin, ang = oS[chain, :3], oS[chain, 3:]                 # (dof, 3)
-        turns = support[np.ix_(chain, chain)][:, :, None]       # [b, k]: S_b turns S_k
-        dv = turns * (_cross(ang[:, None], lin[None]) + _cross(lin[:, None], ang[None]))
-        dw = turns * _cross(ang[:, None], ang[None])          # dS_k = ad(S_b) S_k
-        moved = lin + _cross(ang, centre)                     # dc along S_b
-        change = dv + _cross(dw, x) + _cross(ang[None], moved[:, None])   # [b, k, 3]
-        for d in range(3):
-            r = 3 * contact + d
-            dG[r][np.ix_(chain, chain)] = (change @ buf.directions[r]).T
+    if n == 0:
+        return dG
+    shape = contact_int[:n, 2]
+    normal, x = contact_real[:n, 3:6], contact_real[:n, 0:3]
+    radius = np.where(kinds[shape] == SPHERE, sizes[shape, 0], 0.0)
+    centre = x + radius[:, None] * normal
+    row_derivatives_kernel(oS, tables.support, tables.chain, contact_int[:n, 0].copy(),
+                           np.ascontiguousarray(x), centre, buf.directions, tables.scratch,
+                           dG)
+    for contact in np.flatnonzero(contact_int[:n, 3] >= 0):
+        motion = _pair_motion(integrator, tables, oS, contact)
+        if motion is None:
+            return None
+        _pair_rows(integrator, tables, oS, contact, *motion, dG)
     return dG
 
 
-def _law_derivatives(solved, dW, du, dphi, dG):
+def _point_motion(tables, oS, body, point) -> np.ndarray:
+    """d p / d q (3 x nv) of a point fixed to a body (-1: the world, zero)."""
+    if body < 0:
+        return np.zeros((3, oS.shape[0]))
+    return ((oS[:, :3] + np.cross(oS[:, 3:], point)) * tables.chain[body][:, None]).T
+
+
+def _pair_motion(integrator, tables, oS, contact):
+    """(dn, dx) (3 x nv each): how a pair contact's normal and point move with q, or None
+    (cylinders' and meshes' own pairs, box against box at a clipped point). Sphere a
+    against sphere b (contact.detection.shape_pair_contacts): n = (c_a - c_b) / |c_a - c_b|,
+    x = c_b + r_b n, so
+    dn = (1 - n n^T) (dc_a - dc_b) / |c_a - c_b|, dx = dc_b + r_b dn. A sphere or a point
+    against a box (static or moving; point_box_contact): in the box's axes l = R^T (c - o),
+    outside n = R e / |e| with e = l - clamp(l), inside (or e along one axis: a face) the
+    face's normal; dn = w_box x n + R (1 - m m^T) P dl / |e| on an edge or a corner (P: the
+    clamped axes), dl = R^T (dc - do - w_box x (c - o)), and x = c - r n. Box against box:
+    _box_vertex_motion."""
+    contact_int, contact_real = integrator._contact_int, integrator._contact_real
+    body_a, body_b, s, s2 = contact_int[contact]
+    shapes, scratch = integrator._shape_arrays[0], integrator._shape_arrays[1]
+    kinds, sizes, wR, wp = shapes[2], shapes[5], scratch[0], scratch[1]
+    x, n = contact_real[contact, 0:3], contact_real[contact, 3:6]
+    if kinds[s] == SPHERE and kinds[s2] == SPHERE:
+        r_a, r_b = sizes[s, 0], sizes[s2, 0]
+        distance = contact_real[contact, 6] + r_a + r_b
+        c_b = x - r_b * n
+        moved_b = _point_motion(tables, oS, body_b, c_b)
+        relative = _point_motion(tables, oS, body_a, c_b + distance * n) - moved_b
+        dn = (relative - np.outer(n, n @ relative)) / distance
+        return dn, moved_b + r_b * dn
+    if kinds[s] == BOX and kinds[s2] == BOX:
+        return _box_vertex_motion(tables, oS, contact_int[contact], x, n, wR, wp, sizes)
+    if kinds[s2] != BOX:
+        return None
+    r = sizes[s, 0] if kinds[s] == SPHERE else 0.0
+    centre = x + r * n
+    R, origin, half = wR[s2], wp[s2], sizes[s2]
+    local = R.T @ (centre - origin)
+    outside = np.abs(local) > half
+    turn = (oS[:, 3:] * tables.chain[body_b][:, None]).T if body_b >= 0 else np.zeros_like(
+        oS[:, 3:].T)                                                     # w_box (3 x nv)
+    moved = _point_motion(tables, oS, body_a, centre)
+    dn = np.cross(turn.T, n).T
+    if np.count_nonzero(outside) >= 2:  # an edge or a corner: the normal follows the point
+        e = np.where(outside, local - np.clip(local, -half, half), 0.0)
+        gap = np.linalg.norm(e)
+        m = e / gap
+        dl = R.T @ (moved - _point_motion(tables, oS, body_b, origin)
+                    - np.cross(turn.T, centre - origin).T)
+        de = dl * outside[:, None]
+        dn = dn + R @ ((de - np.outer(m, m @ de)) / gap)
+    return dn, moved - r * dn
+
+
+def _box_vertex_motion(tables, oS, pair, x, n, wR, wp, sizes):
+    """(dn, dx) of a box-box contact (detection.box_box) at a vertex of a moving box inside a
+    static box's reference face (vertex-face): the normal stays, dn = 0, the vertex moves with
+    its box; None for a point the clipping made (on an incident edge, it slides along it) and
+    for a moving reference face (dn = w_ref x n: its rows' derivatives agree with differences
+    to 4e-10, but A did not, 1e-4 on a box on a box, not understood). The reference face is
+    box_box's: of the 6 face axes, the one of least penetration, b's faces first on ties."""
+    body_a, body_b, s, s2 = pair
+    Ra, Rb, ha, hb = wR[s], wR[s2], sizes[s], sizes[s2]
+    offset = wp[s] - wp[s2]
+    best_gap, best = -np.inf, 0
+    for axis in range(6):
+        u = (Rb if axis < 3 else Ra)[:, axis % 3]
+        gap = abs(offset @ u) - ha @ np.abs(Ra.T @ u) - hb @ np.abs(Rb.T @ u)
+        if gap > best_gap + 1e-9:
+            best_gap, best = gap, axis
+    reference, incident = (body_b, s) if best < 3 else (body_a, s2)
+    corner = np.abs(wR[incident].T @ (x - wp[incident]))
+    if reference >= 0 or np.abs(corner - sizes[incident]).max() > 1e-9 * sizes[incident].max():
+        return None  # a moving reference face (not checked: see docs), a clipped point
+    return np.zeros((3, oS.shape[0])), _point_motion(tables, oS, pair[0] if incident == s
+                                                     else pair[1], x)
+
+
+def _pair_rows(integrator, tables, oS, contact, dn, dx, dG) -> None:
+    """The rows of a pair contact (body a pushed along n, body b or the world the other way)
+    into dG: G_r = d_r . (V_a(x) - V_b(x)) with V(x)_k = v_k + w_k x x on the body's dofs;
+    dd = dn on the normal row, dt = -(t . dn) n on the tangents (turned with the normal; the
+    cone and the laws are invariant about it)."""
+    body_a, body_b = integrator._contact_int[contact, 0:2]
+    x = integrator._contact_real[contact, 0:3]
+    rows = slice(3 * contact, 3 * contact + 3)
+    directions = integrator._buffers.directions[rows]                      # (3, 3): n, t1, t2
+    normal = directions[0]
+    turned = -np.einsum("ed,db->eb", directions, dn)[:, None, :] * normal[None, :, None]
+    turned[0] = dn                                                          # dd_e (3, 3, nv)
+    lin, ang = oS[:, :3], oS[:, 3:]
+    dv = np.cross(ang[:, None], lin[None]) + np.cross(lin[:, None], ang[None])  # [b, k]
+    dw = np.cross(ang[:, None], ang[None])
+    dG[rows] = 0.0
+    for body, sign in ((body_a, 1.0), (body_b, -1.0)):
+        if body < 0:
+            continue
+        chain = tables.chain[body]
+        velocity = (lin + np.cross(ang, x)) * chain[:, None]               # V_k(x) (k, 3)
+        changed = (tables.support[:, :, None] * (dv + np.cross(dw, x))).transpose(1, 0, 2)
+        changed = (changed + np.cross(ang[:, None, :], dx.T[None, :, :])) * chain[:, None, None]
+        dG[rows] += sign * (np.einsum("edb,kd->ekb", turned, velocity)
+                            + np.einsum("ed,kbd->ekb", directions, changed))
+
+
+def _law_derivatives(solved, trace, diagonal, du, dphi, dG):
     """(dE^-1, dc) (m x nv) of the rows' laws (cone_solver.prepare_rows) as q moves: the
     normal rows' Hertz stiffness and damping follow the depth (dphi = G[:, b]), the friction
-    rows' regularization follows mean(diag W), rigid limit rows close at 1/h, a loading
-    impact's target follows its row's mass, start velocity, free velocity and depth."""
+    rows' regularization follows mean(diag W) (``trace``: tr dW_b), rigid limit rows close at
+    1/h, a loading impact's target follows its row's mass (``diagonal[r]``: dW_b[r, r]), start
+    velocity, free velocity and depth (jacobian_kernels.law_changes, then the impacts' rows)."""
     integrator, m = solved.integrator, solved.m
     buf, law, h = integrator._buffers, integrator._constants[0], integrator.dt
     nv = dphi.shape[1]
     kind, k, b, phi = buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m]
     mean_w = max(np.trace(buf.W[:m, :m]) / m, 1e-12)
-    dmean = np.trace(dW) / m if mean_w > 1e-12 else np.zeros(nv)
+    dmean = trace / m if mean_w > 1e-12 else np.zeros(nv)
     d_inverse, dc = np.zeros((m, nv)), du.copy()
-    hertz = law[L_STIFFNESS] < 0.0
     n = int(integrator._counts[C_CONTACTS])
-    phases = integrator._impacts.phase
-    reference = law[L_REFERENCE_DEPTH]
-    for r in range(m):
-        if kind[r] in (TANGENT, FRICTION):
-            d_inverse[r] = integrator.regularization * dmean
-            continue
-        contact = r // 3 if r < 3 * n else -1
-        if contact >= 0 and phases[contact] != 0:
-            dc[r] -= _impact_target_change(solved, contact, dW, du, dphi, dG)
-            d_inverse[r] = IMPACT_COMPLIANCE * dW[r, r]
-            continue
-        if not np.isfinite(k[r]):                               # rigid: erp 1/h
-            dc[r] += dphi[r] / h
-            continue
-        dk, db = np.zeros(nv), np.zeros(nv)
-        depth = -phi[r]
-        if contact >= 0 and hertz and depth > reference:        # k = a sqrt(depth)
-            dk = -k[r] / (2.0 * depth) * dphi[r]
-            if b[r] > 0.0:
-                db = law[L_DISSIPATION] * (dk * depth - k[r] * dphi[r])
-        soft = h * k[r] + b[r]
-        dsoft = h * dk + db
-        d_inverse[r] = -dsoft / (h * soft * soft)
-        dc[r] += (dk * soft - k[r] * dsoft) / (soft * soft) * phi[r] + k[r] / soft * dphi[r]
+    law_changes(kind, k, b, phi, n, law[L_STIFFNESS] < 0.0, law[L_REFERENCE_DEPTH],
+                law[L_DISSIPATION], h, integrator.regularization * dmean, dphi, d_inverse, dc)
+    impact = np.zeros(m, dtype=bool)
+    impact[:3 * n] = np.repeat(integrator._impacts.phase[:n] != 0, 3)
+    for r in np.flatnonzero(impact & (kind != TANGENT) & (kind != FRICTION)):
+        dc[r] = du[r] - _impact_target_change(solved, r // 3, diagonal[r], du, dphi, dG)
+        d_inverse[r] = IMPACT_COMPLIANCE * diagonal[r]
     return d_inverse, dc
 
 
-def _impact_target_change(solved, contact, dW, du, dphi, dG) -> np.ndarray:
+def _impact_target_change(solved, contact, dW_rr, du, dphi, dG) -> np.ndarray:
     """dw1/dq of a contact's impact target (impacts.impact_rows): loading, the closing root
     of f(w; m, w0, u, d0) = 0 (m = 1/W_rr, w0 = G_r v, d0 = -phi); unloading, Newton's e v_c
     (remembered: constant) or, plastic, min(d0 / h, impact speed)."""
@@ -391,27 +556,10 @@ def _impact_target_change(solved, contact, dW, du, dphi, dG) -> np.ndarray:
     force = (lambda depth: K * depth * np.sqrt(depth) if depth > 0.0 else 0.0)
     slope = mass * w1 - mass * (buf.u[r] - w0) - h * force(d)
     df_dm = 0.5 * w1 * w1 - (buf.u[r] - w0) * w1 - 0.5 * w0 * w0
-    dm = -mass * mass * dW[r, r]
+    dm = -mass * mass * dW_rr
     df = (df_dm * dm + mass * (w1 - w0) * dw0 - mass * w1 * du[r]
           + (force(d) - force(d0)) * (-dphi[r]))
     return -df / slope
-
-
-def _supports(model) -> np.ndarray:
-    """support[b, k]: dof b's joint is dof k's joint or one of its ancestors (moving b turns
-    S_k)."""
-    nv = model.nv
-    joint_of = np.zeros(nv, dtype=int)
-    for j in range(model.njoints):
-        for k in range(model.idx_v[j], model.idx_v[j] + model.joint_int[j, I_NV]):
-            joint_of[k] = j
-    out = np.zeros((nv, nv), dtype=bool)
-    for k in range(nv):
-        j = joint_of[k]
-        while j >= 0:
-            out[model.idx_v[j]:model.idx_v[j] + model.joint_int[j, I_NV], k] = True
-            j = model.parent[j]
-    return out
 
 
 def _body_dofs(model, body) -> list:
@@ -421,25 +569,6 @@ def _body_dofs(model, body) -> list:
         dofs.extend(range(model.idx_v[j], model.idx_v[j] + model.joint_int[j, I_NV]))
         j = model.parent[j]
     return dofs
-
-
-def _integration_turn(model, h, v1) -> np.ndarray:
-    """d x' / d q of the integration at fixed v1 (ndx x nv): one-dof joints the identity; a
-    free-flyer moved by (dv, dw) in its body axes gives q' moved by
-    (E^T (dv - h [u]x dw), E^T dw), E = exp(h [w]), u = v1_lin (v' does not move)."""
-    nv = model.nv
-    out = np.zeros((2 * nv, nv))
-    out[:nv] = np.eye(nv)
-    for i in range(model.njoints):
-        if model.joint_kinds[i] != "free_flyer":
-            continue
-        iv = model.idx_v[i]
-        lin, ang = slice(iv, iv + 3), slice(iv + 3, iv + 6)
-        E = _so3_exp(h * v1[ang])
-        out[lin, lin] = E.T
-        out[lin, ang] = -h * E.T @ _skew(v1[lin])
-        out[ang, ang] = E.T
-    return out
 
 
 def _frame_rate_jacobian(model, v) -> np.ndarray:
@@ -501,8 +630,6 @@ def _mass_column(solved, process, branch, body: int) -> np.ndarray:
     K dv* = h (-db + dM c) - dK (v* - v), dK = dM + h dB - h dM C(v), dW = -A^T dM A
     (A = M~^-1 G^T), the rows' laws (the friction rows' regularization, an impact's row
     mass) and the impulses through K."""
-    import copy
-
     model, h, integrator = process.model, process.dt, solved.integrator
     q, v, nv = solved.q, solved.v, process.nv
     zero = np.zeros(nv)
@@ -530,7 +657,8 @@ def _mass_column(solved, process, branch, body: int) -> np.ndarray:
         A = np.linalg.solve(crba(model, q) + h * np.diag(model.damping), G.T)
         dW = (-A.T @ dM @ A)[:, :, None]
         dc_rows = G @ dv_star
-        d_inverse, dc = _law_derivatives(solved, dW, dc_rows, np.zeros((solved.m, 1)), None)
+        d_inverse, dc = _law_derivatives(solved, np.trace(dW), np.einsum("rrb->rb", dW),
+                                         dc_rows, np.zeros((solved.m, 1)), None)
         dH = dW[:, :, 0] + np.diag(d_inverse[:, 0])
         pushed = branch.H @ branch.gamma + branch.c
         w = branch.weight
@@ -593,14 +721,9 @@ def _step_matrix_solver(integrator, q):
     through: the implicit step's LU (K = M~ + h dB/dv - h M~ dc/dv), else M~ = M + h D
     at q."""
     implicit = integrator._implicit
-    if implicit is not None:  # K = P^T L U from solvers/lu.py's factors, inverted once
-        LU, pivots = implicit.K, implicit.pivots
-        K = np.tril(LU, -1) + np.eye(len(LU))
-        K = K @ np.triu(LU)
-        for k in range(len(LU) - 1, -1, -1):  # undo the row swaps, last first
-            if pivots[k] != k:
-                K[[k, pivots[k]]] = K[[pivots[k], k]]
-        inverse = np.linalg.inv(K)
+    if implicit is not None:  # from solvers/lu.py's factors, inverted once
+        inverse = np.empty(implicit.K.shape)
+        lu_inverse(implicit.K, implicit.pivots, inverse)
         return lambda B: inverse @ B
     model = integrator.model
     M = crba(model, q) + integrator.dt * np.diag(model.damping)
@@ -653,55 +776,18 @@ def _impact_start(integrator, m: int, G, v) -> np.ndarray:
     return scale
 
 
-def _integration_derivatives(model, h, v1) -> tuple[np.ndarray, np.ndarray]:
-    """(dq'/dv1 in the tangent space at q', dv'/dv1) of integrate_world_aligned: one-dof
-    joints q' = q + h v1, v' = v1; a free-flyer p' = p + h R u, R' = R E, E = exp(h [w]),
-    v'_lin = E^T u: in q' (+) (dv, dw) (pinocchio's body twist) dv = h E^T du,
-    dw = h Jr(h w) dw1; dv'_lin = E^T du + h E^T [u]x Jr(-h w) dw1 (Jr: SO(3)'s right
-    Jacobian)."""
-    nv = model.nv
-    to_q, to_v = h * np.eye(nv), np.eye(nv)
-    for i in range(model.njoints):
-        if model.joint_kinds[i] != "free_flyer":
-            continue
-        iv = model.idx_v[i]
-        lin, ang = slice(iv, iv + 3), slice(iv + 3, iv + 6)
-        u, w = v1[lin], v1[ang]
-        E = _so3_exp(h * w)
-        to_q[lin, lin] = h * E.T
-        to_q[ang, ang] = h * _right_jacobian(h * w)
-        to_v[lin, lin] = E.T
-        to_v[lin, ang] = h * E.T @ _skew(u) @ _right_jacobian(-h * w)
-    return to_q, to_v
-
-
-_NEXT, _AFTER = [1, 2, 0], [2, 0, 1]
-
-
-def _cross(a, b) -> np.ndarray:
-    """a x b over the last axis, broadcast (numpy's cross costs ~40 us a call in its axis
-    handling at these sizes)."""
-    return a[..., _NEXT] * b[..., _AFTER] - a[..., _AFTER] * b[..., _NEXT]
-
-
 def _skew(a) -> np.ndarray:
     return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
 
 
-def _so3_exp(phi) -> np.ndarray:
-    theta = float(np.linalg.norm(phi))
-    K = _skew(phi)
-    if theta < 1e-8:
-        return np.eye(3) + K + 0.5 * K @ K
-    return np.eye(3) + np.sin(theta) / theta * K + (1 - np.cos(theta)) / theta ** 2 * K @ K
-
-
-def _right_jacobian(phi) -> np.ndarray:
-    """Jr(phi) = 1 - (1 - cos t)/t^2 [phi] + (t - sin t)/t^3 [phi]^2: exp(phi + d) =
-    exp(phi) exp(Jr(phi) d) to first order."""
-    theta = float(np.linalg.norm(phi))
-    K = _skew(phi)
-    if theta < 1e-6:
-        return np.eye(3) - 0.5 * K + K @ K / 6.0
-    return (np.eye(3) - (1 - np.cos(theta)) / theta ** 2 * K
-            + (theta - np.sin(theta)) / theta ** 3 * K @ K)
+def _integration_derivatives(model, h, v1) -> tuple:
+    """(dq'/dv1 in the tangent space at q', dv'/dv1, dq'/dq at fixed v1) of
+    integrate_world_aligned: one-dof joints q' = q + h v1, v' = v1; a free-flyer
+    p' = p + h R u, R' = R E, E = exp(h [w]), v'_lin = E^T u: in q' (+) (dv, dw) (pinocchio's
+    body twist) dv = h E^T du, dw = h Jr(h w) dw1; dv'_lin = E^T du + h E^T [u]x Jr(-h w)
+    dw1 (Jr: SO(3)'s right Jacobian); q moved by (dv, dw) in its body axes gives q' moved
+    by (E^T (dv - h [u]x dw), E^T dw) (jacobian_kernels.integration_kernel)."""
+    nv = model.nv
+    to_q, to_v, turn = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    integration_kernel(_tables(model).free, h, v1, to_q, to_v, turn)
+    return to_q, to_v, turn

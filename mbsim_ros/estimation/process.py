@@ -326,7 +326,7 @@ class ProcessModel:
         Coulomb friction: the derivative of the branch the step took (stick or slip, per joint),
         one-sided where a joint sits exactly on the switch. Euler: from the derivatives of
         inverse dynamics (``_euler_jacobians``). Compliant (true cone): exact through the
-        contact solve for ground and terrain contacts (``_contact_jacobians``); with
+        contact solve (``_contact_jacobians``); with
         ``params`` (names among contact_jacobians.PARAMETERS: "friction", "stiffness",
         "mass:<link>") a third matrix (ndx x len(params)), the derivatives with respect to the
         scene's material and links' masses (``parameter_jacobian``)."""
@@ -357,10 +357,11 @@ class ProcessModel:
         """The compliant step (true cone): A and B exact through the contact solve
         (contact_jacobians.effort_jacobian, velocity_jacobian, configuration_jacobian: the
         implicit function theorem on the solve's optimality conditions; implicit velocity
-        terms) for contacts of spheres and points with the ground or a heightfield; A's
-        configuration columns by central differences of ``step`` for other contacts (between
-        models) or a joint limit being recovered, and all of A with explicit velocity terms
-        (docs/ESTIMATION.md)."""
+        terms) for contacts of spheres and points with the ground or a heightfield, of spheres
+        with spheres, of spheres and points with boxes and of a box's corners on a static box;
+        A's configuration columns by central differences of ``step`` for the other pairs of
+        shapes (box against box otherwise, cylinders' and meshes' own pairs) or a joint limit
+        being recovered, and all of A with explicit velocity terms (docs/ESTIMATION.md)."""
         if self.integrator_name != "compliant" or self.integrator.cone != "true":
             raise NotImplementedError(
                 f"jacobians through contact: the compliant integrator with the true cone only "
@@ -369,7 +370,7 @@ class ProcessModel:
         if self.integrator.velocity_terms != "implicit":
             return self._state_differences(x, u, STATE_EPS), effort_jacobian(self, x, u)
         configuration, velocity, B = step_jacobians(self, x, u)
-        if configuration is None:  # (contacts between models, a limit in recovery)
+        if configuration is None:  # (some pairs of boxes, a limit in recovery)
             A = self._state_differences(x, u, STATE_EPS, columns=range(self.nv))
         else:
             A = np.empty((self.ndx, self.ndx))

@@ -1,0 +1,271 @@
+"""Compiled loops of the Jacobians through contact (contact_jacobians.py, docs/ESTIMATION.md
+"Jacobians through contact: cost and accuracy"): the step matrix's inverse from its LU
+factors, the world-aligned integration's derivatives, the contact rows' q-derivatives, the
+composite inertias and the mass matrix's q-derivative as a bilinear form (one pass over the
+bodies for every column), the Delassus matrix's q-derivative where the solve's linearisation
+needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 3-, 6- and
+18-vectors was most of their cost.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel, step
+from ..dynamics.kinematics import (inertia_times_motion, kinematics_step,
+                                   motion_cross_motion)
+from ..codes import FRICTION, TANGENT
+from ..model.model import I_IDX_V, I_NV, I_PARENT
+from ..spatial import exp_so3, so3_left_jacobian
+
+
+@step
+def cross_dot(a, b, d) -> float:
+    """(a x b) . d of 3-vectors."""
+    return ((a[1] * b[2] - a[2] * b[1]) * d[0] + (a[2] * b[0] - a[0] * b[2]) * d[1]
+            + (a[0] * b[1] - a[1] * b[0]) * d[2])
+
+
+@kernel
+def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, tmp, dG):
+    """dG[3c + e, k, b] = d G[3c + e, k] / d q_b for contacts c of a sphere's centre or a point
+    with a fixed normal (contact_jacobians._row_derivatives): on the dofs k, b that move the
+    contact's body, d . (support[b, k] (dv + dw x x) + w_k x dc_b) with (dv, dw) = S_b x S_k
+    (Featherstone 2008, "Rigid body dynamics algorithms", eq. 2.31: a twist's derivative in a
+    moving frame) and dc_b = S_b's velocity at the centre. dG's other entries are left as
+    they are (zero). tmp: 2 x 6 scratch."""
+    nv = oS.shape[0]
+    ds, moved = tmp[0], tmp[1]
+    for c in range(bodies.shape[0]):
+        a = bodies[c]
+        for b in range(nv):
+            if chain[a, b] == 0.0:
+                continue
+            Sb = oS[b]
+            # dc_b = v_b + w_b x centre
+            moved[0] = Sb[0] + Sb[4] * centre[c, 2] - Sb[5] * centre[c, 1]
+            moved[1] = Sb[1] + Sb[5] * centre[c, 0] - Sb[3] * centre[c, 2]
+            moved[2] = Sb[2] + Sb[3] * centre[c, 1] - Sb[4] * centre[c, 0]
+            for k in range(nv):
+                if chain[a, k] == 0.0:
+                    continue
+                Sk = oS[k]
+                if support[b, k]:
+                    motion_cross_motion(Sb, Sk, ds)
+                for e in range(3):
+                    d = directions[3 * c + e]
+                    value = cross_dot(Sk[3:], moved, d)            # w_k x dc_b
+                    if support[b, k]:
+                        value += (ds[0] * d[0] + ds[1] * d[1] + ds[2] * d[2]
+                                  + cross_dot(ds[3:], x[c], d))  # dv + dw x x
+                    dG[3 * c + e, k, b] = value
+
+
+@kernel
+def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, momentum):
+    """For each column x of X (nv x p) and dof b (joint l, parent lambda), the twist
+    turned[b, s] = S_b x ov_lambda(x) and the subtree's momentum momentum[b, s] = h_l(x) =
+    Yc_l ov_lambda(x) + sum over the subtree's dofs k of Yc_(joint k) S_k x_k, from which the
+    mass matrix's q-derivative's bilinear form follows: moving dof b turns l's subtree rigidly
+    by S_b, so the kinetic form x^T M x changes by -2 turned . momentum, and by polarisation
+    y^T dM_b z = -(turned(y) . h_l(z) + turned(z) . h_l(y)) (Featherstone 2008, "Rigid body
+    dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
+    the world). Scratch: ov (njoints x p x 6), the bodies' velocities (a forward pass); below
+    (njoints x p x 6), sum over the joint's subtree's dofs of Yc_(joint k) S_k x_k (a backward
+    pass); force (nv x 6), Yc_(joint k) S_k."""
+    nv, columns = X.shape
+    nj = joint_int.shape[0]
+    for k in range(nv):
+        inertia_times_motion(Yc[joint_of[k]], oS[k], force[k])
+    for i in range(nj):  # parents first
+        parent = joint_int[i, I_PARENT]
+        first = joint_int[i, I_IDX_V]
+        for s in range(columns):
+            for r in range(6):
+                total = ov[parent, s, r] if parent >= 0 else 0.0
+                own = 0.0
+                for k in range(first, first + joint_int[i, I_NV]):
+                    total += oS[k, r] * X[k, s]
+                    own += force[k, r] * X[k, s]
+                ov[i, s, r] = total
+                below[i, s, r] = own
+    for i in range(nj - 1, 0, -1):  # children first: the subtrees' sums
+        parent = joint_int[i, I_PARENT]
+        if parent >= 0:
+            for s in range(columns):
+                for r in range(6):
+                    below[parent, s, r] += below[i, s, r]
+    for b in range(nv):
+        joint = joint_of[b]
+        parent = joint_int[joint, I_PARENT]
+        for s in range(columns):
+            h = momentum[b, s]
+            if parent >= 0:
+                inertia_times_motion(Yc[joint], ov[parent, s], h)
+                motion_cross_motion(oS[b], ov[parent, s], turned[b, s])
+            else:
+                for r in range(6):
+                    h[r] = 0.0
+                    turned[b, s, r] = 0.0
+            for r in range(6):
+                h[r] += below[joint, s, r]
+
+
+@kernel
+def integration_kernel(free, h, v1, to_q, to_v, turn):
+    """The derivatives of integrate_world_aligned at v1 (contact_jacobians._integration_
+    derivatives, _integration_turn): one-dof joints to_q = h, to_v = 1, turn = 1; a
+    free-flyer at dofs iv (``free``: their first dofs), u = v1_lin, w = v1_ang,
+    E = exp(h [w]): to_q = (h E^T, h Jr(h w)), to_v = (E^T, h E^T [u]x Jr(-h w)) and the turn
+    at fixed v1 (E^T, -h E^T [u]x; E^T). to_q, to_v, turn (the turn's upper nv x nv) are
+    written whole."""
+    nv = v1.shape[0]
+    for r in range(nv):
+        for c in range(nv):
+            one = 1.0 if r == c else 0.0
+            to_q[r, c] = h * one
+            to_v[r, c] = one
+            turn[r, c] = one
+    for f in range(free.shape[0]):
+        iv = free[f]
+        u, w = v1[iv:iv + 3], v1[iv + 3:iv + 6]
+        E = exp_so3(h * w)
+        J = so3_left_jacobian(-h * w)  # Jr(h w) = Jl(-h w)
+        for r in range(3):
+            for c in range(3):
+                to_q[iv + r, iv + c] = h * E[c, r]
+                to_q[iv + 3 + r, iv + 3 + c] = h * J[r, c]
+                to_v[iv + r, iv + c] = E[c, r]
+                turn[iv + r, iv + c] = E[c, r]
+                turn[iv + 3 + r, iv + 3 + c] = E[c, r]
+        for r in range(3):  # E^T [u]x: row r of E^T crossed
+            for c in range(3):
+                # (E^T [u]x)[r, c] = E[:, r] . (u x e_c) = (E[:, r] x u)_c
+                a0, a1, a2 = E[0, r], E[1, r], E[2, r]
+                if c == 0:
+                    value = a1 * u[2] - a2 * u[1]
+                elif c == 1:
+                    value = a2 * u[0] - a0 * u[2]
+                else:
+                    value = a0 * u[1] - a1 * u[0]
+                turn[iv + r, iv + 3 + c] = -h * value
+        J = so3_left_jacobian(h * w)  # Jr(-h w)
+        for r in range(3):
+            for c in range(3):
+                total = 0.0
+                for j in range(3):
+                    total += -turn[iv + r, iv + 3 + j] * J[j, c]  # h E^T [u]x Jr(-h w)
+                to_v[iv + r, iv + 3 + c] = total
+
+
+@kernel
+def lu_inverse(LU, pivots, out):
+    """out = K^-1 from solvers/lu.py's factors of K (P K = L U in place, L unit lower
+    triangular; pivots[k]: the row swapped with row k at step k): the permuted identity's
+    columns through L and U."""
+    n = LU.shape[0]
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = 1.0 if i == j else 0.0
+    for k in range(n):
+        p = pivots[k]
+        if p != k:
+            for j in range(n):
+                out[k, j], out[p, j] = out[p, j], out[k, j]
+    for j in range(n):
+        for i in range(n):
+            total = out[i, j]
+            for k in range(i):
+                total -= LU[i, k] * out[k, j]
+            out[i, j] = total
+        for i in range(n - 1, -1, -1):
+            total = out[i, j]
+            for k in range(i + 1, n):
+                total -= LU[i, k] * out[k, j]
+            out[i, j] = total / LU[i, i]
+
+
+@kernel
+def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
+                     dW_gamma, dW_pushed, diagonal, trace):
+    """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
+    needs it (contact_jacobians._configuration), m rows, A = M~^-1 G^T, X = [A, A g, A p]:
+    turned = dG_b^T g, turned_pushed = dG_b^T p (nv x nv, column b); dW_b g, dW_b p (m x nv)
+    with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and
+    trace[b] = tr dW_b. The mass matrix's part from motion_tables' turned_x and momentum:
+    y^T dM_b z = -(turned(y) . h(z) + turned(z) . h(y))."""
+    m, nv = A.shape[1], A.shape[0]
+    for b in range(nv):
+        for k in range(nv):
+            total, total_pushed = 0.0, 0.0
+            for r in range(m):
+                total += dG[r, k, b] * gamma[r]
+                total_pushed += dG[r, k, b] * pushed[r]
+            turned[k, b] = total
+            turned_pushed[k, b] = total_pushed
+        trace[b] = 0.0
+        for r in range(m):
+            moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
+            for k in range(nv):
+                moved_gamma += dG[r, k, b] * X[k, m] + A[k, r] * turned[k, b]
+                moved_pushed += dG[r, k, b] * X[k, m + 1] + A[k, r] * turned_pushed[k, b]
+                crossed += dG[r, k, b] * A[k, r]
+            mass_gamma, mass_pushed, own = 0.0, 0.0, 0.0
+            for d in range(6):
+                mass_gamma += (turned_x[b, r, d] * momentum[b, m, d]
+                               + momentum[b, r, d] * turned_x[b, m, d])
+                mass_pushed += (turned_x[b, r, d] * momentum[b, m + 1, d]
+                                + momentum[b, r, d] * turned_x[b, m + 1, d])
+                own += turned_x[b, r, d] * momentum[b, r, d]
+            dW_gamma[r, b] = moved_gamma + mass_gamma  # (A^T dM_b A g = -mass_gamma)
+            dW_pushed[r, b] = moved_pushed + mass_pushed
+            diagonal[r, b] = 2.0 * crossed + 2.0 * own
+            trace[b] += diagonal[r, b]
+
+
+@kernel
+def law_changes(kind, k, b, phi, contacts, hertz, reference, dissipation, h, friction_change,
+                dphi, d_inverse, dc):
+    """The rows' laws' q-derivatives (cone_solver.prepare_rows; contact_jacobians.
+    _law_derivatives), rows not in an impact: friction and tangent rows' regularization
+    E^-1 = regularization mean(diag W) (friction_change: its derivative, nv); rigid rows
+    (k = inf) close at 1/h, dc += dphi / h; soft rows E^-1 = 1 / (h (h k + b)),
+    c = u + k / (h k + b) phi, the contacts' Hertz stiffness k = a sqrt(depth) above the
+    reference depth (hertz) with damping b = dissipation k depth + damping. dphi (m x nv):
+    the gap's gradient (G); d_inverse zero and dc = d(G v*)/dq on entry."""
+    m, nv = dphi.shape
+    for r in range(m):
+        if kind[r] == TANGENT or kind[r] == FRICTION:
+            for j in range(nv):
+                d_inverse[r, j] = friction_change[j]
+            continue
+        if not np.isfinite(k[r]):
+            for j in range(nv):
+                dc[r, j] += dphi[r, j] / h
+            continue
+        depth = -phi[r]
+        stiff = hertz and r < 3 * contacts and depth > reference
+        soft = h * k[r] + b[r]
+        for j in range(nv):
+            dk = -k[r] / (2.0 * depth) * dphi[r, j] if stiff else 0.0
+            db = 0.0
+            if stiff and b[r] > 0.0:
+                db = dissipation * (dk * depth - k[r] * dphi[r, j])
+            dsoft = h * dk + db
+            d_inverse[r, j] = -dsoft / (h * soft * soft)
+            dc[r, j] += ((dk * soft - k[r] * dsoft) / (soft * soft) * phi[r]
+                         + k[r] / soft * dphi[r, j])
+
+
+@kernel
+def composite_inertias(joint_int, joint_real, q, oR, op, oS, Yc, Rq, pq):
+    """The world motion subspaces oS (nv x 6) and composite inertias Yc (njoints x 10, each
+    body's inertia plus its subtree's, world frame) at q (Featherstone 2008, "Rigid body
+    dynamics algorithms", Sec. 6.2: CRBA's composites); oR, op, Rq, pq: scratch."""
+    nj = joint_int.shape[0]
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, Yc, Rq, pq)
+    for i in range(nj - 1, -1, -1):
+        parent = joint_int[i, I_PARENT]
+        if parent >= 0:
+            for r in range(10):
+                Yc[parent, r] += Yc[i, r]
