@@ -118,8 +118,10 @@ def test_a_worker_killed_mid_campaign_is_retried(ray_local, tmp_path):
     assert sorted(s for t in parts for s in t.column("seed").to_pylist()) == list(range(8))
 
 
-def bad(**changes):
-    spec = copy.deepcopy(SPEC)
+def changed(spec: dict, **changes) -> dict:
+    """A copy of spec with values set by path (``randomize__link_mass``: spec["randomize"][
+    "link_mass"])."""
+    spec = copy.deepcopy(spec)
     for path, value in changes.items():
         *parents, key = path.split("__")
         node = spec
@@ -127,6 +129,10 @@ def bad(**changes):
             node = node[part]
         node[key] = value
     return spec
+
+
+def bad(**changes):
+    return changed(SPEC, **changes)
 
 
 BAD_SPECS = [
