@@ -5,10 +5,12 @@ arguments, Integrator.fused) and what the checks and metrics read, recorded per 
 preallocated arrays (checks.Monitor.replay judges them after the run, bit for bit what
 ``observe`` after each step gives).
 
-The loop hands a step back to Python (``drive`` runs it as run._drive does: sim.step) when it
-needs Python: a push is on (the applied wrench's generalized force is Simulator's), or the
-fused step returned UNFINISHED (a buffer to grow, a solver fallback); then it resumes at the
-next step with its arguments bound again. A run it cannot take (sensors, actuator models, a
+The loop returns to Python before a step that a push is on (PUSHED): the Simulator computes the
+pushes' generalized force at that state (numpy's, Simulator._external_efforts, as sim.step
+would), and the loop resumes at that step with it added to the command. It hands a step back
+when the fused step returned UNFINISHED (a buffer to grow, a solver fallback): ``drive`` takes
+that step as run._drive does (sim.step), and the loop resumes at the next step with its
+arguments bound again. A run it cannot take (sensors, actuator models, a
 recording, a Python or ROS controller, an integrator without a fused step that evaluates the
 servos) takes run._drive's path: ``takes`` says which.
 """
@@ -28,6 +30,8 @@ from ..sim import departed
 from .checks import (N_TRACE, T_ENERGY, T_FOREIGN, T_HEIGHT, T_MARGIN, T_PEAK, T_QX, T_QY,
                      T_TIME, T_TRACKING, T_X, T_Y, Monitor)
 from .controllers import JointServo
+
+PUSHED = -1  # ticks' answer before a step that a push is on (the pushes' force to compute)
 
 # command_tick's line: rings (4: mode, q_target, v_target, tau; ticks + 1; nv) and cursor
 # (the next row, started); servos: load_targets' arrays and flags (load_targets' last answer)
@@ -128,21 +132,27 @@ def observe_step(row, t, q, v, effort, target, observed, records) -> None:
 @step
 def ticks(advance, arguments, run) -> tuple:
     """Steps begin .. end-1 of a run (run: begin, end, the state's steps and t0 at begin, dt,
-    hand_back, and the arrays of command_tick, the state (q, v, effort), the step's tau, the
-    arrays of observe): each one's command (command_tick), the fused step
-    ``advance(tau, *arguments)``, the servoed joints' efforts (Servos.applied) and the
-    records (observe). Returns (k, code): end and OK, or the step k it stopped at, its
-    command given: UNFINISHED for one Python takes (hand_back[k], or the fused step's), or the
-    fused step's failure."""
-    (begin, end, steps0, t0, dt, hand_back, controller, line, servos, state, tau, observed,
-     records) = run
+    pushed (per step: a push is on), external (the pushes' force on step begin when primed),
+    primed, and the arrays of command_tick, the state (q, v, effort), the step's tau and
+    scratch, the arrays of observe): each one's command (command_tick), the fused step
+    ``advance(tau (+ external), *arguments)``, the servoed joints' efforts (Servos.applied)
+    and the records (observe). Returns (k, code): end and OK, or the step k it stopped at:
+    PUSHED before its command (the force to compute), UNFINISHED after it (Python takes the
+    step), or the fused step's failure."""
+    (begin, end, steps0, t0, dt, pushed, external, primed, controller, line, servos, state,
+     tau, tau_sum, observed, records) = run
     q, v, effort = state
     table, on, flags = servos[4], servos[7], servos[8]
     for k in range(begin, end):
+        if pushed[k] and not (primed and k == begin):
+            return k, PUSHED
         command_tick(k, controller, line, servos, q, v, tau)
-        if hand_back[k]:
-            return k, UNFINISHED
-        code = advance(tau, *arguments)
+        if pushed[k]:  # (sim.step's tau + data.external)
+            for j in range(tau.shape[0]):
+                tau_sum[j] = tau[j] + external[j]
+            code = advance(tau_sum, *arguments)
+        else:
+            code = advance(tau, *arguments)
         if code != OK:
             return k, code
         if flags[0] & 1:
@@ -208,31 +218,38 @@ def drive(sim, controller: JointServo, line, monitor: Monitor, pushes, decimatio
     state, data, integrator, servos = sim.state, sim.data, sim.integrator, sim.servos
     dt, nv = sim.dt, sim.model.nv
     t = np.arange(steps) * dt  # (pushes.apply's times: k * dt)
-    hand_back = np.zeros(steps, dtype=np.bool_)
+    pushed = np.zeros(steps, dtype=np.bool_)
     for _, start, end, *_ in pushes.items:
-        hand_back |= (start <= t) & (t < end)
+        pushed |= (start <= t) & (t < end)
     law = controller.compiled(decimation)
     flags = np.array([int(servos.active)])
     line_arrays = (np.zeros((4, line.ticks + 1, nv)), np.zeros(2, dtype=np.int64))
     servo_arrays = (*servos.load_arrays(), flags)
-    state_arrays, tau = (state.q, state.v, state.effort), np.zeros(nv)
+    state_arrays, tau, tau_sum, external = (state.q, state.v, state.effort), *np.zeros((3, nv))
     dofs = monitor.tracked_dofs(controller.tracked)
     records = (np.full((steps, N_TRACE), np.nan), np.zeros((steps, nv)),
                np.zeros((steps, len(dofs))))
-    failure, k = None, 0
+    failure, k, primed, bound = None, 0, False, None
     while k < steps and failure is None:
-        _, _, arguments = advance = integrator.fused(state, data)
-        observed = monitor.observed(sim, controller.tracked)
+        if bound is None:  # (after a step of sim.step's: its buffers may be new ones)
+            bound = integrator.fused(state, data), monitor.observed(sim, controller.tracked)
+        (advance, _, arguments), observed = bound
         begin = k
-        k, code = run_steps(advance[0], arguments, (
-            begin, steps, state.steps, state.t0, dt, hand_back, law, line_arrays, servo_arrays,
-            state_arrays, tau, observed, records))
+        k, code = run_steps(advance, arguments, (
+            begin, steps, state.steps, state.t0, dt, pushed, external, primed, law,
+            line_arrays, servo_arrays, state_arrays, tau, tau_sum, observed, records))
         state.steps += k - begin
         servos.loaded(int(flags[0]))
-        if code == UNFINISHED:  # this step by sim.step, as run._drive takes it
+        primed = code == PUSHED
+        if primed:  # the pushes' force at this state, as sim.step computes it
+            pushes.apply(sim, k * dt)
+            sim._external_efforts()
+            external[:] = data.external
+        elif code == UNFINISHED:  # this step by sim.step, as run._drive takes it
             pushes.apply(sim, k * dt)
             info = sim.step(tau)
-            if info.converged:  # (its buffers may be new ones: bound again)
+            bound = None
+            if info.converged:
                 observe_step(k, sim.t, state.q, state.v, state.effort, law[9],
                              monitor.observed(sim, controller.tracked), records)
                 k += 1
