@@ -1,8 +1,9 @@
 """A campaign run in one compiled loop (campaign/ticks.py) gives the row of the Python loop over
 sim.step bit for bit (run.run(compiled=False)): the Solo12 push and the arm tracking examples,
 each built-in controller (hold, pd, trajectory; servo and effort mode), each check failing and
-passing, every integrator with a fused step, the command delay, a control rate below the
-step rate, pushes (steps handed back to Python), a diverging run. Runs the compiled loop does
+passing, every integrator with a fused step, servos that saturate, the command delay, a
+control rate below the step rate, pushes, contact buffers that grow (steps handed back to
+Python), a diverging run. Runs the compiled loop does
 not take (sensors, actuator lag, a Python controller) still give their rows; after a run's
 first, runs compile and load nothing (numba's events)."""
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mbsim_ros._jit import CompilerActivity
 from mbsim_ros.campaign import ticks
 from mbsim_ros.campaign.run import Pushes, prepared, run
 from mbsim_ros.campaign.spec import load_spec
+from mbsim_ros.integrators import compliant
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "campaigns"
@@ -46,6 +48,10 @@ SOLO = {
                 "foreign_contact_force", "tracking_rms", "tracking_max", "effort_rms",
                 "energy_gain_max", "joint_limit_margin_min"],
 }
+
+
+SATURATING = changed(ARM, integrator="compliant", controller={
+    "type": "pd", "kp": 3000.0, "kd": 150.0, "posture": {"joint1": 1.2, "joint2": -0.5}})
 
 
 def example(name: str, duration: float) -> dict:
@@ -103,6 +109,9 @@ CASES = {
         ARM, integrator="euler", controller={"type": "pd", "omega": 30.0, "mode": "effort",
                                              "posture": {"joint1": 0.3}},
         checks={"energy_gain": {"below": 5.0}, "joint_limit_margin": {"above": 0.05}}), 3),
+    # a posture beyond the arm's effort limits: servos saturate (the step taken again)
+    "arm_pd_compliant_saturating": (SATURATING, 3),
+    "arm_pd_euler_saturating": (changed(SATURATING, integrator="euler"), 2),
     "solo12_pd_every_check": (SOLO, 4),
     # contact buffers of 2: the first steps hand back to Python, which grows them (UNFINISHED)
     "solo12_buffers_grown": (changed(SOLO, integrator_options={"max_contacts": 2}), 2),
@@ -139,6 +148,20 @@ def test_buffers_too_small_are_grown_by_steps_handed_back(monkeypatch):
     usual = driven.handed_back
     rows(CASES["solo12_buffers_grown"][0], [0], compiled=True)
     assert driven.handed_back - usual > usual, (usual, driven.handed_back)
+
+
+def test_the_saturating_case_saturates(monkeypatch):
+    """Its servos saturate in the Python loop's steps (compliant: the step solved again)."""
+    saturated = []
+    solve_again = compliant.servo_saturated
+
+    def counted(*args):
+        saturated.append(solve_again(*args))
+        return saturated[-1]
+
+    monkeypatch.setattr(compliant, "servo_saturated", counted)
+    rows(SATURATING, [0], compiled=False)
+    assert sum(saturated) > 100, sum(saturated)
 
 
 def test_the_cases_fail_and_pass_what_they_are_meant_to():
