@@ -111,7 +111,10 @@ CASES = {
         checks={"energy_gain": {"below": 5.0}, "joint_limit_margin": {"above": 0.05}}), 3),
     # a posture beyond the arm's effort limits: servos saturate (the step taken again)
     "arm_pd_compliant_saturating": (SATURATING, 3),
+    "arm_pd_compliant_explicit_saturating": (changed(
+        SATURATING, integrator_options={"velocity_terms": "explicit"}), 2),
     "arm_pd_euler_saturating": (changed(SATURATING, integrator="euler"), 2),
+    "arm_pd_variational_saturating": (changed(SATURATING, integrator="variational"), 2),
     "solo12_pd_every_check": (SOLO, 4),
     # contact buffers of 2: the first steps hand back to Python, which grows them (UNFINISHED)
     "solo12_buffers_grown": (changed(SOLO, integrator_options={"max_contacts": 2}), 2),
