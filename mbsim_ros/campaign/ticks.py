@@ -22,7 +22,7 @@ from .._jit import kernel, step
 from ..codes import BAD_ARG0, OK, OUT_OF_BOUNDS, UNFINISHED
 from ..dynamics.energy import energy_kernel
 from ..integrators.compliant_kernels import body_wrenches
-from ..integrators.compliant_step import compliant_advance
+from ..integrators.compliant_step import RESOLVE, compliant_advance
 from ..integrators.euler import euler_advance
 from ..integrators.servo import EFFORT, S_EFFORT, load_targets
 from ..integrators.variational import variational_advance
@@ -34,7 +34,8 @@ from .controllers import JointServo
 PUSHED = -1  # ticks' answer before a step that a push is on (the pushes' force to compute)
 
 # command_tick's line: rings (4: mode, q_target, v_target, tau; ticks + 1; nv) and cursor
-# (the next row, started); servos: load_targets' arrays and flags (load_targets' last answer)
+# (the next row, started); servos: load_targets' arrays, flags (load_targets' last answer) and
+# the servos' saturation
 
 
 @step
@@ -72,7 +73,8 @@ def command_tick(k, controller, line, servos, q, v, tau_out) -> None:
         servoed = servoed or rings[0, at, j] != EFFORT
         tau_out[j] = rings[3, at, j]
     if servoed:
-        gains, joint_iq, joint_mode, integral, table, servo_iq, position_mode, on, flags = servos
+        gains, joint_iq, joint_mode, integral, table, servo_iq, position_mode, on, flags, _ = \
+            servos
         flags[0] = load_targets(rings[0, at], rings[1, at], rings[2, at], gains, joint_iq,
                                 joint_mode, integral, table, servo_iq, position_mode, on)
 
@@ -142,17 +144,22 @@ def ticks(advance, arguments, run) -> tuple:
     (begin, end, steps0, t0, dt, pushed, external, primed, controller, line, servos, state,
      tau, tau_sum, observed, records) = run
     q, v, effort = state
-    table, on, flags = servos[4], servos[7], servos[8]
+    table, on, flags, saturated = servos[4], servos[7], servos[8], servos[9]
     for k in range(begin, end):
         if pushed[k] and not (primed and k == begin):
             return k, PUSHED
         command_tick(k, controller, line, servos, q, v, tau)
+        step_tau = tau
         if pushed[k]:  # (sim.step's tau + data.external)
             for j in range(tau.shape[0]):
                 tau_sum[j] = tau[j] + external[j]
-            code = advance(tau_sum, *arguments)
-        else:
-            code = advance(tau, *arguments)
+            step_tau = tau_sum
+        if flags[0] & 1:  # (as the general path: no joint saturated at the step's start)
+            for j in range(saturated.shape[0]):
+                saturated[j] = 0
+        code = advance(step_tau, *arguments)
+        while code == RESOLVE:  # a servo newly saturated: the step again (compliant_step.py)
+            code = advance(step_tau, *arguments)
         if code != OK:
             return k, code
         if flags[0] & 1:
@@ -224,7 +231,7 @@ def drive(sim, controller: JointServo, line, monitor: Monitor, pushes, decimatio
     law = controller.compiled(decimation)
     flags = np.array([int(servos.active)])
     line_arrays = (np.zeros((4, line.ticks + 1, nv)), np.zeros(2, dtype=np.int64))
-    servo_arrays = (*servos.load_arrays(), flags)
+    servo_arrays = (*servos.load_arrays(), flags, servos.saturated)
     state_arrays, tau, tau_sum, external = (state.q, state.v, state.effort), *np.zeros((3, nv))
     dofs = monitor.tracked_dofs(controller.tracked)
     records = (np.full((steps, N_TRACE), np.nan), np.zeros((steps, nv)),

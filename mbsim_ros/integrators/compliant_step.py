@@ -11,16 +11,17 @@ interior-point solve failed (the general path falls back to clarabel; the active
 is written only by a solve that finished). sim.step then runs the general path for that step.
 
 With joint servos loaded (servo.py; a campaign's built-in controllers, campaign/ticks.py) the
-step adds their implicit terms as the general path does, and while a servo's effort at the
-step's end newly saturates it is taken again from the start with that joint at its bound
-(compliant_pass returns RESOLVE): the velocity terms, M and the contacts depend on (q, v) only,
-so the pass again gives the general path's second solve bit for bit.
+step adds their implicit terms as the general path does. When a servo's effort at the step's
+end newly saturates, it returns RESOLVE with nothing committed, and its caller (which cleared
+``saturated`` before the step) calls it again, with that joint at its bound, until it does
+not: the velocity terms, M and the contacts depend on (q, v) only, so the step taken again
+gives the general path's second solve bit for bit.
 """
 from __future__ import annotations
 
 import math
 
-from .._jit import kernel, routine, step
+from .._jit import kernel, step
 from ..codes import (BAD_ARG0, DIVERGED, NOT_POSITIVE, OK, OUT_OF_BOUNDS, SINGULAR,
                      UNFINISHED)
 from ..contact.detection import detect_contacts
@@ -36,7 +37,7 @@ from .compliant_kernels import (apply_impulses, contact_rows, damped_system, del
 from ..solvers.cone_solver import solve_rows
 from .fused import begin_fused, commit_state
 from .impacts import impact_rows, remember_impacts
-from .servo import any_servo, clear_saturation, servo_saturation
+from .servo import any_servo, servo_saturation
 
 # law: the step's constants, one float vector
 (L_H, L_MARGIN, L_CORNER_RADIUS, L_MESH_BAND, L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR,
@@ -50,8 +51,9 @@ from .servo import any_servo, clear_saturation, servo_saturation
 C_CONTACTS, C_ROWS, C_STEPS = 0, 1, 2
 
 
-# a pass that newly saturated a servo: the step is taken again (compliant_advance); never returned
-RESOLVE = -1
+# compliant_advance's answer when a servo's effort newly saturated: nothing committed, the step
+# to be taken again (saturated marks the joint)
+RESOLVE = -3
 
 # detect's answers when a buffer is short (the general path grows it and detects again)
 CONTACTS_FULL, AHEAD_SHORT = -1, -2
@@ -145,32 +147,8 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     ints); impacts: the impact phases' memory
     (memory_int, memory_real, memory_count) and this step's phases and impact speeds
     (impacts.py); servo, iq, saturated: the joint servos (servo.py; iq all -1: none), added:
-    scratch (nv). The effort written is tau (the servoed joints' own is in the servo table)."""
-    if any_servo(iq):
-        clear_saturation(saturated)
-    while True:
-        code = compliant_pass(tau, joint_int, joint_real, gravity, damping, armature, law,
-                              flags, q, v, ws, oR, op, oS, L, parent, bias, force, v_star,
-                              v_step, zero, K, pivots, dB, crossed, shapes, scratch,
-                              contact_int, contact_real, ahead, shape_k, shape_b, shape_e,
-                              ground, terrain, va, vb, limit_iq, limit_iv, lower, upper,
-                              recovery, friction_iv, friction_bound, rows, solver, limits,
-                              memory, impacts, origins, counts, q_next, v_next, acceleration,
-                              effort, bounds, servo, iq, saturated, added)
-        if code != RESOLVE:
-            return code
-
-
-@routine
-def compliant_pass(tau, joint_int, joint_real, gravity, damping, armature, law, flags, q, v,
-                   ws, oR, op, oS, L, parent, bias, force, v_star, v_step, zero, K, pivots,
-                   dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
-                   shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower,
-                   upper, recovery, friction_iv, friction_bound, rows, solver, limits, memory,
-                   impacts, origins, counts, q_next, v_next, acceleration, effort, bounds,
-                   servo, iq, saturated, added):
-    """One pass of compliant_advance with the servos' saturation as it stands: RESOLVE when
-    a servo's effort at its end newly saturates (nothing committed)."""
+    scratch (nv). The effort written is tau (the servoed joints' own is in the servo table).
+    RESOLVE, nothing committed: a servo newly saturated (module docstring)."""
     if not begin_fused(tau, effort):
         return BAD_ARG0
     h = law[L_H]
