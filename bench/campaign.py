@@ -8,11 +8,18 @@
    address: its wall time end to end and its rate once the workers are up, the table equal to
    the local run's bit for bit.
 
-    python bench/campaign.py [--runs 24] [--skip-cluster]
+3. with --compiled: runs per second of the same runs in the serial loop, each run's steps in
+   one compiled loop (campaign/ticks.py) against the Python loop over sim.step
+   (run(compiled=False)), side by side in this process, alternating, best of --repeats; the
+   rows equal bit for bit, and the load average.
+
+    python bench/campaign.py [--runs 24] [--skip-cluster] [--compiled [--repeats 3]]
 """
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import tempfile
 import time
@@ -23,13 +30,20 @@ sys.path.insert(0, str(ROOT))
 
 from mbsim_ros.campaign.cluster import start_ray  # noqa: E402
 from mbsim_ros.campaign.local_cluster import LocalCluster  # noqa: E402
+from mbsim_ros.campaign.run import prepared, run  # noqa: E402
 from mbsim_ros.campaign.runner import run_campaign, serial  # noqa: E402
+from mbsim_ros.campaign.spec import load_spec  # noqa: E402
 
-SPEC = str(ROOT / "examples" / "campaigns" / "solo12_push.yaml")
+SPEC_NAME = "examples/campaigns/solo12_push.yaml"
+SPEC = str(ROOT / SPEC_NAME)
 
 
 def untimed(table) -> str:
-    return repr([{k: v for k, v in r.items() if k != "wall_time"} for r in table.to_pylist()])
+    return untimed_rows(table.to_pylist())
+
+
+def untimed_rows(rows: list[dict]) -> str:
+    return repr([{k: v for k, v in r.items() if k != "wall_time"} for r in rows])
 
 
 def timed(runs: int, workers: int | None, out: Path, address: str | None = None):
@@ -69,11 +83,36 @@ def two_node(runs: int, out: Path, local) -> bool:
     return same
 
 
+def compiled_against_python(runs: int, repeats: int) -> bool:
+    """Runs per second of the serial loop's runs, compiled and in Python, side by side."""
+    prep = prepared(load_spec(SPEC)[1])
+    for compiled in (False, True):  # warm: the kernels loaded, the compiled loop's too
+        run(prep, 0, 0, compiled=compiled)
+    best, tables = {False: math.inf, True: math.inf}, {}
+    for _ in range(repeats):
+        for compiled in (False, True):
+            began = time.perf_counter()
+            tables[compiled] = [run(prep, 0, seed, compiled=compiled) for seed in range(runs)]
+            best[compiled] = min(best[compiled], time.perf_counter() - began)
+    same = untimed_rows(tables[True]) == untimed_rows(tables[False])
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{runs} runs of {SPEC_NAME}, best of {repeats}: Python loop over sim.step "
+          f"{runs / best[False]:.2f} runs/s, compiled loop {runs / best[True]:.2f} runs/s: "
+          f"{best[False] / best[True]:.2f}x; rows equal bit for bit: {same}; "
+          f"load average {load}")
+    return same
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=24)
     parser.add_argument("--skip-cluster", action="store_true")
+    parser.add_argument("--compiled", action="store_true",
+                        help="only the compiled loop against the Python loop (3. above)")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    if args.compiled:
+        return 0 if compiled_against_python(args.runs, args.repeats) else 1
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         serial(SPEC, 1)  # warm: the compiled kernels loaded
@@ -83,8 +122,7 @@ def main() -> int:
         print(f"serial loop: {serial_rate:.3f} runs/s ({args.runs} runs of 1.5 s simulated)")
         for workers in (1, 2):
             rate, elapsed, table, _ = timed(args.runs, workers, out / f"w{workers}")
-            same = untimed(table) == repr([{k: v for k, v in r.items() if k != "wall_time"}
-                                           for r in rows])
+            same = untimed(table) == untimed_rows(rows)
             # Ray's own cost: the campaign's wall time beyond the runs' own, per worker (free
             # of the run-to-run speed noise that the ratio of two separate timings carries)
             own = busy(table) / workers

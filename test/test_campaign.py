@@ -86,8 +86,9 @@ def test_a_killed_driver_resumes_without_duplicates(ray_local, tmp_path):
 
     spec.write_text(yaml.safe_dump({**SPEC, "runs_per_task": 1}))
     env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT}
+    runs = 48  # (a run takes about 20 ms: enough that the driver is killed before the end)
     driver = subprocess.Popen(
-        [sys.executable, "-m", "mbsim_ros.cli", "campaign", str(spec), "--runs", "16",
+        [sys.executable, "-m", "mbsim_ros.cli", "campaign", str(spec), "--runs", str(runs),
          "--out", str(out), "--workers", "1", "--no-progress"],
         env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -99,10 +100,10 @@ def test_a_killed_driver_resumes_without_duplicates(ray_local, tmp_path):
         os.killpg(driver.pid, signal.SIGKILL)
         driver.wait()
     done = len(list((out / "parts").glob("*.parquet")))
-    assert done < 16
-    table = run_campaign(str(spec), 16, out, progress=False)
-    assert table.column("seed").to_pylist() == list(range(16))
-    assert same(table.to_pylist(), serial(str(spec), 16))
+    assert done < runs
+    table = run_campaign(str(spec), runs, out, progress=False)
+    assert table.column("seed").to_pylist() == list(range(runs))
+    assert same(table.to_pylist(), serial(str(spec), runs))
 
 
 def test_a_worker_killed_mid_campaign_is_retried(ray_local, tmp_path):
@@ -118,8 +119,10 @@ def test_a_worker_killed_mid_campaign_is_retried(ray_local, tmp_path):
     assert sorted(s for t in parts for s in t.column("seed").to_pylist()) == list(range(8))
 
 
-def bad(**changes):
-    spec = copy.deepcopy(SPEC)
+def changed(spec: dict, **changes) -> dict:
+    """A copy of spec with values set by path (``randomize__link_mass``: spec["randomize"][
+    "link_mass"])."""
+    spec = copy.deepcopy(spec)
     for path, value in changes.items():
         *parents, key = path.split("__")
         node = spec
@@ -127,6 +130,10 @@ def bad(**changes):
             node = node[part]
         node[key] = value
     return spec
+
+
+def bad(**changes):
+    return changed(SPEC, **changes)
 
 
 BAD_SPECS = [

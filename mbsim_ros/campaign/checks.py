@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..dynamics.workspace import new_workspace
 from ..model import FREE_FLYER, Model
 from .spec import METRICS, CampaignSpec
 
@@ -20,6 +21,17 @@ CHECKS = {"base_height": ("base_height_min", "above"), "base_tilt": ("base_tilt_
 DIVERGED = "diverged"  # a step left the physical bounds (integrators/bounds.py): always judged
 SOLVER = "no_solver_failure"
 CONTROLLER = "controller"  # a controller process that exited, hung or sent a rejected command
+
+# a step's row of what observe reads, as a compiled run records it (campaign/ticks.py): the
+# time, the base's height, quaternion x and y, position x and y, the joint-limit margin, the
+# worst tracking error, the contact force peak and the foreign one, the energy gain
+(T_TIME, T_HEIGHT, T_QX, T_QY, T_X, T_Y, T_MARGIN, T_TRACKING, T_PEAK, T_FOREIGN,
+ T_ENERGY), N_TRACE = range(11), 11
+# observe's quantities that a check may watch, in observe's order (a step's first failed check
+# is the first of them), each kept by its min or max
+TRACED = {"base_height_min": min, "base_tilt_max": max, "joint_limit_margin_min": min,
+          "tracking_max": max, "contact_force_peak": max, "foreign_contact_force": max,
+          "energy_gain_max": max}
 
 
 class Monitor:
@@ -53,6 +65,8 @@ class Monitor:
         self._start = None
         self.failed: tuple[str, float, float] | None = None
         self._energy = "energy_gain" in self.checks or "energy_gain_max" in spec.metrics
+        self._contact = False  # (observed: whether the integrator models contact)
+        self._observed = None  # (observed: its arrays but the contact wrenches')
 
     def start(self, sim) -> None:
         self._start = (sim.energy(), sim.q[:2].copy() if self._base >= 0 else None)
@@ -84,6 +98,88 @@ class Monitor:
         self._sums["steps"] += 1
         values["effort_rms"] = math.sqrt(self._sums["effort"] / (self._sums["steps"]
                                                                  * max(1, len(effort))))
+
+    def tracked_dofs(self, tracked: np.ndarray) -> np.ndarray:
+        """The DOFs whose tracking errors count: the spec's, else the controller's."""
+        return np.asarray(tracked if self._tracked is None else self._tracked, dtype=np.int64)
+
+    def observed(self, sim, tracked: np.ndarray) -> tuple:
+        """What a compiled run's observe (campaign/ticks.py) reads, bound to ``sim``'s arrays
+        (bound again when the integrator replaced a buffer): the base's q index, the limited
+        joints' q indices and limits, the tracked DOFs and each DOF's q index, the foreign
+        bodies, the energy's arrays (model, workspace, parts, start), the contact wrenches'
+        (Integrator.wrench_arguments), flags (contact, energy)."""
+        model, integrator = sim.model, sim.integrator
+        contact = self._contact = integrator.models_contact
+        if contact:
+            wrenches = integrator.wrench_arguments()
+        else:  # never read: the types of a contact integrator's
+            nj = model.njoints
+            wrenches = (np.zeros((0, 4), dtype=np.int64), np.zeros((0, 8)), np.zeros((0, 3)),
+                        np.zeros(0), np.zeros(3, dtype=np.int64), sim.dt, np.zeros((nj, 3)),
+                        np.zeros((nj, 6)), np.zeros(nj, dtype=np.int64))
+        if self._observed is None:
+            energy = (model.joint_int, model.joint_real, model.gravity, model.armature,
+                      new_workspace(model), np.zeros(2), np.array([self._start[0]]))
+            self._observed = (self._base, self._one_dof_q[self._limited].astype(np.int64),
+                              self._lower.copy(), self._upper.copy(), self.tracked_dofs(tracked),
+                              self._q_of_v.astype(np.int64), self._foreign, energy)
+        return (*self._observed, wrenches, np.array([contact, self._energy], np.int64))
+
+    def replay(self, trace: np.ndarray, efforts: np.ndarray, errors: np.ndarray) -> None:
+        """observe of each row in turn, from a compiled run's records (one row per step:
+        trace's T_* columns, the efforts and the tracking errors), bit for bit: the tilt and
+        the drift by math.hypot and the sums of squares by numpy's dot, as observe has them."""
+        values, sums = self.values, self._sums
+        if not len(trace):
+            return
+        series = {}
+        if self._base >= 0:
+            series["base_height_min"] = trace[:, T_HEIGHT]
+            series["base_tilt_max"] = np.array([
+                2.0 * math.asin(min(1.0, math.hypot(x, y)))
+                for x, y in zip(trace[:, T_QX].tolist(), trace[:, T_QY].tolist())])
+            x0, y0 = self._start[1]
+            values["base_drift"] = math.hypot(trace[-1, T_X] - x0, trace[-1, T_Y] - y0)
+        if self._limited.any():
+            series["joint_limit_margin_min"] = trace[:, T_MARGIN]
+        if errors.shape[1]:
+            for error in errors:
+                sums["tracking"] += float(error @ error)
+                sums["tracking_count"] += len(error)
+            values["tracking_rms"] = math.sqrt(sums["tracking"] / sums["tracking_count"])
+            series["tracking_max"] = trace[:, T_TRACKING]
+        if self._contact:
+            series["contact_force_peak"] = trace[:, T_PEAK]
+            series["foreign_contact_force"] = trace[:, T_FOREIGN]
+        if self._energy:
+            series["energy_gain_max"] = trace[:, T_ENERGY]
+        for effort in efforts:
+            sums["effort"] += float(effort @ effort)
+            sums["steps"] += 1
+        values["effort_rms"] = math.sqrt(sums["effort"] / (sums["steps"]
+                                                          * max(1, efforts.shape[1])))
+        for name, column in series.items():
+            values[name] = _kept(values[name], column, TRACED[name])
+        self._judge_series(trace[:, T_TIME], series)
+
+    def _judge_series(self, t: np.ndarray, series: dict) -> None:
+        """The first failed instant check over the rows: the earliest row, within a row the
+        first quantity in observe's order."""
+        first = None
+        for order, (name, column) in enumerate(series.items()):
+            for check, (watched, sense) in CHECKS.items():
+                if watched != name or check not in self.checks or check == "tracking_rms":
+                    continue
+                bound = self.checks[check]
+                bad = column > 0.0 if sense == "feet" else (
+                    column <= bound.above if sense == "above" else column >= bound.below)
+                rows = np.flatnonzero(bad & (t >= bound.after))
+                if len(rows) and (first is None or (rows[0], order) < first[:2]):
+                    first = (rows[0], order, check, column)
+        if first is not None and self.failed is None:
+            row, _, check, column = first
+            self.failed = (check, float(t[row]), float(column[row]))
 
     def _observe_tracking(self, q, target, tracked, t) -> None:
         dofs = tracked if self._tracked is None else self._tracked
@@ -138,3 +234,13 @@ class Monitor:
 
     def metrics(self) -> dict[str, float]:
         return dict(self.values)
+
+
+def _kept(old: float, column: np.ndarray, keep) -> float:
+    """_update's running min / max over a column's values in turn, from old (NaN: none yet)."""
+    values = column.tolist()
+    if not np.isnan(column).any():
+        return keep(values) if math.isnan(old) else keep(old, keep(values))
+    for value in values:
+        old = value if math.isnan(old) else keep(old, value)
+    return old

@@ -160,6 +160,14 @@ class JointServo:
     def close(self, failed: bool = False) -> None:
         """Nothing to release (in-process)."""
 
+    def compiled(self, decimation: int) -> tuple:
+        """Its law's arrays as campaign/ticks.command_tick takes them (the command's q_target
+        10th: what tracking reads)."""
+        command = self.command
+        return (self._targets, self._speeds, self._iq, self._iv, self.kp, self.kd,
+                self.explicit, decimation, command.mode, command.q_target, command.v_target,
+                command.tau)
+
     def __call__(self, step: int, sim, readings) -> Command:
         row = min(step, len(self._targets) - 1)
         q_target, v_target = self._targets[row], self._speeds[row]

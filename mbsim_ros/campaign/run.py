@@ -20,6 +20,7 @@ from ..recording import Recorder
 from ..schema import SchemaError, nearest
 from ..sensors import SensorSuite
 from ..sensors.config import Encoders, parse_encoders, parse_sensors
+from . import ticks
 from .apply import make_run_simulator
 from .checks import CHECKS, CONTROLLER, Monitor
 from .controllers import CommandLine, ControllerFailure, import_callable, joint_dofs, \
@@ -176,17 +177,20 @@ def prepared(data: dict) -> Prepared:
     return _PREPARED[key]
 
 
-def run(prep: Prepared, campaign_seed: int, seed: int, record: str | Path | None = None) -> dict:
+def run(prep: Prepared, campaign_seed: int, seed: int, record: str | Path | None = None,
+        compiled: bool = True) -> dict:
     """One run's row: seed, the drawn parameters, the metrics, passed, the first failed check
     (its time and value), the message of a solver failure or an exception, steps done and
     wall time. ``record``: an MCAP file to record the run into (mbsim_ros.recording: the
-    state, the sensors and the efforts applied, every step)."""
+    state, the sensors and the efforts applied, every step). ``compiled``: the steps in one
+    compiled loop where the run allows it (ticks.py; False: a Python loop over sim.step, the
+    same row)."""
     began = time.perf_counter()
     params = sample(prep.spec, prep.names, campaign_seed, seed)
     row: dict = {"seed": int(seed), **params}
     log = None
     try:
-        monitor, steps, message, log = _simulate(prep, params, record, seed)
+        monitor, steps, message, log = _simulate(prep, params, record, seed, compiled)
     except Exception as exc:  # noqa: BLE001 - a run that raises is a failed run, named
         monitor, steps, message = None, 0, f"{type(exc).__name__}: {exc}"
     if monitor is None:
@@ -205,8 +209,8 @@ def run(prep: Prepared, campaign_seed: int, seed: int, record: str | Path | None
     return row
 
 
-def _simulate(prep: Prepared, params: dict, record,
-              seed: int) -> tuple[Monitor, int, str, str | None]:
+def _simulate(prep: Prepared, params: dict, record, seed: int,
+              compiled: bool = True) -> tuple[Monitor, int, str, str | None]:
     """(the judged run, its steps, the message of what stopped it, the controller process's
     output: None for an in-process controller)."""
     spec = prep.spec
@@ -217,7 +221,7 @@ def _simulate(prep: Prepared, params: dict, record,
     monitor = Monitor(spec, sim.model, prep.feet, prep.tracked)
     controller = _controller(prep, sim, seed)
     try:
-        message = _drive(prep, params, sim, suite, controller, monitor, record)
+        message = _drive(prep, params, sim, suite, controller, monitor, record, compiled)
     finally:
         controller.close(failed=monitor.failed is not None and monitor.failed[0] == CONTROLLER)
     return monitor, sim.steps, message, getattr(controller, "log", None)
@@ -235,8 +239,9 @@ def _controller(prep: Prepared, sim, seed: int):
 
 
 def _drive(prep: Prepared, params: dict, sim, suite, controller, monitor: Monitor,
-           record) -> str:
-    """Step the run to its end (or its failure), judging each step; the failure's message."""
+           record, compiled: bool = True) -> str:
+    """Step the run to its end (or its failure), judging each step; the failure's message.
+    ``compiled``: through ticks.drive where it takes the run."""
     spec = prep.spec
     try:
         controller.attach(sim, suite)
@@ -249,6 +254,10 @@ def _drive(prep: Prepared, params: dict, sim, suite, controller, monitor: Monito
         if spec.controller.rate else 1
     pushes = Pushes(spec, params)
     steps = int(round(spec.duration / spec.dt))
+    if compiled and ticks.takes(sim, suite, controller, record):
+        message = ticks.drive(sim, controller, line, monitor, pushes, decimation, steps)
+        monitor.finish(sim.t)
+        return message
     message, command = "", None
     recorder = None if record is None else Recorder(record, sim, suite=suite)
     for k in range(steps):

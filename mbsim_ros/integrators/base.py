@@ -117,6 +117,9 @@ class Integrator:
         """The caller accepted the last step (integrators with internal state advance it)."""
 
     fused_stale = False  # set when the integrator replaced an array its fused step is bound to
+    # its fused step evaluates loaded joint servos as its general step does (all but the
+    # effort it reports: a servoed joint's is the servo table's effort row, Servos.applied)
+    fused_servos = False
 
     def fused(self, state, data) -> tuple | None:
         """(advance, rollout, arguments) for a step that commits into ``state`` in the same

@@ -170,6 +170,7 @@ class CompliantIntegrator(Integrator):
     "explicit": taken at the step start; module docstring)."""
 
     models_contact = True
+    fused_servos = True  # (Integrator.fused_servos)
     kernels = (compliant_advance, rnea_kernel, crba_kernel, velocity_terms, damped_system,
                servo_system, servo_saturated, implicit_system, ltl_factor, free_velocity,
                frame_rate_correction, implicit_free_velocity, detect, fill_rows, point_rows,
@@ -469,7 +470,8 @@ class CompliantIntegrator(Integrator):
                      tuple(buf.solver), self.rows.limits, buf.memory, tuple(self._impacts),
                      self._origins,
                      self._counts, data.q_next, data.v_next, state.acceleration, state.effort,
-                     data.bounds.packed)
+                     data.bounds.packed, self.servos.table, self.servos.iq,
+                     self.servos.saturated, self._scratch_v)
         return compliant_advance, None, arguments
 
     @functools.cached_property
@@ -642,6 +644,15 @@ class CompliantIntegrator(Integrator):
                 if body >= 0:
                     wrenches[body] += force_wrench(sign * contact.force, contact.point)
         return buf.G[:external].T @ lam, wrenches
+
+    def wrench_arguments(self) -> tuple:
+        """body_wrenches' arguments bound to the live buffers (bound again after fused_stale),
+        the contact count as the counts array (its C_CONTACTS entry): (contact_int,
+        contact_real, directions, gamma, counts, h, origins, out, touching). What a compiled
+        caller passes to compliant_kernels.body_wrenches (campaign/ticks.py)."""
+        buf = self._buffers
+        return (self._contact_int, self._contact_real, buf.directions, buf.gamma, self._counts,
+                self.dt, self._origins, self._body_wrenches, self._touching)
 
     def body_wrenches(self) -> np.ndarray:
         """(joints, 6): the last step's contact wrench on every body ([f, torque about the

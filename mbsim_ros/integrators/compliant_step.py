@@ -9,6 +9,13 @@ Where the step needs Python it stops before changing anything the general path r
 returns UNFINISHED: a contact or row buffer is full (the general path grows it), or the
 interior-point solve failed (the general path falls back to clarabel; the active set's memory
 is written only by a solve that finished). sim.step then runs the general path for that step.
+
+With joint servos loaded (servo.py; a campaign's built-in controllers, campaign/ticks.py) the
+step adds their implicit terms as the general path does. When a servo's effort at the step's
+end newly saturates, it returns RESOLVE with nothing committed, and its caller (which cleared
+``saturated`` before the step) calls it again, with that joint at its bound, until it does
+not: the velocity terms, M and the contacts depend on (q, v) only, so the step taken again
+gives the general path's second solve bit for bit.
 """
 from __future__ import annotations
 
@@ -26,10 +33,11 @@ from ..dynamics.rnea_derivative import velocity_terms
 from .compliant_kernels import (apply_impulses, contact_rows, damped_system, delassus,
                                 free_velocity, friction_rows, implicit_free_velocity,
                                 implicit_impulses, implicit_system, limit_rows, ltl_factor,
-                                reachable_contacts)
+                                reachable_contacts, servo_system)
 from ..solvers.cone_solver import solve_rows
 from .fused import begin_fused, commit_state
 from .impacts import impact_rows, remember_impacts
+from .servo import any_servo, servo_saturation
 
 # law: the step's constants, one float vector
 (L_H, L_MARGIN, L_CORNER_RADIUS, L_MESH_BAND, L_FRICTION, L_STIFFNESS, L_DAMPING, L_E_STAR,
@@ -42,6 +50,10 @@ from .impacts import impact_rows, remember_impacts
 # counts (out): contacts, rows, the solve's Newton steps
 C_CONTACTS, C_ROWS, C_STEPS = 0, 1, 2
 
+
+# compliant_advance's answer when a servo's effort newly saturated: nothing committed, the step
+# to be taken again (saturated marks the joint)
+RESOLVE = -3
 
 # detect's answers when a buffer is short (the general path grows it and detects again)
 CONTACTS_FULL, AHEAD_SHORT = -1, -2
@@ -126,14 +138,17 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
                       dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
                       shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower,
                       upper, recovery, friction_iv, friction_bound, rows, solver, limits, memory,
-                      impacts, origins, counts, q_next, v_next, acceleration, effort, bounds):
+                      impacts, origins, counts, q_next, v_next, acceleration, effort, bounds,
+                      servo, iq, saturated, added):
     """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
     when it is within the bounds (module docstring; fused.commit_state). shapes:
     detect_contacts' nine shape arrays; scratch: its four; rows: (directions, G, phi, kind, k,
     b, mu, Z, support, support_size, W, u, gamma); solver: the cone solver's (mats, vecs,
     ints); impacts: the impact phases' memory
     (memory_int, memory_real, memory_count) and this step's phases and impact speeds
-    (impacts.py)."""
+    (impacts.py); servo, iq, saturated: the joint servos (servo.py; iq all -1: none), added:
+    scratch (nv). The effort written is tau (the servoed joints' own is in the servo table).
+    RESOLVE, nothing committed: a servo newly saturated (module docstring)."""
     if not begin_fused(tau, effort):
         return BAD_ARG0
     h = law[L_H]
@@ -148,6 +163,9 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
         rnea_kernel(joint_int, joint_real, gravity, armature, q, v, zero, ws, bias)
         crba_kernel(joint_int, joint_real, armature, q, ws, L)
     damped_system(damping, h, v, tau, bias, L, force)
+    servoed = any_servo(iq)
+    if servoed:
+        servo_system(h, servo, iq, saturated, q, tau, v, L, force, added)
     if implicit and not implicit_system(joint_int, h, v, dB, L, K, pivots, force):
         return SINGULAR
     if not ltl_factor(L, parent):
@@ -196,6 +214,8 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
     integrate_world_aligned(joint_int, q, v_step, h, q_next, v_next)
     if not (all_finite(q_next) and all_finite(v_next)):
         return DIVERGED
+    if servoed and servo_saturation(h, servo, iq, saturated, q, tau, v_step):
+        return RESOLVE
     if not commit_state(q, v, q_next, v_next, acceleration, law[L_INV_DT], bounds):
         return OUT_OF_BOUNDS
     if flags[F_IMPACTS]:

@@ -222,6 +222,7 @@ class SemiImplicitEuler(Integrator):
 
     options_schema = EulerOptions
     kernels = (euler_step_kernel, euler_advance, euler_rollout)
+    fused_servos = True  # (Integrator.fused_servos)
 
     def __init__(self, model, dt: float, *, velocity_terms: str = "implicit",
                  **options) -> None:

@@ -261,9 +261,17 @@ class Servos:
         """Every DOF's interface and targets at once (nv each; q_target per DOF), without
         checks or allocation: the node's per-tick path, whose commands were checked at the
         door (ros/commands.py)."""
-        flags = load_targets(mode, q_target, v_target, self.gains, self._joint_iq, self.mode,
-                             self.integral, self.table, self.iq, self._position_mode,
-                             self._servoed)
+        self.loaded(load_targets(mode, q_target, v_target, *self.load_arrays()))
+
+    def load_arrays(self) -> tuple:
+        """load_targets' arrays after the command's three (gains, each DOF's q index, mode,
+        integral, table, iq, position mode, servoed): what a compiled caller passes it
+        (campaign/ticks.py), then ``loaded`` with its answer."""
+        return (self.gains, self._joint_iq, self.mode, self.integral, self.table, self.iq,
+                self._position_mode, self._servoed)
+
+    def loaded(self, flags: int) -> None:
+        """load_targets answered ``flags``: whether a DOF is servoed, and one integrates."""
         self.active, self._integrating = bool(flags & 1), bool(flags & 2)
 
     def release(self, joints=None) -> None:

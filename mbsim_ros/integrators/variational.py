@@ -665,6 +665,7 @@ class VariationalIntegrator(Integrator):
     renamed_options = {"root_finder": "solver"}
     options_schema = VariationalOptions
     kernels = (variational_step_kernel, variational_advance, variational_rollout, momentum_kernel)
+    fused_servos = True  # (Integrator.fused_servos)
 
     def __init__(self, model, dt: float, *, solver: str = "riqn",
                  initial_guess: str = "IG2", tolerance: float = 1e-10,
