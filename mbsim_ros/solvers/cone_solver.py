@@ -229,7 +229,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
                normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
     """The impulses gamma[:m] of the compliant step: the rows' laws (prepare_rows), then the
     active set of pushing rows (begin_active_set) driven with our interior-point solve of each
-    weighted cone problem it asks for. memory (3, rows) int: the last step's kinds, pushing
+    weighted cone problem it asks for. memory (4, rows) int: the last step's kinds, pushing
     flags, [row count] and the impulses (last_impulses): the first weighted solve starts from
     those when the rows repeat (load_start). Returns (status, Newton steps)."""
     H = mats[M_H]
