@@ -81,24 +81,30 @@ def test_step_is_the_simulators_step_with_its_memory_held(label, integrator, bef
 
 
 def test_step_without_memory_differs_only_where_contacts_change():
-    """Held memory none: Solo12 standing takes the Simulator's step bit for bit wherever the
-    pushing set repeats (the active set settles on the same set from either start); where the
-    feet land (the first steps) the active set and the impact phases the Simulator carries
-    change the step. The rigid step carries nothing: identical throughout."""
+    """Held memory none: Solo12 standing takes the Simulator's step wherever the pushing set
+    repeats (the active set settles on the same set from either start): bit for bit where no
+    foot slides (the last solve ends on the exact solution of its faces from either start),
+    within the solve's tolerance (measured 5e-8) while the feet slide in the landing (Newton
+    on a sliding foot's cone ends where its steps stop, from the Simulator's last impulses or
+    from the interior-point answer); where the feet land (the first steps) the active set and
+    the impact phases the Simulator carries change the step. The rigid step carries nothing:
+    identical throughout."""
     for integrator in INTEGRATORS:
         sim, effort = scene_run("solo12", integrator)
         process = ProcessModel.from_simulator(sim)
-        differing = []
+        differing, identical = [], 0
         for k in range(300):
             u = effort(sim.q, sim.v)
             x_next = process.step(process.x_from(sim.q, sim.v), u)
             sim.step(u)
-            if not np.array_equal(x_next, state_of(sim)):
+            identical += np.array_equal(x_next, state_of(sim))
+            if not np.allclose(x_next, state_of(sim), rtol=0.0, atol=1e-6):
                 differing.append(k)
         if integrator == "rigid":
-            assert differing == []
+            assert differing == [] and identical == 300
         else:
             assert len(differing) <= 5 and max(differing) < 50, differing
+            assert identical >= 250
 
 
 def test_step_is_pure_and_from_scene():

@@ -182,11 +182,12 @@ PEERS = {"MuJoCo": ("mujoco", MuJoCoScene), "PyBullet": ("pybullet", PyBulletSce
 
 
 class OursScene:
-    """Ours: the compliant integrator (true cone) on the same free bodies, steel Hertz ground."""
+    """Ours: the compliant integrator (true cone) on the same free bodies, steel Hertz ground
+    (``options``: the integrator's)."""
 
     label = "ours compliant"
 
-    def __init__(self, scene: Scene, dt: float) -> None:
+    def __init__(self, scene: Scene, dt: float, **options) -> None:
         from mbsim_ros import Simulator
 
         models = [{("sphere" if b.shape == "sphere" else "box"):
@@ -196,7 +197,7 @@ class OursScene:
                   for k, b in enumerate(scene.bodies)]
         self.sim = Simulator.from_scene({"ground": {"friction": scene.friction},
                                          "gravity": list(scene.gravity), "models": models},
-                                        dt=dt)
+                                        dt=dt, **options)
         self.count = len(scene.bodies)
 
     def step(self) -> None:

@@ -148,7 +148,9 @@ class CompliantIntegrator(Integrator):
     cone_solver.py, falling back to clarabel after ``interior_iterations`` iterations of one
     solve (up to FALLBACK_ROWS rows, FALLBACK_ROUNDS active-set rounds and CLARABEL_ITERATIONS
     iterations per clarabel solve); "clarabel"; or "osqp" for QPs: the
-    pyramid and frictionless problems; these two fall back to each other), ``joint_limits``
+    pyramid and frictionless problems; these two fall back to each other), ``warm_start``
+    (our solver from the last step's impulses by semismooth Newton, ending on the exact
+    solution: cone_solver.weighted_solve; False: the interior-point method alone), ``joint_limits``
     (URDF limits as unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0:
     effectively rigid), ``limit_recovery`` ((time constant s, speed cap): a rigid limit
     violated by more than LIMIT_DEADBAND is corrected at min(violation / time constant, cap),
@@ -190,7 +192,8 @@ class CompliantIntegrator(Integrator):
                  project: bool = True, max_iterations: int = ITERATIONS,
                  tolerance: float = GAP_TOLERANCE,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
-                 velocity_terms: str = "implicit", impacts: str = "energy") -> None:
+                 velocity_terms: str = "implicit", impacts: str = "energy",
+                 warm_start: bool = True) -> None:
         super().__init__(model, dt)
         if impacts == "spring" and scene is not None and gives_restitution(scene):
             raise ValueError("impacts='spring' takes no restitution: the scene gives one "
@@ -247,7 +250,7 @@ class CompliantIntegrator(Integrator):
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
         self._buffers = _RowBuffers(24, nv)
         self.rows = ConeRows(dt, solver, cone, self.normal_weight, self.regularization,
-                             max_iterations, self.tolerance)
+                             max_iterations, self.tolerance, warm_start)
         self._info = StepInfo()
         one_dof = [i for i in range(model.njoints) if model.joint_kinds[i] != "free_flyer"]
         bounded = [i for i in one_dof if np.isfinite(model.lower_position_limit[model.idx_q[i]])
@@ -301,7 +304,7 @@ class CompliantIntegrator(Integrator):
         self._impacts.count[0] = 0
 
     def save_state(self) -> dict:
-        """The last step's rows and pushing set (the active set's memory) and the contacts in
+        """The last step's rows, pushing set and impulses (the solve's memory) and the contacts in
         an impact phase."""
         impacts = self._impacts
         count = int(impacts.count[0])
@@ -310,17 +313,18 @@ class CompliantIntegrator(Integrator):
 
     def memory_arrays(self) -> tuple[np.ndarray, tuple]:
         """The live arrays of what a step carries to the next (save_state copies them): the
-        active set's memory (3, rows) and the impact memory (keys, points, count, phase,
-        speed), the arrays the compiled step is bound to (fused); replaced when they grow."""
+        solve's memory (4, rows: solver_workspace) and the impact memory (keys, points, count,
+        phase, speed), the arrays the compiled step is bound to (fused); replaced when they grow."""
         return self._buffers.memory, tuple(self._impacts)
 
     def load_state(self, saved: dict) -> None:
-        memory = saved["memory"]  # (3, capacity) of the run that saved it
+        memory = saved["memory"]  # (4, capacity) of the run that saved it (3: before the
+        # impulses were kept: its warm start then begins from zero impulses)
         if memory.shape[1] > self._buffers.capacity:  # grown as that run's buffers had
             self._buffers = _RowBuffers(memory.shape[1], self.model.nv)
             self.fused_stale = True
         self._buffers.memory[:] = 0
-        self._buffers.memory[:, :memory.shape[1]] = memory
+        self._buffers.memory[:memory.shape[0], :memory.shape[1]] = memory
         keys, points = saved["impacts"]
         count = len(keys)
         if count > len(self._impacts.keys):

@@ -110,7 +110,12 @@ class CompliantOptions(ContactOptions):
     max_iterations: Count = ITERATIONS
     """interior-point iterations of one solve before the clarabel fallback"""
     tolerance: OpenUnit = GAP_TOLERANCE
-    """the interior-point method's surrogate gap, relative to |objective|"""
+    """the interior-point method's surrogate gap, relative to |objective|; with the warm
+    start also the Newton solve's natural residual, relative to the impulses"""
+    warm_start: Flag = True
+    """each cone solve starts from the last step's impulses (semismooth Newton; the
+    interior-point method when it does not converge) and ends on its exact solution; false:
+    the interior-point method alone"""
 
 
 class RigidOptions(ContactOptions):

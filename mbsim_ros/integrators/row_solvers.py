@@ -40,8 +40,9 @@ PIVOTING_PASSES = 8     # re-solves with the friction bounds from the last norma
 
 
 class ConeRows:
-    """The compliant rows' solve: ``solver`` "interior" (our compiled solve; clarabel with
-    FALLBACK_ROUNDS rounds when it fails), "clarabel" or "osqp". The laws, the reduction and the
+    """The compliant rows' solve: ``solver`` "interior" (our compiled solve, from the last
+    step's impulses when ``warm_start``; clarabel with FALLBACK_ROUNDS rounds when it fails),
+    "clarabel" or "osqp". The laws, the reduction and the
     active set are cone_solver.py's, compiled, for all three: with clarabel or osqp this class
     drives the active set's state machine, solving each weighted problem it asks for."""
 
@@ -50,14 +51,14 @@ class ConeRows:
 
     def __init__(self, dt: float, solver: str, cone: str, normal_weight: float,
                  regularization: float, max_iterations: int = ITERATIONS,
-                 tolerance: float = GAP_TOLERANCE) -> None:
+                 tolerance: float = GAP_TOLERANCE, warm_start: bool = True) -> None:
         self.dt = dt
         self.qp_solver = solver
         self.compiled = solver == "interior"
         self.cone = cone
         self.normal_weight = normal_weight
         self.regularization = regularization
-        self.limits = solver_limits(max_iterations, tolerance)
+        self.limits = solver_limits(max_iterations, tolerance, warm_start)
         self.info = StepInfo()
         self._solvers = {}
         self._patterns = {}

@@ -7,6 +7,14 @@ boxes, per variable kind of mbsim_ros.codes), by a primal-dual interior-point me
 Nesterov-Todd scaling and Mehrotra's predictor-corrector (the method of CVXOPT's coneqp:
 Vandenberghe, "The CVXOPT linear and quadratic cone program solvers", 2010, Sec. 4-5). It knows
 nothing of contact: cone_solver.py reduces the compliant integrator's rows to it.
+
+``face_newton`` solves the same problem from a start near its solution (the last step's):
+semismooth Newton on the natural map y = Pi(y - (P y + q)) (Pi: the Euclidean projection onto
+the cones, Fukushima, Luo and Tseng, "Smoothing functions for second-order-cone
+complementarity problems", SIAM J. Optim. 12, 2002, for the cone; Qi and Sun, "A nonsmooth
+version of Newton's method", Math. Programming 58, 1993), each iterate the exact solution on
+the faces of the last one (for bounds: Hintermueller, Ito and Kunisch, "The primal-dual active
+set strategy as a semismooth Newton method", SIAM J. Optim. 13, 2002).
 """
 from __future__ import annotations
 
@@ -17,17 +25,26 @@ import numpy as np
 from .._jit import routine, step
 from ..codes import BOX, CONE, FREE, NONNEG, NOT_CONVERGED, NOT_POSITIVE, OK, PART, PYRAMID
 from .envelope_cholesky import cholesky, cholesky_solve
+from .lu import lu_factor, lu_solve
 
 ITERATIONS = 100          # interior-point iterations per solve, default
 GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
 DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
 ACCEPTABLE = 1e-9         # both, accepted when rounding stops progress (the best iterate)
+NEWTON_ITERATIONS = 8     # face_newton's iterations before its caller turns to interior_qp
+# the limits' entries: iteration cap, gap tolerance, out: the residual, warm start (1.0 / 0.0)
+LIMIT_ITERATIONS, LIMIT_GAP, LIMIT_RESIDUAL, LIMIT_WARM_START = range(4)
+# a variable's face in face_newton (its cone's, for a cone's three): inside, at its lower bound
+# (0; a box's -b; a cone's apex), at a box's upper bound, on a cone's boundary (sliding)
+FACE_LOWER, FACE_FREE, FACE_UPPER, FACE_SLIDING = range(4)
 
 
-def solver_limits(iterations: int = ITERATIONS, gap_tolerance: float = GAP_TOLERANCE
-                  ) -> np.ndarray:
-    """interior_qp's limits: [iteration cap, relative gap tolerance, out: the residual]."""
-    return np.array([float(iterations), float(gap_tolerance), 0.0])
+def solver_limits(iterations: int = ITERATIONS, gap_tolerance: float = GAP_TOLERANCE,
+                  warm_start: bool = True) -> np.ndarray:
+    """The solve's limits: [interior_qp's iteration cap, its relative gap tolerance, out: the
+    residual, whether each solve starts from the last one's solution by face_newton and
+    ends with a face_newton step (cone_solver.weighted_solve)]."""
+    return np.array([float(iterations), float(gap_tolerance), 0.0, float(warm_start)])
 
 
 # The cone solver's buffers (interior_qp's and cone_solver.py's), every slot named once here
@@ -38,19 +55,29 @@ def solver_limits(iterations: int = ITERATIONS, gap_tolerance: float = GAP_TOLER
  V_COEF, V_SCALE, V_Q, V_Y,                                                    # weighted_solve
  V_EINV, V_C, V_WEIGHT, V_TRIAL_MU,                                            # solve_rows
  V_RC, V_ZERO, V_YBEST,                                                        # interior_qp
- V_CONVEX), N_VECTORS = range(24), 24                                          # solve_rows
+ V_CONVEX,                                                                     # solve_rows
+ V_START), N_VECTORS = range(25), 25     # weighted_solve: the last solution (its next start)
 (I_INDEX, I_VTYPE, I_TRIAL_KIND, I_PUSHING, I_COUPLED, I_FIRST,
  I_ACTIVE,                # the active set's state (cone_solver.py)
- I_LAST, I_EARLIER), N_INTS = range(9), 9  # its last two pushing sets (a cycle's test)
+ I_LAST, I_EARLIER,       # its last two pushing sets (a cycle's test)
+ I_FACE, I_LAST_FACE, I_PIVOTS), N_INTS = range(12), 12  # face_newton
 MIN_ROWS = 8  # the integer vectors also hold the active set's few state entries
 
 
 def solver_workspace(rows: int) -> tuple:
     """Buffers for `rows` rows: (the matrices, the vectors, the integer vectors named above,
-    the active-set memory (3, rows))."""
+    the memory a step carries to the next (4, rows): the rows' kinds, their pushing flags,
+    [row count], and the impulses as float64 bits (``last_impulses``))."""
     rows = max(rows, MIN_ROWS)
     return (np.zeros((N_MATRICES, rows, rows)), np.zeros((N_VECTORS, 4 * rows)),
-            np.zeros((N_INTS, rows), dtype=np.int64), np.zeros((3, rows), dtype=np.int64))
+            np.zeros((N_INTS, rows), dtype=np.int64), np.zeros((4, rows), dtype=np.int64))
+
+
+@step
+def last_impulses(memory):
+    """The memory's last impulses (its row 3 read as float64: one int array carries the
+    memory through save_state, the estimators' held copies and the compiled step)."""
+    return memory[3].view(np.float64)
 
 
 @step
@@ -448,3 +475,157 @@ def interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, first) -> tuple:
     for i in range(n):
         y[i] = y_best[i]
     return OK, iteration
+
+
+@step
+def projection(vtype, coef, i, x) -> tuple:
+    """The Euclidean projection Pi of the variables from i onto their cone: (face, width, p0,
+    p1, p2), p1 and p2 zero past the width. A cone {mu y0 >= |(y1, y2)|}: x inside, x in
+    the polar cone {x0 <= -mu |(x1, x2)|} (the apex), else the boundary ray through it."""
+    t = vtype[i]
+    if t == CONE:
+        x0, x1, x2, mu = x[i], x[i + 1], x[i + 2], coef[i]
+        r = math.sqrt(x1 * x1 + x2 * x2)
+        if r <= mu * x0:
+            return FACE_FREE, 3, x0, x1, x2
+        if mu * r <= -x0:
+            return FACE_LOWER, 3, 0.0, 0.0, 0.0
+        a = (x0 + mu * r) / (1.0 + mu * mu)
+        return FACE_SLIDING, 3, a, mu * a * x1 / r, mu * a * x2 / r
+    if t == NONNEG and not x[i] > 0.0:
+        return FACE_LOWER, 1, 0.0, 0.0, 0.0
+    if t == BOX and x[i] <= -coef[i]:
+        return FACE_LOWER, 1, -coef[i], 0.0, 0.0
+    if t == BOX and x[i] >= coef[i]:
+        return FACE_UPPER, 1, coef[i], 0.0, 0.0
+    return FACE_FREE, 1, x[i], 0.0, 0.0
+
+
+@step
+def natural_map(P, q, y, vtype, coef, n, x, face) -> float:
+    """x = y - (P y + q), and per variable the face of its cone where x projects
+    (projection); returns the natural residual max |y - Pi(x)|, zero exactly at the solution
+    (the problem's KKT conditions)."""
+    for i in range(n):
+        acc = q[i]
+        for j in range(n):
+            acc += P[i, j] * y[j]
+        x[i] = y[i] - acc
+    residual = 0.0
+    i = 0
+    while i < n:
+        f, width, p0, p1, p2 = projection(vtype, coef, i, x)
+        residual = max(residual, abs(y[i] - p0))
+        if width == 3:
+            residual = max(residual, abs(y[i + 1] - p1), abs(y[i + 2] - p2))
+        for e in range(i, i + width):
+            face[e] = f
+        i += width
+    return residual
+
+
+@step
+def project(y, vtype, coef, n):
+    """y <- Pi(y): each variable onto its cone (projection)."""
+    i = 0
+    while i < n:
+        _, width, p0, p1, p2 = projection(vtype, coef, i, y)
+        y[i] = p0
+        if width == 3:
+            y[i + 1], y[i + 2] = p1, p2
+        i += width
+
+
+@step
+def newton_system(P, q, vtype, coef, n, x, face, J, rhs, D):
+    """The Newton equation of y = Pi(y - (P y + q)) at x, written for the next iterate itself:
+    (I - D + D P) y' = Pi(x) - D x - D q, D = dPi/dx per cone (1 on a free variable, 0 at a
+    bound; on a cone's boundary, with t = x_t / |x_t|, a = (x0 + mu |x_t|) / (1 + mu^2):
+    D = [[1, mu t^T], [mu t, mu^2 t t^T]] / (1 + mu^2) + mu a / |x_t| [[0, 0], [0, I - t t^T]]).
+    Pi(x) - D x is a box's bound and zero on a cone (Pi is positively homogeneous), so on
+    faces without a sliding cone y' depends on the faces alone, not on the iterate."""
+    i = 0
+    while i < n:
+        width = 3 if vtype[i] == CONE else 1
+        f = face[i]
+        if f == FACE_SLIDING:
+            mu = coef[i]
+            x1, x2 = x[i + 1], x[i + 2]
+            r = math.sqrt(x1 * x1 + x2 * x2)
+            t1, t2 = x1 / r, x2 / r
+            k = 1.0 / (1.0 + mu * mu)
+            g = mu * (x[i] + mu * r) * k / r
+            D[0, 0], D[0, 1], D[0, 2] = k, k * mu * t1, k * mu * t2
+            D[1, 0], D[2, 0] = D[0, 1], D[0, 2]
+            D[1, 1] = k * mu * mu * t1 * t1 + g * (1.0 - t1 * t1)
+            D[2, 2] = k * mu * mu * t2 * t2 + g * (1.0 - t2 * t2)
+            D[1, 2] = k * mu * mu * t1 * t2 - g * t1 * t2
+            D[2, 1] = D[1, 2]
+            for a in range(3):
+                rhs[i + a] = -(D[a, 0] * q[i] + D[a, 1] * q[i + 1] + D[a, 2] * q[i + 2])
+                for j in range(n):
+                    J[i + a, j] = D[a, 0] * P[i, j] + D[a, 1] * P[i + 1, j] \
+                        + D[a, 2] * P[i + 2, j]
+                for b in range(3):
+                    J[i + a, i + b] += (1.0 if a == b else 0.0) - D[a, b]
+        else:
+            for e in range(i, i + width):
+                if f == FACE_FREE:
+                    for j in range(n):
+                        J[e, j] = P[e, j]
+                    rhs[e] = -q[e]
+                else:
+                    for j in range(n):
+                        J[e, j] = 0.0
+                    J[e, e] = 1.0
+                    bound = coef[e] if vtype[e] == BOX else 0.0
+                    rhs[e] = -bound if f == FACE_LOWER else bound
+        i += width
+
+
+@routine
+def face_newton(P, q, vtype, coef, n, y, limits, mats, vecs, ints) -> tuple:
+    """The problem of interior_qp (no pyramids) from y near its solution: semismooth Newton on
+    y = Pi(y - (P y + q)) (Qi and Sun 1993; the module docstring), each iterate the solution
+    of the linearised projection at the last one (newton_system), solved
+    by LU. Converged when an iterate's faces are those it was computed on (then it is the
+    problem's exact solution to rounding: on those faces the KKT conditions hold) and, with a
+    sliding cone, the last step was below sqrt(tolerance) / 10 of max |y| (quadratic
+    convergence: the next would be ~tolerance / 100); or when the natural residual is below
+    100 tolerance times max |y| (tolerance: limits[LIMIT_GAP], interior_qp's gap tolerance,
+    1e-12 by default). The second test is for problems where a few contacts hold one rigid
+    body: P is singular to ~1e-11 of its largest eigenvalue there (the impulses' internal
+    distribution is pinned by little but the rows' compliance), and rounding moves y ~1e-6
+    along those directions from one iterate to the next at a residual of 1e-12..4e-11. y: the
+    start in, the solution out (garbage when not OK); limits[LIMIT_RESIDUAL] out: the natural
+    residual relative to max |y|. Returns (status, iterations); NOT_CONVERGED after
+    NEWTON_ITERATIONS (the faces cycle, or the start was too far)."""
+    J, D = mats[M_HESS], mats[M_M3]
+    x, y_next = vecs[V_DY], vecs[V_RHS]
+    face, last, pivots = ints[I_FACE], ints[I_LAST_FACE], ints[I_PIVOTS]
+    natural_map(P, q, y, vtype, coef, n, x, face)
+    tolerance = limits[LIMIT_GAP]
+    for iteration in range(1, NEWTON_ITERATIONS + 1):
+        newton_system(P, q, vtype, coef, n, x, face, J, y_next, D)
+        if not lu_factor(J[:n, :n], pivots):
+            return NOT_POSITIVE, iteration
+        lu_solve(J[:n, :n], pivots, y_next[:n])
+        change, size, sliding = 0.0, 1e-300, False
+        for i in range(n):
+            change = max(change, abs(y_next[i] - y[i]))
+            size = max(size, abs(y_next[i]))
+            y[i] = y_next[i]
+            last[i] = face[i]
+            sliding = sliding or face[i] == FACE_SLIDING
+        if not math.isfinite(change + size):
+            return NOT_CONVERGED, iteration
+        residual = natural_map(P, q, y, vtype, coef, n, x, face)
+        settled = True
+        for i in range(n):
+            settled = settled and face[i] == last[i]
+        if residual <= 100.0 * tolerance * size or settled and (
+                not sliding or change <= 0.1 * math.sqrt(tolerance) * size):
+            limits[LIMIT_RESIDUAL] = residual / size
+            project(y, vtype, coef, n)  # a sliding cone's ~1e-10 outside: onto its cone
+            return OK, iteration
+    return NOT_CONVERGED, NEWTON_ITERATIONS

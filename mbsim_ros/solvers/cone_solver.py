@@ -10,7 +10,10 @@ no Python in the loop.
 by a primal-dual interior-point method with Nesterov-Todd scaling and Mehrotra's
 predictor-corrector (the method of CVXOPT's coneqp: Vandenberghe, "The CVXOPT linear and
 quadratic cone program solvers", 2010), on the variables scaled per block to a unit diagonal
-(a cone's three rows share one scale so the cone stays a cone). The active set of
+(a cone's three rows share one scale so the cone stays a cone). With a warm start (the
+default) each solve starts from the last one's impulses by semismooth Newton on the same
+problem (cone_qp.face_newton), the interior-point method its fallback, and ends on the exact
+solution of its faces from either start (weighted_solve). The active set of
 pushing rows around it is a state machine that row_solvers.ConeRows also drives with clarabel
 and osqp in its place.
 
@@ -25,15 +28,16 @@ import math
 import numpy as np
 
 from .._jit import routine, step
-from ..codes import (BILATERAL, BOX, CONE, FIXED, FREE, FRICTION, NONNEG, NORMAL, NOT_POSITIVE,
-                     OK, PART, PYRAMID, TANGENT, UNILATERAL)
+from ..codes import (BILATERAL, BOX, CONE, FIXED, FREE, FRICTION, NONNEG, NORMAL,
+                     NOT_CONVERGED, NOT_POSITIVE, OK, PART, PYRAMID, TANGENT, UNILATERAL)
 from ..dynamics.checks import max_abs
 from .cone_qp import (ACCEPTABLE, DUAL_TOLERANCE, GAP_TOLERANCE,  # noqa: F401
                       I_ACTIVE, I_COUPLED, I_EARLIER, I_FIRST, I_INDEX, I_LAST, I_PUSHING,
                       I_TRIAL_KIND,
-                      I_VTYPE, ITERATIONS, M_H, M_LH, M_P, V_C,
-                      V_COEF, V_CONVEX, V_EINV, V_Q, V_SCALE, V_TRIAL_MU, V_WEIGHT, V_Y,
-                      interior_qp, solver_limits, solver_workspace)
+                      I_VTYPE, ITERATIONS, LIMIT_RESIDUAL, LIMIT_WARM_START, M_H, M_LH, M_P,
+                      V_C, V_COEF, V_CONVEX, V_EINV, V_Q, V_SCALE, V_START, V_TRIAL_MU,
+                      V_WEIGHT, V_Y, V_YBEST, face_newton, interior_qp, last_impulses,
+                      solver_limits, solver_workspace)
 from .envelope_cholesky import cholesky, cholesky_solve
 
 ACTIVE_SET_ROUNDS = 8     # rounds of the pushing rows' active set per start
@@ -106,18 +110,52 @@ def reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale
 def weighted_solve(H, c, weight, kind, mu, m, pyramid, limits, gamma, mats, vecs,
                    ints) -> tuple:
     """gamma for min 1/2 g.H g + c.g + 1/2 sum_i w_i r_i^2 (r = H g + c) over the rows'
-    cones; (status, Newton steps)."""
+    cones; (status, Newton steps). With the limits' warm start (true cones): face_newton from
+    the last solution (vecs[V_START], when ints[I_ACTIVE][A_HAVE_START]), else, or when it
+    does not converge, interior_qp from its cold start, ended by face_newton from its answer
+    (kept when that converges: the exact solution, whatever the start). Without it:
+    interior_qp alone."""
     index, vtype = ints[I_INDEX], ints[I_VTYPE]
     coef, scale, q, y = vecs[V_COEF], vecs[V_SCALE], vecs[V_Q], vecs[V_Y]
+    start, active = vecs[V_START], ints[I_ACTIVE]
     P = mats[M_P]
     n = reduce_problem(H, c, weight, kind, mu, m, pyramid, index, vtype, coef, scale, P, q,
                        ints[I_COUPLED])
-    status, steps = interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, ints[I_FIRST])
+    newton = limits[LIMIT_WARM_START] != 0.0 and not pyramid
+    status, steps = NOT_CONVERGED, 0
+    if newton and active[A_HAVE_START]:
+        for a in range(n):
+            y[a] = start[index[a]] / scale[a]
+        status, steps = face_newton(P, q, vtype, coef, n, y, limits, mats, vecs, ints)
+    if status != OK:
+        status, more = interior_qp(P, q, vtype, coef, n, y, limits, mats, vecs, ints[I_FIRST])
+        steps += more
+        if status == OK and newton:
+            steps += polish(P, q, vtype, coef, n, y, limits, mats, vecs, ints)
     for i in range(m):
         gamma[i] = 0.0
     for a in range(n):
         gamma[index[a]] = scale[a] * y[a]
+    if status == OK:
+        for i in range(m):
+            start[i] = gamma[i]
+        active[A_HAVE_START] = True
     return status, steps
+
+
+@step
+def polish(P, q, vtype, coef, n, y, limits, mats, vecs, ints) -> int:
+    """face_newton from interior_qp's answer y: its exact solution when that converges, else
+    interior_qp's answer and residual back; returns face_newton's steps."""
+    kept, residual = vecs[V_YBEST], limits[LIMIT_RESIDUAL]
+    for a in range(n):
+        kept[a] = y[a]
+    status, steps = face_newton(P, q, vtype, coef, n, y, limits, mats, vecs, ints)
+    if status != OK:
+        for a in range(n):
+            y[a] = kept[a]
+        limits[LIMIT_RESIDUAL] = residual
+    return steps
 
 
 @step
@@ -139,8 +177,10 @@ def owner(kind, i) -> int:
 # row_solvers.ConeRows with clarabel or osqp from Python. One set of rules for both.
 SOLVE_CONVEX, SOLVE_ROUND, DONE = 0, 1, 2  # what the active set asks for next
 # its int state (ints[I_ACTIVE]): the phase, rounds taken, rounds allowed per start, whether
-# rounds follow the convex solve, whether the convex form's solution is in hand
-A_PHASE, A_ROUNDS, A_MAX_ROUNDS, A_ROUNDS_AFTER_CONVEX, A_HAVE_CONVEX, N_ACTIVE = range(6)
+# rounds follow the convex solve, whether the convex form's solution is in hand; and the
+# weighted solve's: whether vecs[V_START] holds a start
+(A_PHASE, A_ROUNDS, A_MAX_ROUNDS, A_ROUNDS_AFTER_CONVEX, A_HAVE_CONVEX, A_HAVE_START,
+ N_ACTIVE) = range(7)
 
 
 @step
@@ -189,8 +229,9 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
                normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
     """The impulses gamma[:m] of the compliant step: the rows' laws (prepare_rows), then the
     active set of pushing rows (begin_active_set) driven with our interior-point solve of each
-    weighted cone problem it asks for. memory (3, rows) int: the last step's kinds, pushing
-    flags and [row count]. Returns (status, Newton steps)."""
+    weighted cone problem it asks for. memory (4, rows) int: the last step's kinds, pushing
+    flags, [row count] and the impulses (last_impulses): the first weighted solve starts from
+    those when the rows repeat (load_start). Returns (status, Newton steps)."""
     H = mats[M_H]
     c, weight, trial_mu = vecs[V_C], vecs[V_WEIGHT], vecs[V_TRIAL_MU]
     trial_kind, active = ints[I_TRIAL_KIND], ints[I_ACTIVE]
@@ -199,6 +240,7 @@ def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance
         return bilateral_solve(H, c, m, mats[M_LH], ints[I_FIRST], gamma), 0
     phase = begin_active_set(kind, mu, m, normal_weight, memory, True, ACTIVE_SET_ROUNDS,
                              ints[I_PUSHING], active, weight, trial_kind, trial_mu)
+    load_start(memory, m, active, vecs[V_START])
     steps = 0
     while phase != DONE:
         status, n_steps = weighted_solve(H, c, weight, trial_kind, trial_mu, m, pyramid, limits,
@@ -222,6 +264,7 @@ def begin_active_set(kind, mu, m, normal_weight, memory, restart, max_rounds, pu
     for i in range(m):
         same = same and memory[0, i] == kind[i]
     active[A_ROUNDS], active[A_MAX_ROUNDS], active[A_HAVE_CONVEX] = 0, max_rounds, 0
+    active[A_HAVE_START] = 0
     if same:
         for i in range(m):
             pushing[i] = memory[1, i]
@@ -233,6 +276,17 @@ def begin_active_set(kind, mu, m, normal_weight, memory, restart, max_rounds, pu
         request_convex(kind, mu, m, weight, trial_kind, trial_mu)
         active[A_PHASE] = SOLVE_CONVEX
     return active[A_PHASE]
+
+
+@step
+def load_start(memory, m, active, start):
+    """When the active set starts from the remembered rows (begin_active_set's SOLVE_ROUND),
+    their last impulses are the first weighted solve's start (weighted_solve)."""
+    if active[A_PHASE] == SOLVE_ROUND:
+        impulses = last_impulses(memory)
+        for i in range(m):
+            start[i] = impulses[i]
+        active[A_HAVE_START] = True
 
 
 @step
@@ -276,17 +330,17 @@ def advance_active_set(H, c, W, u, kind, mu, m, normal_weight, memory, gamma, co
         active[A_HAVE_CONVEX] = True
         pushing_rows(convex, kind, m, impulse_scale(H, c, m), pushing)
         if not active[A_ROUNDS_AFTER_CONVEX]:
-            return finish_active_set(kind, m, pushing, memory, active)
+            return finish_active_set(kind, m, pushing, gamma, memory, active)
         active[A_ROUNDS] = 0
         request_round(kind, mu, m, normal_weight, pushing, weight, trial_kind, trial_mu)
         active[A_PHASE] = SOLVE_ROUND
         return SOLVE_ROUND
-    if not adds_energy(W, u, c, gamma, m):
+    if not adds_energy(W, u, c, gamma, m, impulse_scale(H, c, m) * max_abs(c, m)):
         last, earlier = history[0], history[1]
         for i in range(m):
             last[i] = pushing[i]
         if not update_pushing(H, c, kind, m, gamma, pushing):
-            return finish_active_set(kind, m, pushing, memory, active)
+            return finish_active_set(kind, m, pushing, gamma, memory, active)
         cycled = active[A_ROUNDS] > 0 and same_set(pushing, earlier, m)
         for i in range(m):
             earlier[i] = last[i]
@@ -298,7 +352,7 @@ def advance_active_set(H, c, W, u, kind, mu, m, normal_weight, memory, gamma, co
         for i in range(m):
             gamma[i] = convex[i]
         pushing_rows(convex, kind, m, impulse_scale(H, c, m), pushing)
-        return finish_active_set(kind, m, pushing, memory, active)
+        return finish_active_set(kind, m, pushing, gamma, memory, active)
     request_convex(kind, mu, m, weight, trial_kind, trial_mu)
     active[A_PHASE] = SOLVE_CONVEX
     return SOLVE_CONVEX
@@ -336,12 +390,14 @@ def same_set(pushing, other, m) -> bool:
 
 
 @step
-def finish_active_set(kind, m, pushing, memory, active) -> int:
-    """Remember this step's rows and pushing set for the next step's start; DONE."""
+def finish_active_set(kind, m, pushing, gamma, memory, active) -> int:
+    """Remember this step's rows, pushing set and impulses for the next step's start; DONE."""
     memory[2, 0] = m
+    impulses = last_impulses(memory)
     for i in range(m):
         memory[0, i] = kind[i]
         memory[1, i] = pushing[i]
+        impulses[i] = gamma[i]
     active[A_PHASE] = DONE
     return DONE
 
@@ -357,13 +413,15 @@ def pushing_rows(gamma, kind, m, impulses, pushing):
 
 
 @step
-def adds_energy(W, u, c, gamma, m) -> bool:
+def adds_energy(W, u, c, gamma, m, work) -> bool:
     """Do the impulses add more kinetic energy, gamma.u + 1/2 gamma.W gamma (in M~'s metric),
     than the rows' position terms can release, sum max(0, -gamma_i (c_i - u_i)) (a compressed
     spring pushing back, a violated limit recovering), beyond 1e-3 of their work scale
-    sum |gamma_i c_i|? The convex form's solution never does (complementarity,
-    gamma.(H gamma + c) = 0, leaves -1/2 gamma.W gamma - gamma.E^-1 gamma - gamma.(c - u));
-    the weighted one can, when the penalty holds a row's law with the friction rows."""
+    sum |gamma_i c_i| and 1e-9 of the rows' own ``work`` (impulse_scale times max |c|: below
+    it the impulses are rounding, and so is the test)? The convex form's solution never does
+    (complementarity, gamma.(H gamma + c) = 0, leaves -1/2 gamma.W gamma - gamma.E^-1 gamma -
+    gamma.(c - u)); the weighted one can, when the penalty holds a row's law with the friction
+    rows."""
     added, release, scale = 0.0, 0.0, 0.0
     for i in range(m):
         g = gamma[i]
@@ -375,7 +433,7 @@ def adds_energy(W, u, c, gamma, m) -> bool:
         added += g * (u[i] + 0.5 * acc)
         release += max(0.0, -g * (c[i] - u[i]))
         scale += abs(g * c[i])
-    return added > release + 1e-3 * scale
+    return added > release + 1e-3 * scale + 1e-9 * work
 
 
 @step
