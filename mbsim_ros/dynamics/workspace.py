@@ -6,16 +6,23 @@ its Data); the Model holds none. The convenience functions of this package (``rn
 ...)``, ``aba``, ``crba``, ``energy``, ...) share one buffer per Model, kept here beside it
 (weakly: it goes with the Model), as pinocchio's Python functions would share one Data. They
 are found by the Model's id (a dict lookup; a WeakKeyDictionary costs a weak reference per call),
-and a finalizer drops the entry with the Model, before its id can be reused."""
+and a finalizer drops the entry with the Model, before its id can be reused.
+
+Those functions pass the Model's arrays and that buffer to their kernels as one table of
+addresses (``model_table``: layout.ArrayTable), made once per Model: numba unboxes one array
+argument instead of five."""
 from __future__ import annotations
 
 import weakref
 
 import numpy as np
 
-from ..layout import Layout
+from numba import types
+
+from ..layout import ArrayTable, Bound, Layout
 
 _CONVENIENCE: dict[int, np.ndarray] = {}
+_TABLES: dict[int, Bound] = {}
 
 
 DYNAMICS = Layout("DynamicsViews", [
@@ -44,3 +51,42 @@ def workspace(model) -> np.ndarray:
         ws = _CONVENIENCE[id(model)] = new_workspace(model)
         weakref.finalize(model, _CONVENIENCE.pop, id(model), None)
     return ws
+
+
+# The convenience functions' kernels take (vectors..., out, table): the Model's arrays and its
+# shared workspace, by address (model_table).
+MODEL_ARRAYS = ArrayTable("ModelArrays", [
+    ("joint_int", "int64", 2), ("joint_real", "float64", 2), ("gravity", "float64", 1),
+    ("armature", "float64", 1), ("ws", "float64", 1)], __name__)
+unpack_model = MODEL_ARRAYS.unpack
+
+
+def model_table(model) -> np.ndarray:
+    """The MODEL_ARRAYS table of the model's arrays and its convenience workspace, made on
+    first use (the Model writes its gravity and armature in place: the table stays true; a
+    Model's arrays are not replaced after construction)."""
+    bound = _TABLES.get(id(model))
+    if bound is None:
+        bound = _TABLES[id(model)] = MODEL_ARRAYS.bind((
+            model.joint_int, model.joint_real, model.gravity, model.armature, workspace(model)))
+        weakref.finalize(model, _TABLES.pop, id(model), None)
+    return bound.table
+
+
+VECTOR = types.Array(types.float64, 1, "C")
+TABLE = types.Array(types.int64, 1, "C")
+
+
+def closed_on_first_call(namespace: dict, name: str, kernel, signature: tuple):
+    """What to bind to ``namespace[name]``: a function that, at the first call, loads (or
+    compiles) ``kernel`` for its one ``signature``, closes it to compilation, puts it in its
+    place and calls it. Closed, so that a call with other argument types raises
+    TypeError (numba finds no matching definition) instead of compiling one: the convenience
+    functions then convert their inputs and call again (what an argument check in Python would
+    cost on every call, numba's dispatch does in C)."""
+    def first(*args):
+        kernel.compile(signature)
+        kernel.disable_compile()
+        namespace[name] = kernel
+        return kernel(*args)
+    return first
