@@ -11,11 +11,11 @@ import numpy as np
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..codes import BAD_ARG0
-from .checks import OK, SINGULAR, fits_model, input_code, kernel_vectors, raise_for
+from .checks import OK, SINGULAR, fits_model, input_code
 from .kinematics import (gravity_acceleration, inertia_times_motion, inertia_to_matrix,
                          joint_velocity, kinematics_step, motion_cross_force,
                          motion_cross_motion)
-from .workspace import (TABLE, VECTOR, carve, closed_on_first_call, model_table,
+from .workspace import (TABLE, VECTOR, call_checked, carve, closed_on_first_call,
                         unpack_model)
 
 
@@ -263,14 +263,5 @@ def aba(model, q, v, tau) -> np.ndarray:
     """Joint accelerations a (nv) under torques tau at (q, v), with the model's gravity and
     armature."""
     a = np.empty(model.nv)
-    table = model_table(model)
-    try:  # three C-contiguous float64 vectors: numba's dispatch checks the types
-        code = _aba(q, v, tau, a, table)
-    except TypeError:
-        code = BAD_ARG0
-    if code != OK:
-        q, v, tau = kernel_vectors(model, q, v, tau, "tau")  # ValueError: wrong length, type
-        code = _aba(q, v, tau, a, table)
-        if code != OK:
-            raise_for(code, ("q", "v", "tau"), model)
+    call_checked(_aba, model, q, v, tau, a, ("q", "v", "tau"))
     return a

@@ -7,10 +7,10 @@ import numpy as np
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..codes import BAD_ARG0
-from .checks import OK, fits_model, input_code, kernel_vectors, raise_for
+from .checks import OK, fits_model, input_code
 from .kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
                          kinematics_step, motion_cross_force, motion_cross_motion)
-from .workspace import (TABLE, VECTOR, carve, closed_on_first_call, model_table,
+from .workspace import (TABLE, VECTOR, call_checked, carve, closed_on_first_call,
                         unpack_model)
 
 
@@ -85,14 +85,5 @@ _rnea = closed_on_first_call(globals(), "_rnea", rnea_table, (VECTOR,) * 4 + (TA
 def rnea(model, q, v, a) -> np.ndarray:
     """Joint torques tau (nv) that produce accelerations a at (q, v), with the model's gravity."""
     tau = np.empty(model.nv)
-    table = model_table(model)
-    try:  # three C-contiguous float64 vectors: numba's dispatch checks the types
-        code = _rnea(q, v, a, tau, table)
-    except TypeError:
-        code = BAD_ARG0
-    if code != OK:
-        q, v, a = kernel_vectors(model, q, v, a, "a")  # ValueError: wrong length, type
-        code = _rnea(q, v, a, tau, table)
-        if code != OK:
-            raise_for(code, ("q", "v", "a"), model)
+    call_checked(_rnea, model, q, v, a, tau, ("q", "v", "a"))
     return tau
