@@ -8,7 +8,9 @@ in one process, each figure the best of 7 blocks (us per call):
 - ``Simulator.step`` against its compiled entry (``Data.fused``) called from Python with the
   bound arguments: what the Simulator's Python adds;
 - that entry against the same step inside a compiled loop (``Simulator.rollout``'s kernel, per
-  step): what crossing from Python into the kernel costs (arm7, Panda).
+  step): what crossing from Python into the kernel costs (arm7, Panda); and the entry given a
+  tau that is not finite, which it refuses before stepping: the crossing alone, without the
+  step's own cost or its eviction of Python's caches.
 
 Run: `python bench/arena.py` (pinocchio installed: `make bench`).
 """
@@ -115,9 +117,16 @@ def overhead_rows(robot: str) -> None:
             sim.reset()
             rollout(taus, Q, V, *arguments)
 
+        refused = np.full(model.nv, np.nan)
+
+        def crossed():
+            for _ in range(STEPS):
+                entry(refused, *arguments)
+
         row = best_us({"Simulator.step": stepped, "entry": entered, "compiled loop": rolled,
-                       "reset": sim.reset}, {"Simulator.step": STEPS, "entry": STEPS,
-                                             "compiled loop": STEPS, "reset": 1})
+                       "reset": sim.reset, "entry, refused tau": crossed},
+                      {"Simulator.step": STEPS, "entry": STEPS, "compiled loop": STEPS,
+                       "reset": 1, "entry, refused tau": STEPS})
         for label in ("Simulator.step", "entry", "compiled loop"):
             row[label] -= row["reset"] / STEPS
         del row["reset"]

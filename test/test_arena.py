@@ -9,6 +9,9 @@ import pytest
 
 from mbsim_ros import Simulator
 from mbsim_ros.dynamics import aba, crba, rnea
+from mbsim_ros.dynamics.aba import aba_table
+from mbsim_ros.dynamics.crba import crba_table
+from mbsim_ros.dynamics.rnea import rnea_table
 from mbsim_ros.dynamics.workspace import MODEL_ARRAYS, model_table, workspace
 from mbsim_ros.integrators.euler import EULER_ARRAYS
 from mbsim_ros.integrators.variational import VARIATIONAL_ARRAYS
@@ -108,6 +111,11 @@ def test_any_float_vector_gives_the_same_bits(arm):
         assert np.array_equal(aba(arm, q_like, v, tau), a)
         assert np.array_equal(rnea(arm, q_like, v, tau), b)
         assert np.array_equal(crba(arm, q_like), M)
+    single = q.astype(np.float32)
+    assert np.array_equal(aba(arm, single, v, tau), aba(arm, single.astype(float), v, tau))
+    assert np.array_equal(crba(arm, single), crba(arm, single.astype(float)))
+    for kernel in (aba_table, rnea_table, crba_table):  # nothing compiled for those inputs
+        assert len(kernel.signatures) == 1, kernel
 
 
 def test_bad_lengths_and_values_still_name_the_argument(arm):

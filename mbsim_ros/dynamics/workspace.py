@@ -13,6 +13,7 @@ addresses (``model_table``: layout.ArrayTable), made once per Model: numba unbox
 argument instead of five."""
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
@@ -87,11 +88,16 @@ def closed_on_first_call(namespace: dict, name: str, kernel, signature: tuple):
     functions then convert their inputs and call again (what an argument check in Python would
     cost on every call, numba's dispatch does in C)."""
     def first(*args):
-        kernel.compile(signature)
-        kernel.disable_compile()
-        namespace[name] = kernel
+        with _FIRST_CALL:  # (another thread may be closing it: compile() refuses once closed)
+            if namespace[name] is first:
+                kernel.compile(signature)
+                kernel.disable_compile()
+                namespace[name] = kernel
         return kernel(*args)
     return first
+
+
+_FIRST_CALL = threading.Lock()
 
 
 def call_checked(entry, model, q, v, w, out: np.ndarray, names: tuple[str, str, str]) -> None:
