@@ -4,9 +4,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numpy import ndarray
 
 from ._jit import compiling_for, load_cached
-from .codes import BAD_ARG0, OUT_OF_BOUNDS, UNFINISHED, message
+from .codes import BAD_ARG0, OK, OUT_OF_BOUNDS, UNFINISHED, message
 from .dynamics.checks import (FLOAT64, all_finite_kernel, as_vector, check_mass_matrix,
                               check_state)
 from .dynamics.energy import energy as _energy
@@ -83,8 +84,9 @@ STEP_KERNELS = (all_finite_kernel, commit_state, wrenches_in_body_axes, energy_k
 
 
 def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
-    """One step of the state under joint efforts tau (nv; ValueError before anything changes
-    when it is not finite): the one step function the Simulator, and through it the node,
+    """One step of the state under joint efforts tau (a C-contiguous float64 vector of nv:
+    the compiled entry points read it so; ValueError before anything changes when it is not
+    finite): the one step function the Simulator, and through it the node,
     use. On success q, v, the acceleration and the applied effort are written into ``state``
     in place and the step count advances; a step that fails leaves q and v as they were and
     returns converged=False; so does a step whose result leaves the physical bounds
@@ -92,20 +94,20 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     ``departure`` saying what left them."""
     integrator = data.integrator
     fused = data.fused(state)
-    if fused is not None and data.external is not None:
-        tau = np.add(tau, data.external, out=data.tau_sum)
     if fused is not None:  # one compiled call: the step and the state's update
-        if tau.dtype is not FLOAT64 or not tau.flags.c_contiguous:  # as bound_entry needs
-            tau = np.ascontiguousarray(tau, dtype=np.float64)
+        if data.external is not None:
+            tau = np.add(tau, data.external, out=data.tau_sum)
         code = fused[0](tau, *fused[2])
+        if code == OK:
+            state.steps += 1
+            record = integrator.record
+            return integrator.step_info(OK) if record is None else record
         if code == BAD_ARG0:
             raise ValueError("tau contains NaN or infinity")
         if code == OUT_OF_BOUNDS:
             return departed(data, state)
         if code != UNFINISHED:
-            info = integrator.step_info(code)
-            state.steps += info.converged
-            return info
+            return integrator.step_info(code)
     elif not all_finite_kernel(tau):  # (UNFINISHED: the general path finishes the step)
         raise ValueError("tau contains NaN or infinity")
     servos = integrator.servos
@@ -321,12 +323,18 @@ class Simulator:
         return self.integrator.servos
 
     def step(self, tau=None) -> StepInfo:
-        """Advance one step of dt under joint efforts tau (nv; default zero)."""
+        """Advance one step of dt under joint efforts tau (nv; default zero). The StepInfo of
+        a step that succeeded on the compiled path (Euler, variational) is this Simulator's
+        record of its last step, filled in place (``info.copy()`` keeps one)."""
         state = self.state
         if state.failed is not None:
             raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
                                f"{state.failed.message}; call reset()")
-        tau = self._zero_tau if tau is None else as_vector(tau, self.model.nv, "tau")
+        if tau is None:
+            tau = self._zero_tau
+        elif not (type(tau) is ndarray and tau.dtype is FLOAT64 and tau.ndim == 1
+                  and tau.flags.c_contiguous and tau.shape[0] == self.model.nv):
+            tau = np.ascontiguousarray(as_vector(tau, self.model.nv, "tau"))  # (or ValueError)
         if self._wrenches:
             self._external_efforts()
         info = step(self.model, self.data, state, tau)

@@ -10,11 +10,13 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .checks import OK, SINGULAR, input_code, raise_for, state_vectors
+from ..codes import BAD_ARG0
+from .checks import OK, SINGULAR, fits_model, input_code
 from .kinematics import (gravity_acceleration, inertia_times_motion, inertia_to_matrix,
                          joint_velocity, kinematics_step, motion_cross_force,
                          motion_cross_motion)
-from .workspace import carve, workspace
+from .workspace import (TABLE, VECTOR, call_checked, carve, closed_on_first_call,
+                        unpack_model)
 
 
 @step
@@ -243,13 +245,23 @@ def aba_kernel(joint_int, joint_real, gravity, added, q, v, tau, ws, a_out):
     return OK
 
 
+@kernel
+def aba_table(q, v, tau, a_out, table):
+    """aba_kernel on the model's arrays of a MODEL_ARRAYS table (workspace.model_table);
+    BAD_ARG0 when q, v, tau do not have the model's lengths (nothing read)."""
+    m = unpack_model(table)
+    if not (fits_model(m.joint_int, m.armature, q, v, tau)
+            and a_out.shape[0] == m.armature.shape[0]):
+        return BAD_ARG0
+    return aba_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, tau, m.ws, a_out)
+
+
+_aba = closed_on_first_call(globals(), "_aba", aba_table, (VECTOR,) * 4 + (TABLE,))
+
+
 def aba(model, q, v, tau) -> np.ndarray:
     """Joint accelerations a (nv) under torques tau at (q, v), with the model's gravity and
     armature."""
-    q, v, tau = state_vectors(model, q, v, tau, "tau")
     a = np.empty(model.nv)
-    code = aba_kernel(model.joint_int, model.joint_real, model.gravity, model.armature, q, v,
-                      tau, workspace(model), a)
-    if code != OK:
-        raise_for(code, ("q", "v", "tau"), model)
+    call_checked(_aba, model, q, v, tau, a, ("q", "v", "tau"))
     return a

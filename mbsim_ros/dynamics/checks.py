@@ -8,7 +8,7 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..codes import BAD_ARG0, BAD_ARG1, BAD_ARG2, BAD_QUATERNION, DIVERGED, OK, SINGULAR
-from ..model.model import FREE_FLYER, I_IDX_Q, I_TYPE, ModelError
+from ..model.model import FREE_FLYER, I_IDX_Q, I_NQ, I_TYPE, ModelError
 
 QUATERNION_TOLERANCE = 1e-6
 FLOAT64 = np.dtype(np.float64)
@@ -35,6 +35,22 @@ def state_vectors(model, q, v, w, w_name: str) -> tuple[np.ndarray, np.ndarray, 
             and q.shape == (model.nq,) and v.shape == (nv,) and w.shape == (nv,)):
         return q, v, w
     return as_vector(q, model.nq, "q"), as_vector(v, nv, "v"), as_vector(w, nv, w_name)
+
+
+def kernel_vectors(model, q, v, w, w_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, v, w) as ``state_vectors`` checks them, each C-contiguous and writable (copied if
+    not): the argument types a convenience function's kernel is compiled for."""
+    return tuple(x if x.flags.c_contiguous and x.flags.writeable else np.array(x)
+                 for x in state_vectors(model, q, v, w, w_name))
+
+
+@step
+def fits_model(joint_int, armature, q, v, w) -> bool:
+    """q has the model's nq entries, v and w its nv (the armature's length)."""
+    nj = joint_int.shape[0]
+    nq = joint_int[nj - 1, I_IDX_Q] + joint_int[nj - 1, I_NQ] if nj > 0 else 0
+    nv = armature.shape[0]
+    return q.shape[0] == nq and v.shape[0] == nv and w.shape[0] == nv
 
 
 @step

@@ -4,12 +4,15 @@ for every ancestor j of i."""
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .checks import OK, as_vector, input_code, raise_for
+from ..codes import BAD_ARG0
+from .checks import OK, fits_model, input_code, kernel_vectors, raise_for
 from .kinematics import inertia_times_motion, kinematics_step
-from .workspace import carve, workspace
+from .workspace import (TABLE, VECTOR, carve, closed_on_first_call, model_table,
+                        unpack_model)
 
 
 @step
@@ -83,12 +86,33 @@ def crba_backward(joint_int, armature, oS, oY, tmp, M):
         M[k, k] += armature[k]
 
 
+@kernel
+def crba_table(q, M, table):
+    """crba_kernel on the model's arrays of a MODEL_ARRAYS table (workspace.model_table); M
+    zero on entry; BAD_ARG0 when q does not have the model's nq entries (nothing read)."""
+    m = unpack_model(table)
+    nv = m.armature.shape[0]
+    if not (fits_model(m.joint_int, m.armature, q, m.armature, m.armature)
+            and M.shape[0] == nv and M.shape[1] == nv):
+        return BAD_ARG0
+    return crba_kernel(m.joint_int, m.joint_real, m.armature, q, m.ws, M)
+
+
+_crba = closed_on_first_call(globals(), "_crba", crba_table,
+                             (VECTOR, types.Array(types.float64, 2, "C"), TABLE))
+
+
 def crba(model, q) -> np.ndarray:
     """The joint-space inertia matrix M(q), full and symmetric (nv x nv)."""
-    q = as_vector(q, model.nq, "q")
     M = np.zeros((model.nv, model.nv))
-    code = crba_kernel(model.joint_int, model.joint_real, model.armature, q, workspace(model),
-                       M)
+    table = model_table(model)
+    try:  # a C-contiguous float64 vector: numba's dispatch checks the type
+        code = _crba(q, M, table)
+    except TypeError:
+        code = BAD_ARG0
     if code != OK:
-        raise_for(code, ("q",), model)
+        q = kernel_vectors(model, q, model.armature, model.armature, "")[0]  # ValueError
+        code = _crba(q, M, table)
+        if code != OK:
+            raise_for(code, ("q",), model)
     return M

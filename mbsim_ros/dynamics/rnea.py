@@ -6,10 +6,12 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from .checks import OK, input_code, raise_for, state_vectors
+from ..codes import BAD_ARG0
+from .checks import OK, fits_model, input_code
 from .kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
                          kinematics_step, motion_cross_force, motion_cross_motion)
-from .workspace import carve, workspace
+from .workspace import (TABLE, VECTOR, call_checked, carve, closed_on_first_call,
+                        unpack_model)
 
 
 @step
@@ -66,12 +68,22 @@ def rnea_kernel(joint_int, joint_real, gravity, armature, q, v, a, ws, tau):
     return OK
 
 
+@kernel
+def rnea_table(q, v, a, tau, table):
+    """rnea_kernel on the model's arrays of a MODEL_ARRAYS table (workspace.model_table);
+    BAD_ARG0 when q, v, a do not have the model's lengths (nothing read)."""
+    m = unpack_model(table)
+    if not (fits_model(m.joint_int, m.armature, q, v, a)
+            and tau.shape[0] == m.armature.shape[0]):
+        return BAD_ARG0
+    return rnea_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, a, m.ws, tau)
+
+
+_rnea = closed_on_first_call(globals(), "_rnea", rnea_table, (VECTOR,) * 4 + (TABLE,))
+
+
 def rnea(model, q, v, a) -> np.ndarray:
     """Joint torques tau (nv) that produce accelerations a at (q, v), with the model's gravity."""
-    q, v, a = state_vectors(model, q, v, a, "a")
     tau = np.empty(model.nv)
-    code = rnea_kernel(model.joint_int, model.joint_real, model.gravity, model.armature, q, v,
-                       a, workspace(model), tau)
-    if code != OK:
-        raise_for(code, ("q", "v", "a"), model)
+    call_checked(_rnea, model, q, v, a, tau, ("q", "v", "a"))
     return tau

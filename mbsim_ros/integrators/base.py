@@ -30,7 +30,10 @@ class StepInfo:
       bounds, codes.OUT_OF_BOUNDS), what left them (bounds.Departure: the joint or body, the
       value, the bound, the step); None otherwise.
 
-    Every step returns its own StepInfo (a list of results is a list of distinct records)."""
+    ``Simulator.step`` returns, for a step that succeeded on the compiled path of Euler and
+    variational, the Simulator's own record of its last step (base.StepRecord, read from the
+    arrays the step fills in place: no object made per step); ``copy()`` keeps one. A failed
+    step's StepInfo is its own."""
 
     __slots__ = ("iterations", "residual", "converged", "fallback", "message", "substeps",
                  "departure")
@@ -52,11 +55,44 @@ class StepInfo:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, StepInfo) and all(
-            getattr(self, name) == getattr(other, name) for name in self.__slots__)
+            getattr(self, name) == getattr(other, name) for name in StepInfo.__slots__)
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in StepInfo.__slots__)
         return f"StepInfo({fields})"
+
+
+class StepRecord(StepInfo):
+    """The StepInfo of a step that succeeded, read from the arrays its compiled step fills in
+    place (no record made per step): ``stats`` = (iterations, fallbacks, pieces) and
+    ``residual_out`` = (residual,) as the variational kernel writes them, None for an
+    integrator that reports neither (Euler: 0 iterations, residual 0.0, 1 substep). It
+    always describes the last step; ``copy()`` keeps one (a plain StepInfo)."""
+
+    __slots__ = ("_stats", "_residual")
+    converged = True
+    message = ""
+    departure = None
+
+    def __init__(self, stats: np.ndarray | None = None,
+                 residual_out: np.ndarray | None = None) -> None:
+        self._stats, self._residual = stats, residual_out
+
+    @property
+    def iterations(self) -> int:
+        return 0 if self._stats is None else int(self._stats[0])
+
+    @property
+    def fallback(self) -> bool:
+        return self._stats is not None and bool(self._stats[1])
+
+    @property
+    def substeps(self) -> int:
+        return 1 if self._stats is None else int(self._stats[2])
+
+    @property
+    def residual(self) -> float:
+        return 0.0 if self._residual is None else float(self._residual[0])
 
 
 class Integrator:
@@ -132,6 +168,10 @@ class Integrator:
         the step back: nothing is committed and sim.step runs the general path. None: no fused
         step (sim.step takes the general path)."""
         return None
+
+    # the StepInfo its fused step fills in place (StepRecord), returned for each step that
+    # succeeds; None: step_info(OK) makes one per step
+    record: StepInfo | None = None
 
     def step_info(self, code: int) -> StepInfo:
         """The StepInfo of a fused step that returned ``code``."""

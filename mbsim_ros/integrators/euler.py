@@ -39,7 +39,8 @@ from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
 from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, new_workspace
-from .base import Integrator, StepInfo, register
+from ..layout import ArrayTable
+from .base import Integrator, StepInfo, StepRecord, register
 from .fused import begin_fused, commit_state, store_rollout_row
 from ..solvers.lu import lu_factor, lu_solve
 from .options import EulerOptions
@@ -103,36 +104,47 @@ def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armatur
     return OK
 
 
+# The fused step's arrays (fused.py) as one argument (layout.ArrayTable): from Python it and
+# the rollout take (tau, table, dt, implicit, explicit, inv_dt)
+EULER_ARRAYS = ArrayTable("EulerArrays", [
+    ("joint_int", "int64", 2), ("joint_real", "float64", 2), ("gravity", "float64", 1),
+    ("damping", "float64", 1), ("friction", "float64", 1), ("armature", "float64", 1),
+    ("q", "float64", 1), ("v", "float64", 1), ("servo", "float64", 2), ("iq", "int64", 1),
+    ("saturated", "int64", 1), ("ws", "float64", 1), ("work", "float64", 2),
+    ("matrices", "float64", 3), ("ints", "int64", 1), ("q_next", "float64", 1),
+    ("v_next", "float64", 1), ("acceleration", "float64", 1), ("effort", "float64", 1),
+    ("bounds", "float64", 1)], __name__)
+unpack_euler = EULER_ARRAYS.unpack
+
+
 @kernel
-def euler_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, dt,
-                  implicit, explicit, q, v, servo, iq, saturated, ws, work, matrices, ints,
-                  q_next, v_next, acceleration, effort, inv_dt, bounds) -> int:
-    """euler_step_kernel from (q, v) under tau, committed into q, v, acceleration and effort
-    when it succeeds within the bounds (fused.py); q and v unchanged when it does not."""
-    if not begin_fused(tau, effort):
+def euler_advance(tau, table, dt, implicit, explicit, inv_dt) -> int:
+    """euler_step_kernel from (q, v) under tau on the arrays of an EULER_ARRAYS table,
+    committed into q, v, acceleration and effort when it succeeds within the bounds
+    (fused.py); q and v unchanged when it does not, and BAD_ARG0 (nothing written) for a tau
+    that is not finite or not nv long."""
+    a = unpack_euler(table)
+    if tau.shape[0] != a.v.shape[0] or not begin_fused(tau, a.effort):
         return BAD_ARG0
-    code = euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt,
-                             implicit, explicit, q, v, tau, servo, iq, saturated, ws, work,
-                             matrices, ints, q_next, v_next)
-    if code == OK and not commit_state(q, v, q_next, v_next, acceleration, inv_dt, bounds):
+    code = euler_step_kernel(a.joint_int, a.joint_real, a.gravity, a.damping, a.friction,
+                             a.armature, dt, implicit, explicit, a.q, a.v, tau, a.servo, a.iq,
+                             a.saturated, a.ws, a.work, a.matrices, a.ints, a.q_next, a.v_next)
+    if code == OK and not commit_state(a.q, a.v, a.q_next, a.v_next, a.acceleration, inv_dt,
+                                       a.bounds):
         return OUT_OF_BOUNDS
     return code
 
 
 @kernel
-def euler_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature, dt,
-                  implicit, explicit, q, v, servo, iq, saturated, ws, work, matrices, ints,
-                  q_next, v_next, acceleration, effort, inv_dt, bounds) -> tuple:
+def euler_rollout(taus, Q, V, table, dt, implicit, explicit, inv_dt) -> tuple:
     """len(taus) steps of euler_advance, the state after each into rows of Q and V; stops at
     the first that fails: (steps done, its code)."""
+    a = unpack_euler(table)
     for s in range(taus.shape[0]):
-        code = euler_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
-                             armature, dt, implicit, explicit, q, v, servo, iq, saturated, ws,
-                             work, matrices, ints, q_next, v_next, acceleration, effort, inv_dt,
-                             bounds)
+        code = euler_advance(taus[s], table, dt, implicit, explicit, inv_dt)
         if code != OK:
             return s, code
-        store_rollout_row(s, q, v, Q, V)
+        store_rollout_row(s, a.q, a.v, Q, V)
     return taus.shape[0], OK
 
 
@@ -234,6 +246,7 @@ class SemiImplicitEuler(Integrator):
         self._work, self._matrices, self._ints = euler_buffers(model)
         self._ws = new_workspace(model)
         self._info = StepInfo()
+        self.record = StepRecord()  # what a fused step that succeeds reports
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         m = self.model
@@ -248,11 +261,12 @@ class SemiImplicitEuler(Integrator):
 
     def fused(self, state, data) -> tuple:
         m, servos = self.model, self.servos
-        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
-                     self.dt, *self.treatment, state.q, state.v, servos.table, servos.iq,
-                     servos.saturated, self._ws, self._work, self._matrices, self._ints,
-                     data.q_next, data.v_next, state.acceleration, state.effort, 1.0 / self.dt,
-                     data.bounds.packed)
+        self._bound = EULER_ARRAYS.bind((  # the table's arrays, held while it is used
+            m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature, state.q,
+            state.v, servos.table, servos.iq, servos.saturated, self._ws, self._work,
+            self._matrices, self._ints, data.q_next, data.v_next, state.acceleration,
+            state.effort, data.bounds.packed))
+        arguments = (self._bound.table, self.dt, *self.treatment, 1.0 / self.dt)
         return euler_advance, euler_rollout, arguments
 
     def failure_message(self, code: int) -> str:

@@ -27,9 +27,9 @@ from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinemat
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, new_workspace
-from ..layout import Layout
+from ..layout import ArrayTable, Layout
 from ..model.model import I_PARENT
-from .base import Integrator, StepInfo, register
+from .base import Integrator, StepInfo, StepRecord, register
 from .euler import explicit_velocity
 from .fused import begin_fused, commit_state, store_rollout_row
 from .options import GUESSES, MAX_ANDERSON, ROOT_FINDERS, VariationalOptions
@@ -595,44 +595,53 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     return OK
 
 
+# The fused step's arrays (fused.py) as one argument (layout.ArrayTable): from Python it and
+# the rollout take (tau, table, dt, ig3, broyden, tol, inv_dt)
+VARIATIONAL_ARRAYS = ArrayTable("VariationalArrays", [
+    ("joint_int", "int64", 2), ("joint_real", "float64", 2), ("gravity", "float64", 1),
+    ("damping", "float64", 1), ("friction", "float64", 1), ("armature", "float64", 1),
+    ("Yb", "float64", 2), ("substeps", "float64", 1), ("q", "float64", 1),
+    ("v", "float64", 1), ("p", "float64", 1), ("servo", "float64", 2), ("iq", "int64", 1),
+    ("saturated", "int64", 1), ("settings", "int64", 1), ("ws", "float64", 1),
+    ("vws", "float64", 1), ("q_next", "float64", 1), ("p_next", "float64", 1),
+    ("v_next", "float64", 1), ("stats", "int64", 1), ("residual_out", "float64", 1),
+    ("acceleration", "float64", 1), ("effort", "float64", 1), ("bounds", "float64", 1)],
+    __name__)
+unpack_variational = VARIATIONAL_ARRAYS.unpack
+
+
 @kernel
-def variational_advance(tau, joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
-                        substeps, q, v, p, servo, iq, saturated, settings, ig3, broyden, tol, ws,
-                        vws, q_next, p_next, v_next, stats, residual_out, acceleration, effort,
-                        inv_dt, bounds) -> int:
-    """variational_step_kernel from (q, p) under tau, committed into q, v, p, acceleration and
-    effort when it succeeds within the bounds (fused.py); the state unchanged when it does
-    not."""
-    if not begin_fused(tau, effort):
+def variational_advance(tau, table, dt, ig3, broyden, tol, inv_dt) -> int:
+    """variational_step_kernel from (q, p) under tau on the arrays of a VARIATIONAL_ARRAYS
+    table, committed into q, v, p, acceleration and effort when it succeeds within the bounds
+    (fused.py); the state unchanged when it does not, and BAD_ARG0 (nothing written) for a tau
+    that is not finite or not nv long."""
+    a = unpack_variational(table)
+    if tau.shape[0] != a.v.shape[0] or not begin_fused(tau, a.effort):
         return BAD_ARG0
-    code = variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature,
-                                   Yb, dt, substeps, q, p, tau, servo, iq, saturated, settings,
-                                   ig3, broyden, tol, ws, vws, q_next, p_next, v_next, stats,
-                                   residual_out)
+    code = variational_step_kernel(a.joint_int, a.joint_real, a.gravity, a.damping, a.friction,
+                                   a.armature, a.Yb, dt, a.substeps, a.q, a.p, tau, a.servo,
+                                   a.iq, a.saturated, a.settings, ig3, broyden, tol, a.ws, a.vws,
+                                   a.q_next, a.p_next, a.v_next, a.stats, a.residual_out)
     if code == OK:
-        if not commit_state(q, v, q_next, v_next, acceleration, inv_dt, bounds):
+        if not commit_state(a.q, a.v, a.q_next, a.v_next, a.acceleration, inv_dt, a.bounds):
             return OUT_OF_BOUNDS
-        for k in range(p.shape[0]):
-            p[k] = p_next[k]
+        for k in range(a.p.shape[0]):
+            a.p[k] = a.p_next[k]
     return code
 
 
 @kernel
-def variational_rollout(taus, Q, V, joint_int, joint_real, gravity, damping, friction, armature,
-                        Yb, dt, substeps, q, v, p, servo, iq, saturated, settings, ig3, broyden,
-                        tol, ws, vws, q_next, p_next, v_next, stats, residual_out, acceleration,
-                        effort, inv_dt, bounds) -> tuple:
+def variational_rollout(taus, Q, V, table, dt, ig3, broyden, tol, inv_dt) -> tuple:
     """len(taus) steps of variational_advance, the state after each into rows of Q and V;
     stops at the first that fails: (steps done, its code). stats and residual_out: the last
     step's."""
+    a = unpack_variational(table)
     for s in range(taus.shape[0]):
-        code = variational_advance(taus[s], joint_int, joint_real, gravity, damping, friction,
-                                   armature, Yb, dt, substeps, q, v, p, servo, iq, saturated,
-                                   settings, ig3, broyden, tol, ws, vws, q_next, p_next, v_next,
-                                   stats, residual_out, acceleration, effort, inv_dt, bounds)
+        code = variational_advance(taus[s], table, dt, ig3, broyden, tol, inv_dt)
         if code != OK:
             return s, code
-        store_rollout_row(s, q, v, Q, V)
+        store_rollout_row(s, a.q, a.v, Q, V)
     return taus.shape[0], OK
 
 
@@ -694,6 +703,7 @@ class VariationalIntegrator(Integrator):
         self._stats = np.zeros(3, dtype=np.int64)
         self._residual = np.zeros(1)
         self._info = StepInfo()
+        self.record = StepRecord(self._stats, self._residual)  # filled by the fused step
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """p_0 = (M(q_0) + a) v_0."""
@@ -719,13 +729,13 @@ class VariationalIntegrator(Integrator):
 
     def fused(self, state, data) -> tuple:
         m, servos = self.model, self.servos
-        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature,
-                     self.Yb, self.dt, self.substeps, state.q, state.v, self.p, servos.table,
-                     servos.iq, servos.saturated, self.settings, *self.choices, self.tolerance,
-                     self._ws,
-                     self._vws, data.q_next, self._p_next, data.v_next, self._stats,
-                     self._residual, state.acceleration, state.effort, 1.0 / self.dt,
-                     data.bounds.packed)
+        self._bound = VARIATIONAL_ARRAYS.bind((  # the table's arrays, held while it is used
+            m.joint_int, m.joint_real, m.gravity, m.damping, m.friction, m.armature, self.Yb,
+            self.substeps, state.q, state.v, self.p, servos.table, servos.iq, servos.saturated,
+            self.settings, self._ws, self._vws, data.q_next, self._p_next, data.v_next,
+            self._stats, self._residual, state.acceleration, state.effort,
+            data.bounds.packed))
+        arguments = (self._bound.table, self.dt, *self.choices, self.tolerance, 1.0 / self.dt)
         return variational_advance, variational_rollout, arguments
 
     def step_info(self, code: int) -> StepInfo:
