@@ -212,16 +212,17 @@ def test_tree_sparse_factorization_matches_dense_solve(robot):
 
 def test_solo12_trajectory_same_with_either_solver():
     """0.5 s of Solo12 dropping onto its feet and standing under PD: the base with our solver
-    (warm-started, the default) and with clarabel ends within 0.1 mm (it travels 26 mm in x
+    (warm-started) and with clarabel ends within 0.1 mm (it travels 26 mm in x
     while settling; clarabel's ~1e-5 relative impulse error, integrated, leaves ~20 um), height
     within 10 um, attitude within 1e-4 (a tenth of the 1 mm a standing foot may slide,
-    test_standing.py); with the interior-point method alone (no warm start) within 10 um.
+    test_standing.py); with the interior-point method alone (no warm start, the default)
+    within 10 um.
     The warm start takes at most 3 Newton steps per step on average (1.96 measured, landing
     included; 8.3 without)."""
     scene = load_scene(ROOT / "config" / "scenes" / "solo12_standing.yaml")
     legs = np.array([0.0, 0.8, -1.6] * 4)
     finals, steps = [], []
-    for options in ({}, {"solver": "clarabel"}, {"warm_start": False}):
+    for options in ({"warm_start": True}, {"solver": "clarabel"}, {}):
         sim = Simulator.from_scene(scene, dt=1e-3, **options)
         q0 = scene.q0.copy()
         q0[7:] = legs
