@@ -372,7 +372,8 @@ def test_exact_solutions_settle_the_cycling_set():
     assert drive(warm, m, notice_cycles=True, warm_start=True) == 3
     compiled, _ = cycling_rows()
     info = StepInfo()
-    assert ConeRows(1e-3, "interior", "true", 1e3, 1e-7).solve(compiled, m, info)
+    assert ConeRows(1e-3, "interior", "true", 1e3, 1e-7, warm_start=True).solve(compiled, m,
+                                                                       info)
     np.testing.assert_array_equal(compiled.gamma[:m], warm.gamma[:m])
     np.testing.assert_array_equal(compiled.memory, warm.memory)
     assert 0 < info.iterations <= 12
