@@ -4,15 +4,22 @@ factors, the world-aligned integration's derivatives, the contact rows' q-deriva
 composite inertias and the mass matrix's q-derivative as a bilinear form (one pass over the
 bodies for every column), the Delassus matrix's q-derivative where the solve's linearisation
 needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 3-, 6- and
-18-vectors was most of their cost.
+18-vectors was most of their cost. And the step's dynamics in one kinematics pass
+(step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative at the
+four (velocity, acceleration) pairs the implicit step's right-hand side needs and its
+v-derivative at two velocities, with dynamics/'s compiled passes.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .._jit import kernel, step
-from ..dynamics.kinematics import (inertia_times_motion, kinematics_step,
+from ..dynamics.crba import crba_backward
+from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                                    motion_cross_motion)
+from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
+from ..dynamics.rnea_derivative import (coriolis_composites, project_column,
+                                        subtree_wrench_derivatives, velocity_jacobian)
 from ..codes import FRICTION, TANGENT
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..spatial import exp_so3, so3_left_jacobian
@@ -257,15 +264,94 @@ def law_changes(kind, k, b, phi, contacts, hertz, reference, dissipation, h, fri
 
 
 @kernel
-def composite_inertias(joint_int, joint_real, q, oR, op, oS, Yc, Rq, pq):
-    """The world motion subspaces oS (nv x 6) and composite inertias Yc (njoints x 10, each
-    body's inertia plus its subtree's, world frame) at q (Featherstone 2008, "Rigid body
-    dynamics algorithms", Sec. 6.2: CRBA's composites); oR, op, Rq, pq: scratch."""
-    nj = joint_int.shape[0]
+def frame_rate_jacobian(free, v, C):
+    """C = dc/dv (nv x nv, written whole) of the free-flyers' frame-rate term c = w x v_lin on
+    their linear rows (free: their first dofs): [[w]x, -[v_lin]x]
+    (compliant_kernels.implicit_system)."""
+    nv = v.shape[0]
+    for r in range(nv):
+        for c in range(nv):
+            C[r, c] = 0.0
+    for f in range(free.shape[0]):
+        iv = free[f]
+        for half in range(2):  # [w]x on the linear dofs, -[v_lin]x on the angular ones
+            a = v[iv + 3 - 3 * half:iv + 6 - 3 * half]
+            sign = 1.0 if half == 0 else -1.0
+            col = iv + 3 * half
+            C[iv, col + 1] = -sign * a[2]
+            C[iv, col + 2] = sign * a[1]
+            C[iv + 1, col] = sign * a[2]
+            C[iv + 1, col + 2] = -sign * a[0]
+            C[iv + 2, col] = -sign * a[1]
+            C[iv + 2, col + 1] = sign * a[0]
+
+
+@kernel
+def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q, v, velocities,
+                  oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column,
+                  tau, y, a, zero, still, a_world, Rq, pq, M, frame_rates, shifted, rates):
+    """The compliant step's dynamics at q (contact_jacobians._Solved.dynamics) from one
+    kinematics pass, for the velocities v* and v1 (``velocities``, 2 x nv):
+    M = M(q) + h diag(damping) (crba_backward: Yc the composite inertias, oS the world motion
+    subspaces); frame_rates (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
+    shifted[g] = P(w), w = velocities[g] - v, the implicit step's right-hand side moved with
+    q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
+    a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
+    q-derivative, quadratic in y and affine in a; rnea_derivative.rnea_derivatives_kernel's
+    passes over this kinematics); rates[g] = dB/dv at velocities[g] (velocity_jacobian).
+    Scratch: oR, op, oY, ov, oa, F, df (njoints x ...), momenta, coriolis, crossed,
+    tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), still (6 zeros), a_world,
+    Rq, pq."""
+    nj, nv = joint_int.shape[0], v.shape[0]
+    gravity_acceleration(gravity, a_world)
     for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, Yc, Rq, pq)
-    for i in range(nj - 1, -1, -1):
-        parent = joint_int[i, I_PARENT]
-        if parent >= 0:
-            for r in range(10):
-                Yc[parent, r] += Yc[i, r]
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+    frame_rate_jacobian(free, v, frame_rates[0])
+    for g in range(2):
+        frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
+    C = frame_rates[0]
+    for g in range(2):
+        target = velocities[g]
+        for k in range(nv):
+            rate, moved = 0.0, 0.0
+            for j in range(nv):
+                rate += C[k, j] * v[j]
+                moved += C[k, j] * (target[j] - v[j])
+            a[k] = -(h * (rate * 0.5) - (target[k] - v[k]) + h * moved) / h
+        for half in range(2):
+            for k in range(nv):
+                w = target[k] - v[k]
+                y[k] = v[k] - w if half == 0 else v[k] + 0.5 * w
+            for i in range(nj):
+                rnea_forward_step(i, joint_int, oS, y, a, oY, ov, oa, F, a_world, tmp[8], tmp)
+            for i in range(nj - 1, -1, -1):
+                rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
+            for l in range(nj):
+                lam = joint_int[l, I_PARENT]
+                ov0 = ov[lam] if lam >= 0 else still
+                oa0 = oa[lam] if lam >= 0 else a_world
+                lv = joint_int[l, I_IDX_V]
+                for b in range(lv, lv + joint_int[l, I_NV]):
+                    zeta = oS[b]
+                    subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df)
+                    project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
+                    for k in range(nv):
+                        if half == 0:
+                            shifted[g, k, b] = column[k]
+                        else:
+                            shifted[g, k, b] = h * (shifted[g, k, b] - 4.0 * column[k]) / 3.0
+    for i in range(nj):
+        for r in range(10):
+            Yc[i, r] = oY[i, r]
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    crba_backward(joint_int, armature, oS, Yc, tmp[0], M)  # Yc: composite from here on
+    for k in range(nv):
+        M[k, k] += h * damping[k]
+    for g in range(2):
+        for i in range(nj):
+            rnea_forward_step(i, joint_int, oS, velocities[g], zero, oY, ov, oa, F, a_world,
+                              tmp[8], tmp)
+        coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
+        velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, rates[g])
