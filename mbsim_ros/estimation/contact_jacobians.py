@@ -33,15 +33,15 @@ import weakref
 
 import numpy as np
 
-from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
+from ..codes import OK, BILATERAL, FRICTION, TANGENT
 from ..contact.geometry import BOX, SPHERE
 from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
-from .jacobian_kernels import (delassus_changes, frame_rate_jacobian, integration_kernel,
-                               law_changes, lu_inverse, motion_tables, row_derivatives_kernel,
-                               step_dynamics)
+from .jacobian_kernels import (branch_system, delassus_changes, frame_rate_jacobian,
+                               integration_kernel, law_changes, lu_inverse, motion_tables,
+                               row_derivatives_kernel, step_dynamics)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_DISSIPATION, L_E_STAR,
                                           L_REFERENCE_DEPTH, L_STIFFNESS)
@@ -79,34 +79,15 @@ class Branch:
         P = H + weighted @ H
         self.dq_dc = np.eye(m) + weighted
         gradient = P @ gamma + c + weighted @ c
-        scale = max(np.abs(gamma).max(initial=0.0), 1e-300)
-        zero = kind == FIXED
-        frictionless = (kind == NORMAL) & (mu == 0.0)
-        separated = gamma <= SEPARATED * scale
-        zero |= ((kind == UNILATERAL) | frictionless) & separated
-        for i in np.flatnonzero(frictionless):  # its tangents are held
-            zero[i + 1:i + 3] = True
-        zero |= (kind == FRICTION) & (np.abs(gamma) >= (1.0 - SLIDING) * mu)
-        self.sliding = []                       # (normal row, t, |g_t|, lambda)
-        for i in np.flatnonzero((kind == NORMAL) & (mu != 0.0)):
-            if separated[i]:
-                zero[i:i + 3] = True
-                continue
-            tangent = gamma[i + 1:i + 3]
-            slip = float(np.sqrt(tangent[0] * tangent[0] + tangent[1] * tangent[1]))
-            if slip >= (1.0 - SLIDING) * mu[i] * gamma[i]:
-                self.sliding.append((i, tangent / slip, slip, gradient[i] / mu[i]))
-        self.free = np.flatnonzero(~zero)
-        n, ns = len(self.free), len(self.sliding)
-        K = np.zeros((n + ns, n + ns))
-        K[:n, :n] = P[self.free][:, self.free]
-        for s, (i, t, slip, lam) in enumerate(self.sliding):
-            block = np.searchsorted(self.free, [i, i + 1, i + 2])
-            grad = np.array([-mu[i], t[0], t[1]])
-            K[np.ix_(block[1:], block[1:])] += lam * (np.eye(2) - np.outer(t, t)) / slip
-            K[block, n + s] = grad
-            K[n + s, block] = grad
-        self.K, self.m = K, m
+        sliding, tangent, slip, multiplier = (np.empty(m, dtype=np.int64), np.empty((m, 2)),
+                                              np.empty(m), np.empty(m))
+        free, K = np.empty(m, dtype=np.int64), np.empty((2 * m, 2 * m))
+        n, ns = branch_system(P, gradient, gamma, kind, mu, SEPARATED, SLIDING,
+                              np.empty(m, dtype=np.bool_), sliding, tangent, slip, multiplier,
+                              free, np.empty(m, dtype=np.int64), K)
+        self.free, self.K, self.m = free[:n], K[:n + ns, :n + ns], m
+        self.sliding = [(int(sliding[s]), tangent[s], float(slip[s]), float(multiplier[s]))
+                        for s in range(ns)]  # (normal row, t, |g_t|, lambda)
 
     def impulses(self, stationarity, constraint=None) -> np.ndarray:
         """d gamma (m x k) for the residuals' changes (module docstring)."""
@@ -219,7 +200,11 @@ class _Solved:
 
     def state_change(self, dv1) -> np.ndarray:
         """dx' (ndx x k) for a change dv1 of the step's velocity."""
-        return np.vstack([self.to_q @ dv1, self.to_v @ dv1])
+        nv = len(self.to_q)
+        out = np.empty((2 * nv, dv1.shape[1]))
+        np.matmul(self.to_q, dv1, out=out[:nv])
+        np.matmul(self.to_v, dv1, out=out[nv:])
+        return out
 
 
 def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
@@ -572,8 +557,11 @@ def _law_derivatives(solved, trace, diagonal, du, dphi, dG):
     n = int(integrator._counts[C_CONTACTS])
     law_changes(kind, k, b, phi, n, law[L_STIFFNESS] < 0.0, law[L_REFERENCE_DEPTH],
                 law[L_DISSIPATION], h, integrator.regularization * dmean, dphi, d_inverse, dc)
+    phase = integrator._impacts.phase[:n]
+    if not phase.any():
+        return d_inverse, dc
     impact = np.zeros(m, dtype=bool)
-    impact[:3 * n] = np.repeat(integrator._impacts.phase[:n] != 0, 3)
+    impact[:3 * n] = np.repeat(phase != 0, 3)
     for r in np.flatnonzero(impact & (kind != TANGENT) & (kind != FRICTION)):
         dc[r] = du[r] - _impact_target_change(solved, r // 3, diagonal[r], du, dphi, dG)
         d_inverse[r] = IMPACT_COMPLIANCE * diagonal[r]

@@ -20,7 +20,7 @@ from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, k
 from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
 from ..dynamics.rnea_derivative import (coriolis_composites, project_column,
                                         subtree_wrench_derivatives, velocity_jacobian)
-from ..codes import FRICTION, TANGENT
+from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..spatial import exp_so3, so3_left_jacobian
 
@@ -355,3 +355,67 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
                               tmp[8], tmp)
         coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
         velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, rates[g])
+
+
+@kernel
+def branch_system(P, gradient, gamma, kind, mu, separated_share, sliding_share, zero, sliding,
+                  tangent, slip, multiplier, free, position, K):
+    """The solve's optimality conditions linearised on the branch of its solution
+    (contact_jacobians.Branch, whose docstring states the rules), from P = H + H diag(w) H
+    and the gradient P g + c + H diag(w) c: ``zero`` the rows held at zero (held,
+    separated, at a joint friction bound, a frictionless contact's tangents); the sliding
+    contacts (|g_t| >= (1 - sliding_share) mu g_n): their normal rows, unit tangents t,
+    |g_t| and cone multipliers lambda = gradient_n / mu; ``free`` the other rows
+    (``position``: a row's index among them) and K (n + ns square, its upper left block
+    written): P on the free rows, lambda (1 - t t^T) / |g_t| added on each sliding
+    contact's tangents, and its cone's gradient (-mu, t) as a bordering row and column
+    (Amos and Kolter 2017, "OptNet", eq. 6: a QP's KKT conditions differentiated). Returns
+    (n, ns)."""
+    m = P.shape[0]
+    largest = 0.0
+    for i in range(m):
+        largest = max(largest, abs(gamma[i]))
+    scale = max(largest, 1e-300)
+    for i in range(m):
+        frictionless = kind[i] == NORMAL and mu[i] == 0.0
+        separated = gamma[i] <= separated_share * scale
+        zero[i] = (kind[i] == FIXED or ((kind[i] == UNILATERAL or frictionless) and separated)
+                   or (kind[i] == FRICTION and abs(gamma[i]) >= (1.0 - sliding_share) * mu[i]))
+    ns = 0
+    for i in range(m):
+        if kind[i] != NORMAL:
+            continue
+        if mu[i] == 0.0 or gamma[i] <= separated_share * scale:
+            zero[i + 1] = True  # a frictionless contact's tangents are held
+            zero[i + 2] = True
+            if mu[i] != 0.0:
+                zero[i] = True
+            continue
+        norm = np.sqrt(gamma[i + 1] * gamma[i + 1] + gamma[i + 2] * gamma[i + 2])
+        if norm >= (1.0 - sliding_share) * mu[i] * gamma[i]:
+            sliding[ns] = i
+            tangent[ns, 0], tangent[ns, 1] = gamma[i + 1] / norm, gamma[i + 2] / norm
+            slip[ns] = norm
+            multiplier[ns] = gradient[i] / mu[i]
+            ns += 1
+    n = 0
+    for i in range(m):
+        position[i] = n
+        if not zero[i]:
+            free[n] = i
+            n += 1
+    for a in range(n + ns):
+        for b in range(n + ns):
+            K[a, b] = P[free[a], free[b]] if a < n and b < n else 0.0
+    for s in range(ns):
+        i = sliding[s]
+        lam, t = multiplier[s], tangent[s]
+        for a in range(2):
+            for b in range(2):
+                K[position[i + 1 + a], position[i + 1 + b]] += (
+                    lam * ((1.0 if a == b else 0.0) - t[a] * t[b]) / slip[s])
+        for e in range(3):
+            value = -mu[i] if e == 0 else t[e - 1]
+            K[position[i + e], n + s] = value
+            K[n + s, position[i + e]] = value
+    return n, ns
