@@ -40,8 +40,9 @@ from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
 from .jacobian_kernels import (branch_system, delassus_changes, frame_rate_jacobian,
-                               integration_kernel, law_changes, lu_inverse, motion_tables,
-                               row_derivatives_kernel, step_dynamics)
+                               free_velocity_changes, integration_kernel, law_changes,
+                               lu_inverse, motion_tables, row_derivatives_kernel, state_changes,
+                               step_dynamics)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_DISSIPATION, L_E_STAR,
                                           L_REFERENCE_DEPTH, L_STIFFNESS)
@@ -165,13 +166,17 @@ class _Solved:
         if steps.step(0, self.q, self.v, np.ascontiguousarray(u, dtype=float), slot.q_next,
                       slot.v_next) != OK:
             raise RuntimeError(f"the step failed: {steps.message}")
-        self.solve = _step_matrix_solver(integrator, self.q)
+        self.inverse = _step_matrix_inverse(integrator, self.q)
         self.m = int(integrator._counts[C_ROWS])
         self.G = integrator._buffers.G[:self.m]
         self.to_q, self.to_v, self.turn = _integration_derivatives(process.model, process.dt,
                                                                    integrator._v_step)
         self._branch, self._work = None, _workspace(process)
         self._dynamics = False
+
+    def solve(self, B) -> np.ndarray:
+        """K^-1 B."""
+        return self.inverse @ B
 
     def branch(self) -> Branch:
         """The solve's branch at its solution."""
@@ -265,74 +270,54 @@ def _blocks(solved, process, contact_block: bool = True) -> tuple:
     linearisation, and v1 by K^-1 (G^T dgamma (+ dG^T gamma for q)) beside its own terms
     (q: K^-1 P(v1 - v); v: at v1; u: as v*). ``contact_block`` False drops the impulses'
     term (a check that must fail)."""
-    integrator, model, h, nv = solved.integrator, process.model, process.dt, process.nv
-    m = solved.m
+    integrator, nv, m = solved.integrator, process.nv, solved.m
     implicit = integrator._implicit is not None
     dG = _row_derivatives(solved, process) if implicit and m else None
     supported = implicit and (m == 0 or dG is not None)
-    blocks = [b for b, on in (("q", supported), ("v", implicit), ("u", True)) if on]
-    cols = {b: slice(nv * i, nv * (i + 1)) for i, b in enumerate(blocks)}
-    k = nv * len(blocks)
-
-    def both(b):  # block b's columns of dv* and of dv1
-        return cols[b], slice(k + cols[b].start, k + cols[b].stop)
-
-    rhs = np.empty((nv, 2 * k))  # the right-hand sides of dv* (first k) and of dv1
-    if supported:
-        for g, block in enumerate(both("q")):
-            rhs[:, block] = solved.dynamics().shifted[g]
-    if implicit:  # -B(y) - D + M~ C(y) at y = v*, v1
-        work = solved.dynamics()
-        for g, block in enumerate(both("v")):
-            rhs[:, block] = work.M @ work.frame_rates[g + 1] - work.rates[g]
-            rhs[:, block] -= np.diag(model.damping)
-    identity = np.eye(nv)
-    for block in both("u"):
-        rhs[:, block] = identity
-    moved = solved.solve(rhs)
-    for b in blocks[1 if supported else 0:]:  # v and u: h K^-1
-        for block in both(b):
-            moved[:, block] *= h
-            if b == "v":
-                moved[:, block] += identity
-    dv_star, dv1 = moved[:, :k], moved[:, k:]
-    if m and contact_block:
-        G, branch = solved.G, solved.branch()
-        free = G @ dv_star                                    # the rows' free velocities
-        stationarity = np.empty((m, k))
-        scale = _impact_scale(integrator, m, G, solved.v)[:, None]
-        for b in blocks:
-            if b == "q":
-                continue
-            dc = scale * free[:, cols[b]]
-            if b == "v":
-                dc += _impact_start(integrator, m, G, solved.v)[:, None] * G
-            stationarity[:, cols[b]] = branch.dq_dc @ dc
-        turned = None
+    k = nv * (1 + implicit + supported)   # the blocks' columns: q (supported), v (implicit), u
+    work = solved.dynamics() if implicit else _Idle(nv)
+    impulses = bool(m) and contact_block
+    G = solved.G
+    moved, free, du, stationarity = (np.empty((nv, 2 * k)), np.empty((m, k)), np.empty((m, nv)),
+                                     np.empty((m, k)))
+    branch = solved.branch() if impulses else None
+    free_velocity_changes(
+        solved.inverse, work.shifted, work.M, work.frame_rates, work.rates,
+        process.model.damping, process.dt, supported, implicit, G,
+        dG if dG is not None else np.zeros((m, nv, nv)), integrator._v_star,
+        _impact_scale(integrator, m, G, solved.v), _impact_start(integrator, m, G, solved.v),
+        branch.dq_dc if impulses else np.zeros((m, m)), np.empty(nv), np.empty(m), moved, free,
+        du, stationarity)
+    dgamma, turned = np.zeros((m, k)), np.zeros((nv, nv))
+    if impulses:
         if supported:
-            turned, stationarity[:, cols["q"]] = _configuration_rows(
-                solved, process, branch, dG, free[:, cols["q"]])
-        correction = G.T @ branch.impulses(stationarity)
-        if turned is not None:
-            correction[:, cols["q"]] += turned
-        dv1 = dv1 + solved.solve(correction)
-    state = solved.state_change(dv1)
-    out = [None, None, None]
-    for i, b in enumerate(("q", "v", "u")):
-        if b in cols:
-            out[i] = state[:, cols[b]]
-    if supported:
-        out[0][:nv] += solved.turn
+            turned, stationarity[:, :nv] = _configuration_rows(solved, process, branch, dG, du)
+        dgamma = branch.impulses(stationarity)
+    state = np.empty((2 * nv, k))
+    state_changes(solved.inverse, G, dgamma, turned, impulses, supported, moved, solved.to_q,
+                  solved.to_v, solved.turn, np.empty((nv, k)), np.empty((nv, k)), state)
+    out, first = [], 0
+    for on in (supported, implicit, True):
+        out.append(state[:, first:first + nv] if on else None)
+        first += nv if on else 0
     return tuple(out)
 
 
-def _configuration_rows(solved, process, branch, dG, moved) -> tuple:
+class _Idle:
+    """step_dynamics' outputs where the step has none (explicit velocity terms: B only)."""
+
+    def __init__(self, nv: int) -> None:
+        self.shifted = self.rates = np.zeros((2, nv, nv))
+        self.frame_rates, self.M = np.zeros((3, nv, nv)), np.zeros((nv, nv))
+
+
+def _configuration_rows(solved, process, branch, dG, du) -> tuple:
     """(dG^T gamma (nv x nv), the stationarity residual's change (m x nv)) as q moves: the
     rows (dG), the Delassus matrix W = G M~^-1 G^T (dW_b by motion_tables' bilinear form and
     delassus_changes), the rows' laws (_law_derivatives) and their free velocities
-    d(G v*)/dq = dG v* + G dv* (``moved``: G dv*); the residual
+    ``du`` = d(G v*)/dq = dG v* + G dv*; the residual
     dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b."""
-    integrator, m, nv = solved.integrator, solved.m, process.nv
+    m, nv = solved.m, process.nv
     G, gamma, w = solved.G, branch.gamma, branch.weight
     work = solved.dynamics()
     A = np.linalg.solve(work.M, G.T)                           # M~^-1 G^T
@@ -347,7 +332,6 @@ def _configuration_rows(solved, process, branch, dG, moved) -> tuple:
     trace = np.empty(nv)  # (tr dW_b: the friction rows' regularization follows it)
     delassus_changes(dG, np.ascontiguousarray(A), X, turned_x, momentum, gamma, pushed,
                      turned, turned_pushed, dW_gamma, dW_pushed, diagonal, trace)
-    du = np.einsum("rkb,k->rb", dG, integrator._v_star) + moved   # d(G v*)/dq
     d_inverse, dc = _law_derivatives(solved, trace, diagonal, du, G, dG)  # (dphi = G)
     residual = (dW_pushed + d_inverse * pushed[:, None]
                 + branch.H @ (w[:, None] * (dW_gamma + d_inverse * gamma[:, None] + dc))
@@ -743,18 +727,16 @@ def _closing_root_change(integrator, contact, G, v) -> float:
     return -energy / slope
 
 
-def _step_matrix_solver(integrator, q):
-    """x -> K^-1 x (columns) with the matrix the step applied its forces and impulses
-    through: the implicit step's LU (K = M~ + h dB/dv - h M~ dc/dv), else M~ = M + h D
-    at q."""
+def _step_matrix_inverse(integrator, q) -> np.ndarray:
+    """K^-1, K the matrix the step applied its forces and impulses through: from the
+    implicit step's LU (K = M~ + h dB/dv - h M~ dc/dv), else M~ = M + h D at q."""
     implicit = integrator._implicit
     if implicit is not None:  # from solvers/lu.py's factors, inverted once
         inverse = np.empty(implicit.K.shape)
         lu_inverse(implicit.K, implicit.pivots, inverse)
-        return lambda B: inverse @ B
+        return inverse
     model = integrator.model
-    M = crba(model, q) + integrator.dt * np.diag(model.damping)
-    return lambda B: np.linalg.solve(M, B)
+    return np.linalg.inv(crba(model, q) + integrator.dt * np.diag(model.damping))
 
 
 def _impact_scale(integrator, m: int, G, v) -> np.ndarray:

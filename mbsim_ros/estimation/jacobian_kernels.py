@@ -419,3 +419,105 @@ def branch_system(P, gradient, gamma, kind, mu, separated_share, sliding_share, 
             K[position[i + e], n + s] = value
             K[n + s, position[i + e]] = value
     return n, ns
+
+
+@kernel
+def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
+                          implicit, G, dG, v_star, scale, start, dq_dc, column, dc, moved,
+                          free, du, stationarity):
+    """The blocks' changes of v* and v1 before the impulses' (contact_jacobians._blocks),
+    their k columns side by side (q if ``configuration``, v if ``implicit``, u; each nv
+    wide): moved[:, :k] = dv*, moved[:, k:] = dv1 without the impulses, with K^-1 =
+    ``inverse`` and q: K^-1 P(w) (shifted[0], [1]); v: 1 + h K^-1 (M~ C(y) - B(y) - D) at
+    y = v*, v1 (frame_rates[1:], rates); u: h K^-1. Then the rows' free velocities
+    free = G dv* (m x k); du = dG v* + G dv*_q (m x nv, the configuration block's); the
+    stationarity residual's change dq/dc dc of the v and u blocks (dc = scale G dv*, plus
+    start G for v: a loading impact's closing root; stationarity's q columns are left).
+    column, dc: nv and m scratch."""
+    nv, m = inverse.shape[0], G.shape[0]
+    k = moved.shape[1] // 2
+    first_v = nv if configuration else 0
+    for half in range(2):
+        for j in range(k):
+            block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v, 2: u
+            if not implicit:
+                block = 2
+            if block == 0:
+                for r in range(nv):
+                    column[r] = shifted[half, r, b]
+            elif block == 1:
+                C = frame_rates[half + 1]
+                for r in range(nv):
+                    total = 0.0
+                    for s in range(nv):
+                        total += M[r, s] * C[s, b]
+                    column[r] = total - rates[half, r, b] - (damping[r] if r == b else 0.0)
+            for r in range(nv):
+                if block == 2:
+                    value = inverse[r, b] * h
+                else:
+                    value = 0.0
+                    for s in range(nv):
+                        value += inverse[r, s] * column[s]
+                    if block == 1:
+                        value = value * h + (1.0 if r == b else 0.0)
+                moved[r, half * k + j] = value
+    for r in range(m):
+        for j in range(k):
+            total = 0.0
+            for s in range(nv):
+                total += G[r, s] * moved[s, j]
+            free[r, j] = total
+    if configuration:
+        for r in range(m):
+            for b in range(nv):
+                total = 0.0
+                for s in range(nv):
+                    total += dG[r, s, b] * v_star[s]
+                du[r, b] = total + free[r, b]
+    for j in range(first_v, k):
+        for r in range(m):
+            dc[r] = scale[r] * free[r, j]
+            if implicit and j < first_v + nv:
+                dc[r] += start[r] * G[r, j - first_v]
+        for r in range(m):
+            total = 0.0
+            for s in range(m):
+                total += dq_dc[r, s] * dc[s]
+            stationarity[r, j] = total
+
+
+@kernel
+def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to_q, to_v,
+                  turn, dv1, correction, state):
+    """dx' of the blocks (contact_jacobians._blocks, k columns): dv1 = moved[:, k:] +
+    K^-1 (G^T dgamma (+ dG^T gamma = ``turned`` on the configuration columns)) when
+    ``impulses``, then state = [to_q dv1; to_v dv1] (the integration's derivatives) and,
+    on the configuration columns, the turn of the free-flyer's step at fixed v1 (``turn``).
+    dv1, correction: nv x k scratch."""
+    nv, m = inverse.shape[0], G.shape[0]
+    k = dv1.shape[1]
+    for r in range(nv):
+        for j in range(k):
+            total = 0.0
+            if impulses:
+                for s in range(m):
+                    total += G[s, r] * dgamma[s, j]
+                if configuration and j < nv:
+                    total += turned[r, j]
+            correction[r, j] = total
+    for r in range(nv):
+        for j in range(k):
+            total = 0.0
+            if impulses:
+                for s in range(nv):
+                    total += inverse[r, s] * correction[s, j]
+            dv1[r, j] = moved[r, k + j] + total
+    for r in range(nv):
+        for j in range(k):
+            total_q, total_v = 0.0, 0.0
+            for s in range(nv):
+                total_q += to_q[r, s] * dv1[s, j]
+                total_v += to_v[r, s] * dv1[s, j]
+            state[r, j] = total_q + (turn[r, j] if configuration and j < nv else 0.0)
+            state[nv + r, j] = total_v
