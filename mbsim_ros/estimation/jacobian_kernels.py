@@ -421,6 +421,20 @@ def branch_system(P, gradient, gamma, kind, mu, separated_share, sliding_share, 
     return n, ns
 
 
+@step
+def sparse_product(A, B, out):
+    """out = A B, the terms of A's zeros skipped (in the order of a dense product: the same
+    sums)."""
+    for r in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[r, j] = 0.0
+        for s in range(A.shape[1]):
+            a = A[r, s]
+            if a != 0.0:
+                for j in range(out.shape[1]):
+                    out[r, j] += a * B[s, j]
+
+
 @kernel
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
                           implicit, G, dG, v_star, scale, start, dq_dc, column, dc, moved,
@@ -448,10 +462,13 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
             elif block == 1:
                 C = frame_rates[half + 1]
                 for r in range(nv):
-                    total = 0.0
-                    for s in range(nv):
-                        total += M[r, s] * C[s, b]
-                    column[r] = total - rates[half, r, b] - (damping[r] if r == b else 0.0)
+                    column[r] = 0.0
+                for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
+                    if C[s, b] != 0.0:
+                        for r in range(nv):
+                            column[r] += M[r, s] * C[s, b]
+                for r in range(nv):
+                    column[r] = column[r] - rates[half, r, b] - (damping[r] if r == b else 0.0)
             for r in range(nv):
                 if block == 2:
                     value = inverse[r, b] * h
@@ -462,12 +479,7 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
                     if block == 1:
                         value = value * h + (1.0 if r == b else 0.0)
                 moved[r, half * k + j] = value
-    for r in range(m):
-        for j in range(k):
-            total = 0.0
-            for s in range(nv):
-                total += G[r, s] * moved[s, j]
-            free[r, j] = total
+    sparse_product(G, moved[:, :k], free)
     if configuration:
         for r in range(m):
             for b in range(nv):
@@ -495,17 +507,12 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
     ``impulses``, then state = [to_q dv1; to_v dv1] (the integration's derivatives) and,
     on the configuration columns, the turn of the free-flyer's step at fixed v1 (``turn``).
     dv1, correction: nv x k scratch."""
-    nv, m = inverse.shape[0], G.shape[0]
-    k = dv1.shape[1]
-    for r in range(nv):
-        for j in range(k):
-            total = 0.0
-            if impulses:
-                for s in range(m):
-                    total += G[s, r] * dgamma[s, j]
-                if configuration and j < nv:
-                    total += turned[r, j]
-            correction[r, j] = total
+    nv, k = inverse.shape[0], dv1.shape[1]
+    sparse_product(G.T, dgamma, correction)  # (zero without impulses: dgamma zero)
+    if impulses and configuration:
+        for r in range(nv):
+            for j in range(nv):
+                correction[r, j] += turned[r, j]
     for r in range(nv):
         for j in range(k):
             total = 0.0
@@ -513,11 +520,9 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
                 for s in range(nv):
                     total += inverse[r, s] * correction[s, j]
             dv1[r, j] = moved[r, k + j] + total
-    for r in range(nv):
-        for j in range(k):
-            total_q, total_v = 0.0, 0.0
-            for s in range(nv):
-                total_q += to_q[r, s] * dv1[s, j]
-                total_v += to_v[r, s] * dv1[s, j]
-            state[r, j] = total_q + (turn[r, j] if configuration and j < nv else 0.0)
-            state[nv + r, j] = total_v
+    sparse_product(to_q, dv1, state[:nv])
+    sparse_product(to_v, dv1, state[nv:])
+    if configuration:
+        for r in range(nv):
+            for j in range(nv):
+                state[r, j] += turn[r, j]
