@@ -18,7 +18,7 @@ from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                                    motion_cross_motion)
 from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
-from ..dynamics.rnea_derivative import (coriolis_composites, project_column,
+from ..dynamics.rnea_derivative import (coriolis_composites, in_subtree, project_column,
                                         subtree_wrench_derivatives, velocity_jacobian)
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
@@ -286,6 +286,33 @@ def frame_rate_jacobian(free, v, C):
             C[iv + 2, col + 1] = sign * a[0]
 
 
+@step
+def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
+    """Inverse dynamics' q-derivative's column for a dof (zeta = S_b) of a joint l on the
+    world (a free-flyer, a fixed base's first joint): l's subtree turns rigidly by zeta and
+    only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
+    Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
+    -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
+    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world) on
+    the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, O(n)
+    where the body-by-body derivative (rnea_derivative.subtree_wrench_derivatives) walks the
+    whole tree. tmp: >= 2 x 6 scratch."""
+    nj = joint_int.shape[0]
+    for a in range(column.shape[0]):
+        column[a] = 0.0
+    motion_cross_motion(zeta, a_world, tmp[0])
+    for j in range(l, nj):
+        if not in_subtree(j, l, joint_int):
+            continue
+        inertia_times_motion(Yc[j], tmp[0], tmp[1])
+        jv = joint_int[j, I_IDX_V]
+        for a in range(jv, jv + joint_int[j, I_NV]):
+            total = 0.0
+            for r in range(6):
+                total += oS[a, r] * tmp[1, r]
+            column[a] = -total
+
+
 @kernel
 def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q, v, velocities,
                   oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column,
@@ -298,7 +325,8 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
     q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
     a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
     q-derivative, quadratic in y and affine in a; rnea_derivative.rnea_derivatives_kernel's
-    passes over this kinematics); rates[g] = dB/dv at velocities[g] (velocity_jacobian).
+    passes over this kinematics, root_column for the dofs of joints on the world);
+    rates[g] = dB/dv at velocities[g] (velocity_jacobian).
     Scratch: oR, op, oY, ov, oa, F, df (njoints x ...), momenta, coriolis, crossed,
     tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), still (6 zeros), a_world,
     Rq, pq."""
@@ -309,6 +337,15 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
     frame_rate_jacobian(free, v, frame_rates[0])
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
+    for i in range(nj):
+        for r in range(10):
+            Yc[i, r] = oY[i, r]
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    crba_backward(joint_int, armature, oS, Yc, tmp[0], M)  # Yc: composite from here on
+    for k in range(nv):
+        M[k, k] += h * damping[k]
     C = frame_rates[0]
     for g in range(2):
         target = velocities[g]
@@ -333,22 +370,17 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
                 lv = joint_int[l, I_IDX_V]
                 for b in range(lv, lv + joint_int[l, I_NV]):
                     zeta = oS[b]
-                    subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df)
-                    project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
+                    if lam < 0:
+                        root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column)
+                    else:
+                        subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta,
+                                                   tmp, df)
+                        project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
                     for k in range(nv):
                         if half == 0:
                             shifted[g, k, b] = column[k]
                         else:
                             shifted[g, k, b] = h * (shifted[g, k, b] - 4.0 * column[k]) / 3.0
-    for i in range(nj):
-        for r in range(10):
-            Yc[i, r] = oY[i, r]
-    for r in range(nv):
-        for c in range(nv):
-            M[r, c] = 0.0
-    crba_backward(joint_int, armature, oS, Yc, tmp[0], M)  # Yc: composite from here on
-    for k in range(nv):
-        M[k, k] += h * damping[k]
     for g in range(2):
         for i in range(nj):
             rnea_forward_step(i, joint_int, oS, velocities[g], zero, oY, ov, oa, F, a_world,
