@@ -39,10 +39,10 @@ from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
-from .jacobian_kernels import (branch_system, delassus_changes, frame_rate_jacobian,
+from .jacobian_kernels import (branch_system, delassus_tables, frame_rate_jacobian,
                                free_velocity_changes, integration_kernel, law_changes,
-                               lu_inverse, motion_tables, row_derivatives_kernel, state_changes,
-                               step_dynamics)
+                               lu_inverse, row_derivatives_kernel, state_changes,
+                               stationarity_change, step_dynamics)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_DISSIPATION, L_E_STAR,
                                           L_REFERENCE_DEPTH, L_STIFFNESS)
@@ -317,38 +317,25 @@ def _configuration_rows(solved, process, branch, dG, du) -> tuple:
     delassus_changes), the rows' laws (_law_derivatives) and their free velocities
     ``du`` = d(G v*)/dq = dG v* + G dv*; the residual
     dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b."""
-    m, nv = solved.m, process.nv
+    m, nv, model = solved.m, process.nv, solved.model
     G, gamma, w = solved.G, branch.gamma, branch.weight
     work = solved.dynamics()
     A = np.linalg.solve(work.M, G.T)                           # M~^-1 G^T
-    pushed = gamma + w * (branch.H @ gamma + branch.c)         # g + w r (r: the law's)
-    X = np.empty((nv, m + 2))                                  # A, A g, A (g + w r)
-    X[:, :m] = A
-    X[:, m] = A @ gamma
-    X[:, m + 1] = A @ pushed
-    turned_x, momentum = _motion_tables(solved.model, work.oS, work.Yc, X)
+    nj, p = model.njoints, m + 2
+    pushed, X = np.empty(m), np.empty((nv, p))                 # g + w r; A, A g, A (g + w r)
     turned, turned_pushed = np.empty((nv, nv)), np.empty((nv, nv))
     dW_gamma, dW_pushed, diagonal = np.empty((m, nv)), np.empty((m, nv)), np.empty((m, nv))
     trace = np.empty(nv)  # (tr dW_b: the friction rows' regularization follows it)
-    delassus_changes(dG, np.ascontiguousarray(A), X, turned_x, momentum, gamma, pushed,
-                     turned, turned_pushed, dW_gamma, dW_pushed, diagonal, trace)
+    delassus_tables(np.ascontiguousarray(A), gamma, branch.c, branch.H, w, work.oS, work.Yc,
+                    model.joint_int, _tables(model).joint_of, np.empty((nj, p, 6)),
+                    np.empty((nj, p, 6)), np.empty((nv, 6)), X, pushed, np.empty((nv, p, 6)),
+                    np.empty((nv, p, 6)), dG, turned, turned_pushed, dW_gamma, dW_pushed,
+                    diagonal, trace)
     d_inverse, dc = _law_derivatives(solved, trace, diagonal, du, G, dG)  # (dphi = G)
-    residual = (dW_pushed + d_inverse * pushed[:, None]
-                + branch.H @ (w[:, None] * (dW_gamma + d_inverse * gamma[:, None] + dc))
-                + dc)
+    residual = np.empty((m, nv))
+    stationarity_change(branch.H, w, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc,
+                        np.empty((m, nv)), residual)
     return turned, residual
-
-
-def _motion_tables(model, oS, Yc, X) -> tuple[np.ndarray, np.ndarray]:
-    """(turned, momentum) (nv x p x 6) of jacobian_kernels.motion_tables for the columns of
-    X: the mass matrix's q-derivative's bilinear form, y^T dM_b z = -(turned(y) . h(z) +
-    turned(z) . h(y))."""
-    tables = _tables(model)
-    nv, p = X.shape
-    turned, momentum = np.empty((nv, p, 6)), np.empty((nv, p, 6))
-    motion_tables(oS, Yc, X, model.joint_int, tables.joint_of, np.empty((model.njoints, p, 6)),
-                  np.empty((model.njoints, p, 6)), np.empty((nv, 6)), turned, momentum)
-    return turned, momentum
 
 
 class _Tables:

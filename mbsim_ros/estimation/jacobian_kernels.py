@@ -558,3 +558,48 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
         for r in range(nv):
             for j in range(nv):
                 state[r, j] += turn[r, j]
+
+
+@kernel
+def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
+                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, dW_gamma,
+                    dW_pushed, diagonal, trace):
+    """The configuration block's Delassus changes (contact_jacobians._configuration_rows) from
+    A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
+    X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
+    over X's columns, then delassus_changes. Scratch: ov, below (njoints x (m + 2) x 6),
+    force (nv x 6)."""
+    nv, m = A.shape
+    for r in range(m):
+        total = 0.0
+        for s in range(m):
+            total += H[r, s] * gamma[s]
+        pushed[r] = gamma[r] + weight[r] * (total + c[r])
+    for k in range(nv):
+        moved_gamma, moved_pushed = 0.0, 0.0
+        for r in range(m):
+            X[k, r] = A[k, r]
+            moved_gamma += A[k, r] * gamma[r]
+            moved_pushed += A[k, r] * pushed[r]
+        X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
+    motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
+    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
+                     dW_gamma, dW_pushed, diagonal, trace)
+
+
+@kernel
+def stationarity_change(H, weight, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc, scratch,
+                        out):
+    """The stationarity residual's change as q moves (contact_jacobians._configuration_rows),
+    dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b (m x nv; scratch:
+    m x nv)."""
+    m, nv = dc.shape
+    for r in range(m):
+        for b in range(nv):
+            scratch[r, b] = weight[r] * (dW_gamma[r, b] + d_inverse[r, b] * gamma[r] + dc[r, b])
+    for r in range(m):
+        for b in range(nv):
+            total = 0.0
+            for s in range(m):
+                total += H[r, s] * scratch[s, b]
+            out[r, b] = dW_pushed[r, b] + d_inverse[r, b] * pushed[r] + total + dc[r, b]
