@@ -597,35 +597,35 @@ def test_sliding_straight_against_differences_of_the_solved_problem(case, eps_q,
         assert np.abs(block - fd).max() / np.abs(fd).max() < bound
 
 
-def test_jacobians_cost_one_step_and_four_inverse_dynamics_derivatives(monkeypatch):
-    """jacobians(x, u) through contact (Solo12 standing) takes one step and four evaluations
-    of inverse dynamics' derivatives: the implicit step's right-hand side moved with q at v*
-    and at v1, two each (inverse dynamics is quadratic in v and affine in the acceleration),
-    with dB/dv at both from the same four; the mass matrix's q-derivative, which the
-    Delassus matrix and the friction rows' regularization need against every row, in one
-    compiled pass over the bodies (it took 25 evaluations, one per row among them)."""
+def test_jacobians_cost_one_step_and_one_dynamics_pass(monkeypatch):
+    """jacobians(x, u) through contact (Solo12 standing) takes one step and one compiled pass
+    of the step's dynamics (jacobian_kernels.step_dynamics: the mass matrix, inverse
+    dynamics' q-derivative at the four (velocity, acceleration) pairs the implicit step's
+    right-hand side needs at v* and v1, and its v-derivative at both, over one kinematics
+    pass), and no separate evaluation of inverse dynamics' derivatives (it took four, and 25
+    before the mass matrix's q-derivative went into one compiled pass over the bodies)."""
     import mbsim_ros.estimation.contact_jacobians as module
     from mbsim_ros.estimation.contact import ContactSteps
 
-    calls = {"steps": 0, "inverse dynamics' derivatives": 0}
-    evaluate, step = module.rnea_derivatives, ContactSteps.step
+    calls = {"steps": 0, "dynamics passes": 0, "inverse dynamics' derivatives": 0}
+    evaluate, step, dynamics = module.rnea_derivatives, ContactSteps.step, module.run_step_dynamics
 
-    def counted_evaluate(*args):
-        calls["inverse dynamics' derivatives"] += 1
-        return evaluate(*args)
-
-    def counted_step(*args):
-        calls["steps"] += 1
-        return step(*args)
+    def counted(name, function):
+        def call(*args):
+            calls[name] += 1
+            return function(*args)
+        return call
 
     sim, u = solo12_standing()
     process = ProcessModel.from_simulator(sim)
     process.hold_memory(sim.get_state().integrator)
     x = process.x_from(sim.q, sim.v)
-    monkeypatch.setattr(module, "rnea_derivatives", counted_evaluate)
-    monkeypatch.setattr(ContactSteps, "step", counted_step)
+    monkeypatch.setattr(module, "rnea_derivatives", counted("inverse dynamics' derivatives",
+                                                           evaluate))
+    monkeypatch.setattr(module, "run_step_dynamics", counted("dynamics passes", dynamics))
+    monkeypatch.setattr(ContactSteps, "step", counted("steps", step))
     A, B = process.jacobians(x, u)
-    assert calls == {"steps": 1, "inverse dynamics' derivatives": 4}
+    assert calls == {"steps": 1, "dynamics passes": 1, "inverse dynamics' derivatives": 0}
     assert np.isfinite(A).all() and np.abs(B).max() > 0.0
 
 

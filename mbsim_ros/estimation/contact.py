@@ -59,6 +59,7 @@ class ContactSteps:
         self._chunks = None  # the compiled batch's chunks (contact_batch.py), while current
         self._entry = None   # contact_batch's compiled entry point
         self.message = ""  # why the last failed step failed
+        self.jacobian_workspace = None  # contact_jacobians' buffers, made at its first call
 
     def hold(self, saved: dict | None) -> None:
         """The memory every step starts from: ``Integrator.save_state()`` of a contact

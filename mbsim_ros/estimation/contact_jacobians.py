@@ -33,14 +33,16 @@ import weakref
 
 import numpy as np
 
-from ..codes import OK, BILATERAL, FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
+from ..codes import OK, BILATERAL, FRICTION, TANGENT
 from ..contact.geometry import BOX, SPHERE
 from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
-from .jacobian_kernels import (composite_inertias, delassus_changes, integration_kernel,
-                               law_changes, lu_inverse, motion_tables, row_derivatives_kernel)
+from .jacobian_kernels import (branch_system, delassus_tables, frame_rate_jacobian,
+                               free_velocity_changes, integration_kernel, law_changes,
+                               lu_inverse, row_derivatives_kernel, state_changes,
+                               stationarity_change, step_dynamics)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_DISSIPATION, L_E_STAR,
                                           L_REFERENCE_DEPTH, L_STIFFNESS)
@@ -78,34 +80,15 @@ class Branch:
         P = H + weighted @ H
         self.dq_dc = np.eye(m) + weighted
         gradient = P @ gamma + c + weighted @ c
-        scale = max(np.abs(gamma).max(initial=0.0), 1e-300)
-        zero = kind == FIXED
-        frictionless = (kind == NORMAL) & (mu == 0.0)
-        separated = gamma <= SEPARATED * scale
-        zero |= ((kind == UNILATERAL) | frictionless) & separated
-        for i in np.flatnonzero(frictionless):  # its tangents are held
-            zero[i + 1:i + 3] = True
-        zero |= (kind == FRICTION) & (np.abs(gamma) >= (1.0 - SLIDING) * mu)
-        self.sliding = []                       # (normal row, t, |g_t|, lambda)
-        for i in np.flatnonzero((kind == NORMAL) & (mu != 0.0)):
-            if separated[i]:
-                zero[i:i + 3] = True
-                continue
-            tangent = gamma[i + 1:i + 3]
-            slip = float(np.sqrt(tangent[0] * tangent[0] + tangent[1] * tangent[1]))
-            if slip >= (1.0 - SLIDING) * mu[i] * gamma[i]:
-                self.sliding.append((i, tangent / slip, slip, gradient[i] / mu[i]))
-        self.free = np.flatnonzero(~zero)
-        n, ns = len(self.free), len(self.sliding)
-        K = np.zeros((n + ns, n + ns))
-        K[:n, :n] = P[self.free][:, self.free]
-        for s, (i, t, slip, lam) in enumerate(self.sliding):
-            block = np.searchsorted(self.free, [i, i + 1, i + 2])
-            grad = np.array([-mu[i], t[0], t[1]])
-            K[np.ix_(block[1:], block[1:])] += lam * (np.eye(2) - np.outer(t, t)) / slip
-            K[block, n + s] = grad
-            K[n + s, block] = grad
-        self.K, self.m = K, m
+        sliding, tangent, slip, multiplier = (np.empty(m, dtype=np.int64), np.empty((m, 2)),
+                                              np.empty(m), np.empty(m))
+        free, K = np.empty(m, dtype=np.int64), np.empty((2 * m, 2 * m))
+        n, ns = branch_system(P, gradient, gamma, kind, mu, SEPARATED, SLIDING,
+                              np.empty(m, dtype=np.bool_), sliding, tangent, slip, multiplier,
+                              free, np.empty(m, dtype=np.int64), K)
+        self.free, self.K, self.m = free[:n], K[:n + ns, :n + ns], m
+        self.sliding = [(int(sliding[s]), tangent[s], float(slip[s]), float(multiplier[s]))
+                        for s in range(ns)]  # (normal row, t, |g_t|, lambda)
 
     def impulses(self, stationarity, constraint=None) -> np.ndarray:
         """d gamma (m x k) for the residuals' changes (module docstring)."""
@@ -135,10 +118,44 @@ def impulse_sensitivity(H, c, gamma, kind, mu, weight) -> np.ndarray:
     return branch.impulses(branch.dq_dc)
 
 
+class _Workspace:
+    """The buffers of step_dynamics (jacobian_kernels), made once per ProcessModel (kept on its
+    ContactSteps)."""
+
+    def __init__(self, model) -> None:
+        nj, nv = model.njoints, model.nv
+        self.scratch = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)),
+                        np.empty((nj, 10)), np.empty((nj, 10)), np.empty((nj, 6)),
+                        np.empty((nj, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
+                        np.empty((nj, 6)), np.empty((nj, 6, 6)), np.empty((nv, 6)),
+                        np.zeros((10, 6)), np.empty(nv), np.empty(nv), np.empty(nv),
+                        np.empty(nv), np.zeros(nv), np.zeros(6), np.empty(6),
+                        np.empty((3, 3)), np.empty(3))
+        self.oS, self.Yc = self.scratch[2], self.scratch[4]
+        self.velocities = np.empty((2, nv))
+        self.M, self.frame_rates = np.empty((nv, nv)), np.empty((3, nv, nv))
+        self.shifted, self.rates = np.empty((2, nv, nv)), np.empty((2, nv, nv))
+
+
+def _workspace(process) -> _Workspace:
+    steps = process._contact
+    if steps.jacobian_workspace is None:
+        steps.jacobian_workspace = _Workspace(process.model)
+    return steps.jacobian_workspace
+
+
+def run_step_dynamics(model, h: float, q, v, v_star, v1, work: _Workspace) -> None:
+    """jacobian_kernels.step_dynamics into ``work`` (one compiled call)."""
+    work.velocities[0], work.velocities[1] = v_star, v1
+    step_dynamics(model.joint_int, model.joint_real, model.gravity, model.armature,
+                  model.damping, _tables(model).free, h, q, v, work.velocities, *work.scratch,
+                  work.M, work.frame_rates, work.shifted, work.rates)
+
+
 class _Solved:
     """One step of the process model's first integrator at (x, u) with the held memory, its
     rows left in the buffers: what the derivatives are taken at, and what the three blocks
-    share (made once per step: the branch, M~, inverse dynamics' derivatives)."""
+    share (made once per step: the branch, the step's dynamics)."""
 
     def __init__(self, process, x, u) -> None:
         steps = process._contact
@@ -149,12 +166,17 @@ class _Solved:
         if steps.step(0, self.q, self.v, np.ascontiguousarray(u, dtype=float), slot.q_next,
                       slot.v_next) != OK:
             raise RuntimeError(f"the step failed: {steps.message}")
-        self.solve = _step_matrix_solver(integrator, self.q)
+        self.inverse = _step_matrix_inverse(integrator, self.q)
         self.m = int(integrator._counts[C_ROWS])
         self.G = integrator._buffers.G[:self.m]
         self.to_q, self.to_v, self.turn = _integration_derivatives(process.model, process.dt,
                                                                    integrator._v_step)
-        self._branch = self._dynamics = self._mass = None
+        self._branch, self._work = None, _workspace(process)
+        self._dynamics = False
+
+    def solve(self, B) -> np.ndarray:
+        """K^-1 B."""
+        return self.inverse @ B
 
     def branch(self) -> Branch:
         """The solve's branch at its solution."""
@@ -162,46 +184,32 @@ class _Solved:
             self._branch = Branch(*last_problem(self.integrator, self.m))
         return self._branch
 
-    def mass(self) -> tuple:
-        """(M~ = M + h D at q, the world motion subspaces oS (nv x 6) and the composite
-        inertias Yc (njoints x 10) at q)."""
-        if self._mass is None:
-            model = self.model
-            nj, nv = model.njoints, model.nv
-            oS, Yc = np.empty((nv, 6)), np.empty((nj, 10))
-            composite_inertias(model.joint_int, model.joint_real, self.q, np.empty((nj, 3, 3)),
-                               np.empty((nj, 3)), oS, Yc, np.empty((3, 3)), np.empty(3))
-            self._mass = (crba(model, self.q) + self.h * np.diag(model.damping), oS, Yc)
-        return self._mass
-
-    def dynamics(self) -> tuple:
-        """(P(v* - v), P(v1 - v), B(v*), B(v1)) with P(w) = h (-rnea_q(v, 0) + Mq(c(v)))
-        - dK w, the implicit step's right-hand side moved with q (dK w = Mq(w) + 2 h
-        Cq(v, w) - h Mq(C(v) w), Cq the q-derivative of the bilinear velocity product, Mq(a)
-        that of M a), and B(y) = d rnea / dv at velocity y. Inverse dynamics' q-derivative is
-        rnea_q(y, a) = Cq(y, y) + Mq(a) + g_q and B is linear in y, so both come from two
-        evaluations at y = v - w and v + w / 2 with weights -1/3 and 4/3 (sum 1, first
-        moment 1, second moment 0): P(w) = -h (-1/3 rnea_q(v - w, a) + 4/3 rnea_q(v + w / 2,
-        a)) with a = -(h c(v) - w + h C(v) w) / h, B(v + w) = -1/3 B(v - w) + 4/3 B(v + w/2)
-        (4 evaluations for both w, where one per term took 11)."""
-        if self._dynamics is None:
-            model, h, q, v = self.model, self.h, self.q, self.v
-            C = _frame_rate_jacobian(model, v)
-            frame_rate = C @ v * 0.5  # c(v) = w x v_lin = C(v) v / 2
-            out = []
-            for velocity in (self.integrator._v_star, self.integrator._v_step):
-                w = velocity - v
-                a = -(h * frame_rate - w + h * (C @ w)) / h
-                below = rnea_derivatives(model, q, v - w, a)
-                above = rnea_derivatives(model, q, v + 0.5 * w, a)
-                out.append((h * (below[0] - 4.0 * above[0]) / 3.0,
-                            (4.0 * above[1] - below[1]) / 3.0))
-            self._dynamics = (out[0][0], out[1][0], out[0][1], out[1][1])
-        return self._dynamics
+    def dynamics(self) -> _Workspace:
+        """The step's dynamics at q, v (implicit velocity terms), in one compiled call
+        (jacobian_kernels.step_dynamics): M~ = M + h D, oS, Yc (the composite inertias),
+        C(v), C(v*), C(v1) (frame_rates), P(v* - v), P(v1 - v) (shifted) with P(w) =
+        h (-rnea_q(v, 0) + Mq(c(v))) - dK w, the implicit step's right-hand side moved with q
+        (dK w = Mq(w) + 2 h Cq(v, w) - h Mq(C(v) w), Cq the q-derivative of the bilinear
+        velocity product, Mq(a) that of M a), and B(v*), B(v1) (rates) with B(y) = d rnea /
+        dv at velocity y. Inverse dynamics' q-derivative is rnea_q(y, a) = Cq(y, y) + Mq(a) +
+        g_q, so P(w) comes from two evaluations at y = v - w and v + w / 2 with weights -1/3
+        and 4/3 (sum 1, first moment 1, second moment 0): P(w) = -h (-1/3 rnea_q(v - w, a) +
+        4/3 rnea_q(v + w / 2, a)) with a = -(h c(v) - w + h C(v) w) / h. The buffers are the
+        ProcessModel's: read them before the next call."""
+        if not self._dynamics:
+            integrator = self.integrator
+            run_step_dynamics(self.model, self.h, self.q, self.v, integrator._v_star,
+                              integrator._v_step, self._work)
+            self._dynamics = True
+        return self._work
 
     def state_change(self, dv1) -> np.ndarray:
         """dx' (ndx x k) for a change dv1 of the step's velocity."""
-        return np.vstack([self.to_q @ dv1, self.to_v @ dv1])
+        nv = len(self.to_q)
+        out = np.empty((2 * nv, dv1.shape[1]))
+        np.matmul(self.to_q, dv1, out=out[:nv])
+        np.matmul(self.to_v, dv1, out=out[nv:])
+        return out
 
 
 def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
@@ -210,18 +218,7 @@ def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
     velocities G v*, the impulses' sensitivity, v1 = v* + K^-1 G^T gamma, and the
     integration's derivative. ``contact_block`` False drops the impulses' term (a check that
     must fail)."""
-    return _effort(_Solved(process, x, u), process, contact_block)
-
-
-def _effort(solved, process, contact_block: bool = True) -> np.ndarray:
-    dv_star = process.dt * solved.solve(np.eye(process.nv))    # d v* / d u
-    dv1 = dv_star.copy()
-    if solved.m and contact_block:
-        G = solved.G
-        dc = _impact_scale(solved.integrator, solved.m, G, solved.v)[:, None] * (G @ dv_star)
-        branch = solved.branch()
-        dv1 += solved.solve(G.T @ branch.impulses(branch.dq_dc @ dc))
-    return solved.state_change(dv1)
+    return _blocks(_Solved(process, x, u), process, contact_block)[2]
 
 
 def velocity_jacobian(process, x, u) -> np.ndarray:
@@ -234,32 +231,9 @@ def velocity_jacobian(process, x, u) -> np.ndarray:
     + K^-1 G^T dgamma/dv, where dgamma/dv comes from the rows' free velocities G dv*/dv (and a
     loading impact's closing root, which takes the row's start velocity G v too). The rows
     themselves (G, phi, the laws) depend on q only."""
-    return _velocity(_Solved(process, x, u), process)
-
-
-def _velocity(solved, process) -> np.ndarray:
-    integrator, model, h = solved.integrator, process.model, process.dt
-    if integrator._implicit is None:
+    if process._contact.integrators[0]._implicit is None:
         raise NotImplementedError("velocity_jacobian: implicit velocity terms only")
-    M = solved.mass()[0]
-    _, _, B_star, B1 = solved.dynamics()
-
-    nv = process.nv
-    response = np.empty((nv, 2 * nv))  # -B(y) - D + M~ C(y) at y = v*, v1
-    response[:, :nv] = M @ _frame_rate_jacobian(model, integrator._v_star) - B_star
-    response[:, nv:] = M @ _frame_rate_jacobian(model, integrator._v_step) - B1
-    response -= np.tile(np.diag(model.damping), 2)
-    both = h * solved.solve(response)
-    both[:, :nv] += np.eye(nv)
-    both[:, nv:] += np.eye(nv)
-    dv_star, dv1 = both[:, :nv], both[:, nv:]
-    if solved.m:
-        G = solved.G
-        dc = _impact_scale(integrator, solved.m, G, solved.v)[:, None] * (G @ dv_star)
-        dc += _impact_start(integrator, solved.m, G, solved.v)[:, None] * G
-        branch = solved.branch()
-        dv1 += solved.solve(G.T @ branch.impulses(branch.dq_dc @ dc))
-    return solved.state_change(dv1)
+    return _blocks(_Solved(process, x, u), process)[1]
 
 
 def configuration_jacobian(process, x, u) -> np.ndarray:
@@ -276,67 +250,92 @@ def configuration_jacobian(process, x, u) -> np.ndarray:
     Hertz law follows the depth; W = G M~^-1 G^T with dM by inverse dynamics' derivatives;
     v* and the impulses through K (dK y = Mq(y) + h d(B y)/dq - h Mq(C(v) y), Mq(a) the
     derivative of M a); the integration turns the free-flyer's step (docs/ESTIMATION.md)."""
-    return _configuration(_Solved(process, x, u), process)
+    if process._contact.integrators[0]._implicit is None:
+        raise NotImplementedError("configuration_jacobian: implicit velocity terms only")
+    return _blocks(_Solved(process, x, u), process)[0]
 
 
 def step_jacobians(process, x, u) -> tuple:
     """(d x'/d q or None where unsupported, d x'/d v, d x'/d u) from one step at (x, u)."""
-    solved = _Solved(process, x, u)
-    return (_configuration(solved, process), _velocity(solved, process),
-            _effort(solved, process))
+    return _blocks(_Solved(process, x, u), process)
 
 
-def _configuration(solved, process):
-    integrator = solved.integrator
-    if integrator._implicit is None:
-        raise NotImplementedError("configuration_jacobian: implicit velocity terms only")
-    m = solved.m
-    P_star, P1, _, _ = solved.dynamics()
-    dv_star = solved.solve(P_star)
-    dv1 = solved.solve(P1)
-    if m:
-        dG = _row_derivatives(solved, process)  # (m, nv, nv): dG[:, :, b]
-        if dG is None:
-            return None
-        branch = solved.branch()
-        G, gamma, w = solved.G, branch.gamma, branch.weight
-        M, oS, Yc = solved.mass()
-        A = np.linalg.solve(M, G.T)                                # M~^-1 G^T
-        pushed = gamma + w * (branch.H @ gamma + branch.c)         # g + w r (r: the law's)
-        X = np.empty((process.nv, m + 2))                          # A, A g, A (g + w r)
-        X[:, :m] = A
-        X[:, m] = A @ gamma
-        X[:, m + 1] = A @ pushed
-        turned_x, momentum = _motion_tables(solved.model, oS, Yc, X)
-        nv = process.nv
-        turned, turned_pushed = np.empty((nv, nv)), np.empty((nv, nv))
-        dW_gamma, dW_pushed, diagonal = np.empty((m, nv)), np.empty((m, nv)), np.empty((m, nv))
-        trace = np.empty(nv)  # (tr dW_b: the friction rows' regularization follows it)
-        delassus_changes(dG, np.ascontiguousarray(A), X, turned_x, momentum, gamma, pushed,
-                         turned, turned_pushed, dW_gamma, dW_pushed, diagonal, trace)
-        du = np.einsum("rkb,k->rb", dG, integrator._v_star) + G @ dv_star  # d(G v*)/dq
-        d_inverse, dc = _law_derivatives(solved, trace, diagonal, du, G, dG)  # (dphi = G)
-        # residual_b = dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b, dH_b = dW_b + dE^-1_b
-        residual = (dW_pushed + d_inverse * pushed[:, None]
-                    + branch.H @ (w[:, None] * (dW_gamma + d_inverse * gamma[:, None] + dc))
-                    + dc)
-        dgamma = branch.impulses(residual)
-        dv1 = dv1 + solved.solve(turned + G.T @ dgamma)
-    turned_state = solved.state_change(dv1)
-    turned_state[:process.nv] += solved.turn
-    return turned_state
+def _blocks(solved, process, contact_block: bool = True) -> tuple:
+    """(d x'/d q, d x'/d v, d x'/d u), the first two with implicit velocity terms only (else
+    None; the first None also where _row_derivatives is), their columns side by side through
+    one product with K^-1 for v* and v1 and one solve of the branch's system: per block, v*
+    moves by dv* (q: K^-1 P(v* - v); v: 1 + h K^-1 (-B(v*) - D + M~ C(v*)); u: h K^-1),
+    the rows' free velocities and laws with it (q: also the rows, the Delassus matrix and
+    the laws moved with q, _configuration_rows), the impulses by the branch's
+    linearisation, and v1 by K^-1 (G^T dgamma (+ dG^T gamma for q)) beside its own terms
+    (q: K^-1 P(v1 - v); v: at v1; u: as v*). ``contact_block`` False drops the impulses'
+    term (a check that must fail)."""
+    integrator, nv, m = solved.integrator, process.nv, solved.m
+    implicit = integrator._implicit is not None
+    dG = _row_derivatives(solved, process) if implicit and m else None
+    supported = implicit and (m == 0 or dG is not None)
+    k = nv * (1 + implicit + supported)   # the blocks' columns: q (supported), v (implicit), u
+    work = solved.dynamics() if implicit else _Idle(nv)
+    impulses = bool(m) and contact_block
+    G = solved.G
+    moved, free, du, stationarity = (np.empty((nv, 2 * k)), np.empty((m, k)), np.empty((m, nv)),
+                                     np.empty((m, k)))
+    branch = solved.branch() if impulses else None
+    free_velocity_changes(
+        solved.inverse, work.shifted, work.M, work.frame_rates, work.rates,
+        process.model.damping, process.dt, supported, implicit, G,
+        dG if dG is not None else np.zeros((m, nv, nv)), integrator._v_star,
+        _impact_scale(integrator, m, G, solved.v), _impact_start(integrator, m, G, solved.v),
+        branch.dq_dc if impulses else np.zeros((m, m)), np.empty(nv), np.empty(m), moved, free,
+        du, stationarity)
+    dgamma, turned = np.zeros((m, k)), np.zeros((nv, nv))
+    if impulses:
+        if supported:
+            turned, stationarity[:, :nv] = _configuration_rows(solved, process, branch, dG, du)
+        dgamma = branch.impulses(stationarity)
+    state = np.empty((2 * nv, k))
+    state_changes(solved.inverse, G, dgamma, turned, impulses, supported, moved, solved.to_q,
+                  solved.to_v, solved.turn, np.empty((nv, k)), np.empty((nv, k)), state)
+    out, first = [], 0
+    for on in (supported, implicit, True):
+        out.append(state[:, first:first + nv] if on else None)
+        first += nv if on else 0
+    return tuple(out)
 
 
-def _motion_tables(model, oS, Yc, X) -> tuple[np.ndarray, np.ndarray]:
-    """(turned, momentum) (nv x p x 6) of jacobian_kernels.motion_tables for the columns of
-    X: the mass matrix's q-derivative's bilinear form, y^T dM_b z = -(turned(y) . h(z) +
-    turned(z) . h(y))."""
-    tables = _tables(model)
-    nv, p = X.shape
-    turned, momentum = np.empty((nv, p, 6)), np.empty((nv, p, 6))
-    motion_tables(oS, Yc, X, model.joint_int, tables.joint_of, np.empty((model.njoints, p, 6)),
-                  np.empty((model.njoints, p, 6)), np.empty((nv, 6)), turned, momentum)
-    return turned, momentum
+class _Idle:
+    """step_dynamics' outputs where the step has none (explicit velocity terms: B only)."""
+
+    def __init__(self, nv: int) -> None:
+        self.shifted = self.rates = np.zeros((2, nv, nv))
+        self.frame_rates, self.M = np.zeros((3, nv, nv)), np.zeros((nv, nv))
+
+
+def _configuration_rows(solved, process, branch, dG, du) -> tuple:
+    """(dG^T gamma (nv x nv), the stationarity residual's change (m x nv)) as q moves: the
+    rows (dG), the Delassus matrix W = G M~^-1 G^T (dW_b by motion_tables' bilinear form and
+    delassus_changes), the rows' laws (_law_derivatives) and their free velocities
+    ``du`` = d(G v*)/dq = dG v* + G dv*; the residual
+    dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b."""
+    m, nv, model = solved.m, process.nv, solved.model
+    G, gamma, w = solved.G, branch.gamma, branch.weight
+    work = solved.dynamics()
+    A = np.linalg.solve(work.M, G.T)                           # M~^-1 G^T
+    nj, p = model.njoints, m + 2
+    pushed, X = np.empty(m), np.empty((nv, p))                 # g + w r; A, A g, A (g + w r)
+    turned, turned_pushed = np.empty((nv, nv)), np.empty((nv, nv))
+    dW_gamma, dW_pushed, diagonal = np.empty((m, nv)), np.empty((m, nv)), np.empty((m, nv))
+    trace = np.empty(nv)  # (tr dW_b: the friction rows' regularization follows it)
+    delassus_tables(np.ascontiguousarray(A), gamma, branch.c, branch.H, w, work.oS, work.Yc,
+                    model.joint_int, _tables(model).joint_of, np.empty((nj, p, 6)),
+                    np.empty((nj, p, 6)), np.empty((nv, 6)), X, pushed, np.empty((nv, p, 6)),
+                    np.empty((nv, p, 6)), dG, turned, turned_pushed, dW_gamma, dW_pushed,
+                    diagonal, trace)
+    d_inverse, dc = _law_derivatives(solved, trace, diagonal, du, G, dG)  # (dphi = G)
+    residual = np.empty((m, nv))
+    stationarity_change(branch.H, w, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc,
+                        np.empty((m, nv)), residual)
+    return turned, residual
 
 
 class _Tables:
@@ -529,8 +528,11 @@ def _law_derivatives(solved, trace, diagonal, du, dphi, dG):
     n = int(integrator._counts[C_CONTACTS])
     law_changes(kind, k, b, phi, n, law[L_STIFFNESS] < 0.0, law[L_REFERENCE_DEPTH],
                 law[L_DISSIPATION], h, integrator.regularization * dmean, dphi, d_inverse, dc)
+    phase = integrator._impacts.phase[:n]
+    if not phase.any():
+        return d_inverse, dc
     impact = np.zeros(m, dtype=bool)
-    impact[:3 * n] = np.repeat(integrator._impacts.phase[:n] != 0, 3)
+    impact[:3 * n] = np.repeat(phase != 0, 3)
     for r in np.flatnonzero(impact & (kind != TANGENT) & (kind != FRICTION)):
         dc[r] = du[r] - _impact_target_change(solved, r // 3, diagonal[r], du, dphi, dG)
         d_inverse[r] = IMPACT_COMPLIANCE * diagonal[r]
@@ -573,13 +575,9 @@ def _body_dofs(model, body) -> list:
 
 def _frame_rate_jacobian(model, v) -> np.ndarray:
     """C(v) = dc/dv of the free-flyers' frame-rate term c = w x v_lin (on their linear rows):
-    [[w]x, -[v_lin]x] (compliant_kernels.implicit_system)."""
-    C = np.zeros((model.nv, model.nv))
-    for i in range(model.njoints):
-        if model.joint_kinds[i] == "free_flyer":
-            iv = model.idx_v[i]
-            C[iv:iv + 3, iv:iv + 3] = _skew(v[iv + 3:iv + 6])
-            C[iv:iv + 3, iv + 3:iv + 6] = -_skew(v[iv:iv + 3])
+    [[w]x, -[v_lin]x] (jacobian_kernels.frame_rate_jacobian)."""
+    C = np.empty((model.nv, model.nv))
+    frame_rate_jacobian(_tables(model).free, np.ascontiguousarray(v, dtype=float), C)
     return C
 
 
@@ -716,18 +714,16 @@ def _closing_root_change(integrator, contact, G, v) -> float:
     return -energy / slope
 
 
-def _step_matrix_solver(integrator, q):
-    """x -> K^-1 x (columns) with the matrix the step applied its forces and impulses
-    through: the implicit step's LU (K = M~ + h dB/dv - h M~ dc/dv), else M~ = M + h D
-    at q."""
+def _step_matrix_inverse(integrator, q) -> np.ndarray:
+    """K^-1, K the matrix the step applied its forces and impulses through: from the
+    implicit step's LU (K = M~ + h dB/dv - h M~ dc/dv), else M~ = M + h D at q."""
     implicit = integrator._implicit
     if implicit is not None:  # from solvers/lu.py's factors, inverted once
         inverse = np.empty(implicit.K.shape)
         lu_inverse(implicit.K, implicit.pivots, inverse)
-        return lambda B: inverse @ B
+        return inverse
     model = integrator.model
-    M = crba(model, q) + integrator.dt * np.diag(model.damping)
-    return lambda B: np.linalg.solve(M, B)
+    return np.linalg.inv(crba(model, q) + integrator.dt * np.diag(model.damping))
 
 
 def _impact_scale(integrator, m: int, G, v) -> np.ndarray:
@@ -774,10 +770,6 @@ def _impact_start(integrator, m: int, G, v) -> np.ndarray:
             h * stiffness * d * np.sqrt(d) if d > 0.0 else 0.0)
         scale[r] = mass * (w1 - w0) / slope
     return scale
-
-
-def _skew(a) -> np.ndarray:
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
 
 
 def _integration_derivatives(model, h, v1) -> tuple:

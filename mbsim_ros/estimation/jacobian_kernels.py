@@ -4,16 +4,23 @@ factors, the world-aligned integration's derivatives, the contact rows' q-deriva
 composite inertias and the mass matrix's q-derivative as a bilinear form (one pass over the
 bodies for every column), the Delassus matrix's q-derivative where the solve's linearisation
 needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 3-, 6- and
-18-vectors was most of their cost.
+18-vectors was most of their cost. And the step's dynamics in one kinematics pass
+(step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative at the
+four (velocity, acceleration) pairs the implicit step's right-hand side needs and its
+v-derivative at two velocities, with dynamics/'s compiled passes.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .._jit import kernel, step
-from ..dynamics.kinematics import (inertia_times_motion, kinematics_step,
+from ..dynamics.crba import crba_backward
+from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                                    motion_cross_motion)
-from ..codes import FRICTION, TANGENT
+from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
+from ..dynamics.rnea_derivative import (coriolis_composites, in_subtree, project_column,
+                                        subtree_wrench_derivatives, velocity_jacobian)
+from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..spatial import exp_so3, so3_left_jacobian
 
@@ -257,15 +264,342 @@ def law_changes(kind, k, b, phi, contacts, hertz, reference, dissipation, h, fri
 
 
 @kernel
-def composite_inertias(joint_int, joint_real, q, oR, op, oS, Yc, Rq, pq):
-    """The world motion subspaces oS (nv x 6) and composite inertias Yc (njoints x 10, each
-    body's inertia plus its subtree's, world frame) at q (Featherstone 2008, "Rigid body
-    dynamics algorithms", Sec. 6.2: CRBA's composites); oR, op, Rq, pq: scratch."""
+def frame_rate_jacobian(free, v, C):
+    """C = dc/dv (nv x nv, written whole) of the free-flyers' frame-rate term c = w x v_lin on
+    their linear rows (free: their first dofs): [[w]x, -[v_lin]x]
+    (compliant_kernels.implicit_system)."""
+    nv = v.shape[0]
+    for r in range(nv):
+        for c in range(nv):
+            C[r, c] = 0.0
+    for f in range(free.shape[0]):
+        iv = free[f]
+        for half in range(2):  # [w]x on the linear dofs, -[v_lin]x on the angular ones
+            a = v[iv + 3 - 3 * half:iv + 6 - 3 * half]
+            sign = 1.0 if half == 0 else -1.0
+            col = iv + 3 * half
+            C[iv, col + 1] = -sign * a[2]
+            C[iv, col + 2] = sign * a[1]
+            C[iv + 1, col] = sign * a[2]
+            C[iv + 1, col + 2] = -sign * a[0]
+            C[iv + 2, col] = -sign * a[1]
+            C[iv + 2, col + 1] = sign * a[0]
+
+
+@step
+def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
+    """Inverse dynamics' q-derivative's column for a dof (zeta = S_b) of a joint l on the
+    world (a free-flyer, a fixed base's first joint): l's subtree turns rigidly by zeta and
+    only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
+    Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
+    -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
+    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world) on
+    the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, O(n)
+    where the body-by-body derivative (rnea_derivative.subtree_wrench_derivatives) walks the
+    whole tree. tmp: >= 2 x 6 scratch."""
     nj = joint_int.shape[0]
+    for a in range(column.shape[0]):
+        column[a] = 0.0
+    motion_cross_motion(zeta, a_world, tmp[0])
+    for j in range(l, nj):
+        if not in_subtree(j, l, joint_int):
+            continue
+        inertia_times_motion(Yc[j], tmp[0], tmp[1])
+        jv = joint_int[j, I_IDX_V]
+        for a in range(jv, jv + joint_int[j, I_NV]):
+            total = 0.0
+            for r in range(6):
+                total += oS[a, r] * tmp[1, r]
+            column[a] = -total
+
+
+@kernel
+def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q, v, velocities,
+                  oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column,
+                  tau, y, a, zero, still, a_world, Rq, pq, M, frame_rates, shifted, rates):
+    """The compliant step's dynamics at q (contact_jacobians._Solved.dynamics) from one
+    kinematics pass, for the velocities v* and v1 (``velocities``, 2 x nv):
+    M = M(q) + h diag(damping) (crba_backward: Yc the composite inertias, oS the world motion
+    subspaces); frame_rates (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
+    shifted[g] = P(w), w = velocities[g] - v, the implicit step's right-hand side moved with
+    q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
+    a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
+    q-derivative, quadratic in y and affine in a; rnea_derivative.rnea_derivatives_kernel's
+    passes over this kinematics, root_column for the dofs of joints on the world);
+    rates[g] = dB/dv at velocities[g] (velocity_jacobian).
+    Scratch: oR, op, oY, ov, oa, F, df (njoints x ...), momenta, coriolis, crossed,
+    tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), still (6 zeros), a_world,
+    Rq, pq."""
+    nj, nv = joint_int.shape[0], v.shape[0]
+    gravity_acceleration(gravity, a_world)
     for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, Yc, Rq, pq)
-    for i in range(nj - 1, -1, -1):
-        parent = joint_int[i, I_PARENT]
-        if parent >= 0:
-            for r in range(10):
-                Yc[parent, r] += Yc[i, r]
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+    frame_rate_jacobian(free, v, frame_rates[0])
+    for g in range(2):
+        frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
+    for i in range(nj):
+        for r in range(10):
+            Yc[i, r] = oY[i, r]
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    crba_backward(joint_int, armature, oS, Yc, tmp[0], M)  # Yc: composite from here on
+    for k in range(nv):
+        M[k, k] += h * damping[k]
+    C = frame_rates[0]
+    for g in range(2):
+        target = velocities[g]
+        for k in range(nv):
+            rate, moved = 0.0, 0.0
+            for j in range(nv):
+                rate += C[k, j] * v[j]
+                moved += C[k, j] * (target[j] - v[j])
+            a[k] = -(h * (rate * 0.5) - (target[k] - v[k]) + h * moved) / h
+        for half in range(2):
+            for k in range(nv):
+                w = target[k] - v[k]
+                y[k] = v[k] - w if half == 0 else v[k] + 0.5 * w
+            for i in range(nj):
+                rnea_forward_step(i, joint_int, oS, y, a, oY, ov, oa, F, a_world, tmp[8], tmp)
+            for i in range(nj - 1, -1, -1):
+                rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
+            for l in range(nj):
+                lam = joint_int[l, I_PARENT]
+                ov0 = ov[lam] if lam >= 0 else still
+                oa0 = oa[lam] if lam >= 0 else a_world
+                lv = joint_int[l, I_IDX_V]
+                for b in range(lv, lv + joint_int[l, I_NV]):
+                    zeta = oS[b]
+                    if lam < 0:
+                        root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column)
+                    else:
+                        subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta,
+                                                   tmp, df)
+                        project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
+                    for k in range(nv):
+                        if half == 0:
+                            shifted[g, k, b] = column[k]
+                        else:
+                            shifted[g, k, b] = h * (shifted[g, k, b] - 4.0 * column[k]) / 3.0
+    for g in range(2):
+        for i in range(nj):
+            rnea_forward_step(i, joint_int, oS, velocities[g], zero, oY, ov, oa, F, a_world,
+                              tmp[8], tmp)
+        coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
+        velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, rates[g])
+
+
+@kernel
+def branch_system(P, gradient, gamma, kind, mu, separated_share, sliding_share, zero, sliding,
+                  tangent, slip, multiplier, free, position, K):
+    """The solve's optimality conditions linearised on the branch of its solution
+    (contact_jacobians.Branch, whose docstring states the rules), from P = H + H diag(w) H
+    and the gradient P g + c + H diag(w) c: ``zero`` the rows held at zero (held,
+    separated, at a joint friction bound, a frictionless contact's tangents); the sliding
+    contacts (|g_t| >= (1 - sliding_share) mu g_n): their normal rows, unit tangents t,
+    |g_t| and cone multipliers lambda = gradient_n / mu; ``free`` the other rows
+    (``position``: a row's index among them) and K (n + ns square, its upper left block
+    written): P on the free rows, lambda (1 - t t^T) / |g_t| added on each sliding
+    contact's tangents, and its cone's gradient (-mu, t) as a bordering row and column
+    (Amos and Kolter 2017, "OptNet", eq. 6: a QP's KKT conditions differentiated). Returns
+    (n, ns)."""
+    m = P.shape[0]
+    largest = 0.0
+    for i in range(m):
+        largest = max(largest, abs(gamma[i]))
+    scale = max(largest, 1e-300)
+    for i in range(m):
+        frictionless = kind[i] == NORMAL and mu[i] == 0.0
+        separated = gamma[i] <= separated_share * scale
+        zero[i] = (kind[i] == FIXED or ((kind[i] == UNILATERAL or frictionless) and separated)
+                   or (kind[i] == FRICTION and abs(gamma[i]) >= (1.0 - sliding_share) * mu[i]))
+    ns = 0
+    for i in range(m):
+        if kind[i] != NORMAL:
+            continue
+        if mu[i] == 0.0 or gamma[i] <= separated_share * scale:
+            zero[i + 1] = True  # a frictionless contact's tangents are held
+            zero[i + 2] = True
+            if mu[i] != 0.0:
+                zero[i] = True
+            continue
+        norm = np.sqrt(gamma[i + 1] * gamma[i + 1] + gamma[i + 2] * gamma[i + 2])
+        if norm >= (1.0 - sliding_share) * mu[i] * gamma[i]:
+            sliding[ns] = i
+            tangent[ns, 0], tangent[ns, 1] = gamma[i + 1] / norm, gamma[i + 2] / norm
+            slip[ns] = norm
+            multiplier[ns] = gradient[i] / mu[i]
+            ns += 1
+    n = 0
+    for i in range(m):
+        position[i] = n
+        if not zero[i]:
+            free[n] = i
+            n += 1
+    for a in range(n + ns):
+        for b in range(n + ns):
+            K[a, b] = P[free[a], free[b]] if a < n and b < n else 0.0
+    for s in range(ns):
+        i = sliding[s]
+        lam, t = multiplier[s], tangent[s]
+        for a in range(2):
+            for b in range(2):
+                K[position[i + 1 + a], position[i + 1 + b]] += (
+                    lam * ((1.0 if a == b else 0.0) - t[a] * t[b]) / slip[s])
+        for e in range(3):
+            value = -mu[i] if e == 0 else t[e - 1]
+            K[position[i + e], n + s] = value
+            K[n + s, position[i + e]] = value
+    return n, ns
+
+
+@step
+def sparse_product(A, B, out):
+    """out = A B, the terms of A's zeros skipped (in the order of a dense product: the same
+    sums)."""
+    for r in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[r, j] = 0.0
+        for s in range(A.shape[1]):
+            a = A[r, s]
+            if a != 0.0:
+                for j in range(out.shape[1]):
+                    out[r, j] += a * B[s, j]
+
+
+@kernel
+def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
+                          implicit, G, dG, v_star, scale, start, dq_dc, column, dc, moved,
+                          free, du, stationarity):
+    """The blocks' changes of v* and v1 before the impulses' (contact_jacobians._blocks),
+    their k columns side by side (q if ``configuration``, v if ``implicit``, u; each nv
+    wide): moved[:, :k] = dv*, moved[:, k:] = dv1 without the impulses, with K^-1 =
+    ``inverse`` and q: K^-1 P(w) (shifted[0], [1]); v: 1 + h K^-1 (M~ C(y) - B(y) - D) at
+    y = v*, v1 (frame_rates[1:], rates); u: h K^-1. Then the rows' free velocities
+    free = G dv* (m x k); du = dG v* + G dv*_q (m x nv, the configuration block's); the
+    stationarity residual's change dq/dc dc of the v and u blocks (dc = scale G dv*, plus
+    start G for v: a loading impact's closing root; stationarity's q columns are left).
+    column, dc: nv and m scratch."""
+    nv, m = inverse.shape[0], G.shape[0]
+    k = moved.shape[1] // 2
+    first_v = nv if configuration else 0
+    for half in range(2):
+        for j in range(k):
+            block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v, 2: u
+            if not implicit:
+                block = 2
+            if block == 0:
+                for r in range(nv):
+                    column[r] = shifted[half, r, b]
+            elif block == 1:
+                C = frame_rates[half + 1]
+                for r in range(nv):
+                    column[r] = 0.0
+                for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
+                    if C[s, b] != 0.0:
+                        for r in range(nv):
+                            column[r] += M[r, s] * C[s, b]
+                for r in range(nv):
+                    column[r] = column[r] - rates[half, r, b] - (damping[r] if r == b else 0.0)
+            for r in range(nv):
+                if block == 2:
+                    value = inverse[r, b] * h
+                else:
+                    value = 0.0
+                    for s in range(nv):
+                        value += inverse[r, s] * column[s]
+                    if block == 1:
+                        value = value * h + (1.0 if r == b else 0.0)
+                moved[r, half * k + j] = value
+    sparse_product(G, moved[:, :k], free)
+    if configuration:
+        for r in range(m):
+            for b in range(nv):
+                total = 0.0
+                for s in range(nv):
+                    total += dG[r, s, b] * v_star[s]
+                du[r, b] = total + free[r, b]
+    for j in range(first_v, k):
+        for r in range(m):
+            dc[r] = scale[r] * free[r, j]
+            if implicit and j < first_v + nv:
+                dc[r] += start[r] * G[r, j - first_v]
+        for r in range(m):
+            total = 0.0
+            for s in range(m):
+                total += dq_dc[r, s] * dc[s]
+            stationarity[r, j] = total
+
+
+@kernel
+def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to_q, to_v,
+                  turn, dv1, correction, state):
+    """dx' of the blocks (contact_jacobians._blocks, k columns): dv1 = moved[:, k:] +
+    K^-1 (G^T dgamma (+ dG^T gamma = ``turned`` on the configuration columns)) when
+    ``impulses``, then state = [to_q dv1; to_v dv1] (the integration's derivatives) and,
+    on the configuration columns, the turn of the free-flyer's step at fixed v1 (``turn``).
+    dv1, correction: nv x k scratch."""
+    nv, k = inverse.shape[0], dv1.shape[1]
+    sparse_product(G.T, dgamma, correction)  # (zero without impulses: dgamma zero)
+    if impulses and configuration:
+        for r in range(nv):
+            for j in range(nv):
+                correction[r, j] += turned[r, j]
+    for r in range(nv):
+        for j in range(k):
+            total = 0.0
+            if impulses:
+                for s in range(nv):
+                    total += inverse[r, s] * correction[s, j]
+            dv1[r, j] = moved[r, k + j] + total
+    sparse_product(to_q, dv1, state[:nv])
+    sparse_product(to_v, dv1, state[nv:])
+    if configuration:
+        for r in range(nv):
+            for j in range(nv):
+                state[r, j] += turn[r, j]
+
+
+@kernel
+def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
+                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, dW_gamma,
+                    dW_pushed, diagonal, trace):
+    """The configuration block's Delassus changes (contact_jacobians._configuration_rows) from
+    A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
+    X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
+    over X's columns, then delassus_changes. Scratch: ov, below (njoints x (m + 2) x 6),
+    force (nv x 6)."""
+    nv, m = A.shape
+    for r in range(m):
+        total = 0.0
+        for s in range(m):
+            total += H[r, s] * gamma[s]
+        pushed[r] = gamma[r] + weight[r] * (total + c[r])
+    for k in range(nv):
+        moved_gamma, moved_pushed = 0.0, 0.0
+        for r in range(m):
+            X[k, r] = A[k, r]
+            moved_gamma += A[k, r] * gamma[r]
+            moved_pushed += A[k, r] * pushed[r]
+        X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
+    motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
+    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
+                     dW_gamma, dW_pushed, diagonal, trace)
+
+
+@kernel
+def stationarity_change(H, weight, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc, scratch,
+                        out):
+    """The stationarity residual's change as q moves (contact_jacobians._configuration_rows),
+    dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b (m x nv; scratch:
+    m x nv)."""
+    m, nv = dc.shape
+    for r in range(m):
+        for b in range(nv):
+            scratch[r, b] = weight[r] * (dW_gamma[r, b] + d_inverse[r, b] * gamma[r] + dc[r, b])
+    for r in range(m):
+        for b in range(nv):
+            total = 0.0
+            for s in range(m):
+                total += H[r, s] * scratch[s, b]
+            out[r, b] = dW_pushed[r, b] + d_inverse[r, b] * pushed[r] + total + dc[r, b]
