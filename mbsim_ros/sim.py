@@ -102,12 +102,8 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
             state.steps += 1
             record = integrator.record
             return integrator.step_info(OK) if record is None else record
-        if code == BAD_ARG0:
-            raise ValueError("tau contains NaN or infinity")
-        if code == OUT_OF_BOUNDS:
-            return departed(data, state)
         if code != UNFINISHED:
-            return integrator.step_info(code)
+            return fused_failure(code, data, state)
     elif not all_finite_kernel(tau):  # (UNFINISHED: the general path finishes the step)
         raise ValueError("tau contains NaN or infinity")
     servos = integrator.servos
@@ -129,6 +125,17 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
         servos.applied(tau, state.effort)
     state.steps += 1
     return info
+
+
+def fused_failure(code: int, data: Data, state: State) -> StepInfo:
+    """The StepInfo of a fused step that answered ``code``, neither OK nor UNFINISHED:
+    ValueError for a tau that is not finite (BAD_ARG0, nothing changed), the departure for
+    OUT_OF_BOUNDS, else the integrator's."""
+    if code == BAD_ARG0:
+        raise ValueError("tau contains NaN or infinity")
+    if code == OUT_OF_BOUNDS:
+        return departed(data, state)
+    return data.integrator.step_info(code)
 
 
 def departed(data: Data, state: State) -> StepInfo:

@@ -19,14 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, step
-from ..codes import BAD_ARG0, OK, OUT_OF_BOUNDS, UNFINISHED
+from ..codes import OK, UNFINISHED
 from ..dynamics.energy import energy_kernel
 from ..integrators.compliant_kernels import body_wrenches
 from ..integrators.compliant_step import RESOLVE, compliant_advance
 from ..integrators.euler import euler_advance
 from ..integrators.servo import EFFORT, S_EFFORT, load_targets
 from ..integrators.variational import variational_advance
-from ..sim import departed
+from ..sim import fused_failure
 from .checks import (N_TRACE, T_ENERGY, T_FOREIGN, T_HEIGHT, T_MARGIN, T_PEAK, T_QX, T_QY,
                      T_TIME, T_TRACKING, T_X, T_Y, Monitor)
 from .controllers import JointServo
@@ -263,10 +263,7 @@ def drive(sim, controller: JointServo, line, monitor: Monitor, pushes, decimatio
             else:
                 failure = info
         elif code != OK:  # what sim.step says of the fused step's failure
-            if code == BAD_ARG0:
-                raise ValueError("tau contains NaN or infinity")
-            failure = departed(data, state) if code == OUT_OF_BOUNDS \
-                else integrator.step_info(code)
+            failure = fused_failure(code, data, state)
             state.failed = failure.copy()
     monitor.replay(*(r[:k] for r in records))
     if failure is None:

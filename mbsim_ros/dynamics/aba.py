@@ -263,5 +263,5 @@ def aba(model, q, v, tau) -> np.ndarray:
     """Joint accelerations a (nv) under torques tau at (q, v), with the model's gravity and
     armature."""
     a = np.empty(model.nv)
-    call_checked(_aba, model, q, v, tau, a, ("q", "v", "tau"))
+    call_checked(_aba, model, (q, v, tau), a, ("q", "v", "tau"))
     return a

@@ -26,22 +26,15 @@ def as_vector(x, n: int, name: str) -> np.ndarray:
     return x
 
 
-def state_vectors(model, q, v, w, w_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, v, w) as ``as_vector`` gives them (q: nq; v and w, named w_name: nv), with one
-    check for the common call: three float64 arrays of the right shapes."""
-    nv = model.nv
-    if (type(q) is np.ndarray and type(v) is np.ndarray and type(w) is np.ndarray
-            and q.dtype is FLOAT64 and v.dtype is FLOAT64 and w.dtype is FLOAT64
-            and q.shape == (model.nq,) and v.shape == (nv,) and w.shape == (nv,)):
-        return q, v, w
-    return as_vector(q, model.nq, "q"), as_vector(v, nv, "v"), as_vector(w, nv, w_name)
-
-
-def kernel_vectors(model, q, v, w, w_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, v, w) as ``state_vectors`` checks them, each C-contiguous and writable (copied if
-    not): the argument types a convenience function's kernel is compiled for."""
-    return tuple(x if x.flags.c_contiguous and x.flags.writeable else np.array(x)
-                 for x in state_vectors(model, q, v, w, w_name))
+def kernel_vectors(model, vectors: tuple, names: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+    """``vectors`` as ``as_vector`` checks them (the one named "q": the model's nq entries, the
+    others its nv), each C-contiguous and writable (copied if not): the argument types a
+    convenience function's kernel is compiled for."""
+    out = []
+    for x, name in zip(vectors, names):
+        x = as_vector(x, model.nq if name == "q" else model.nv, name)
+        out.append(x if x.flags.c_contiguous and x.flags.writeable else np.array(x))
+    return tuple(out)
 
 
 @step

@@ -9,9 +9,9 @@ from numba import types
 from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..codes import BAD_ARG0
-from .checks import OK, fits_model, input_code, kernel_vectors, raise_for
+from .checks import OK, fits_model, input_code
 from .kinematics import inertia_times_motion, kinematics_step
-from .workspace import (TABLE, VECTOR, carve, closed_on_first_call, model_table,
+from .workspace import (TABLE, VECTOR, call_checked, carve, closed_on_first_call,
                         unpack_model)
 
 
@@ -105,14 +105,5 @@ _crba = closed_on_first_call(globals(), "_crba", crba_table,
 def crba(model, q) -> np.ndarray:
     """The joint-space inertia matrix M(q), full and symmetric (nv x nv)."""
     M = np.zeros((model.nv, model.nv))
-    table = model_table(model)
-    try:  # a C-contiguous float64 vector: numba's dispatch checks the type
-        code = _crba(q, M, table)
-    except TypeError:
-        code = BAD_ARG0
-    if code != OK:
-        q = kernel_vectors(model, q, model.armature, model.armature, "")[0]  # ValueError
-        code = _crba(q, M, table)
-        if code != OK:
-            raise_for(code, ("q",), model)
+    call_checked(_crba, model, (q,), M, ("q",))
     return M

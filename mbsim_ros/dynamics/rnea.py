@@ -85,5 +85,5 @@ _rnea = closed_on_first_call(globals(), "_rnea", rnea_table, (VECTOR,) * 4 + (TA
 def rnea(model, q, v, a) -> np.ndarray:
     """Joint torques tau (nv) that produce accelerations a at (q, v), with the model's gravity."""
     tau = np.empty(model.nv)
-    call_checked(_rnea, model, q, v, a, tau, ("q", "v", "a"))
+    call_checked(_rnea, model, (q, v, a), tau, ("q", "v", "a"))
     return tau

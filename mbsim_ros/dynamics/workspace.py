@@ -100,18 +100,17 @@ def closed_on_first_call(namespace: dict, name: str, kernel, signature: tuple):
 _FIRST_CALL = threading.Lock()
 
 
-def call_checked(entry, model, q, v, w, out: np.ndarray, names: tuple[str, str, str]) -> None:
-    """``entry(q, v, w, out, model_table(model))`` for a convenience function: its inputs as
+def call_checked(entry, model, inputs: tuple, out: np.ndarray, names: tuple[str, ...]) -> None:
+    """``entry(*inputs, out, model_table(model))`` for a convenience function: its inputs as
     given when they are what the kernel takes (numba's dispatch checks the types, the kernel
     the lengths), else converted (``kernel_vectors``: ValueError naming a wrong length or type)
     and called again; ValueError naming the input that is not finite (``raise_for``)."""
     table = model_table(model)
     try:
-        code = entry(q, v, w, out, table)
+        code = entry(*inputs, out, table)
     except TypeError:
         code = BAD_ARG0
     if code != OK:
-        q, v, w = kernel_vectors(model, q, v, w, names[2])
-        code = entry(q, v, w, out, table)
+        code = entry(*kernel_vectors(model, inputs, names), out, table)
         if code != OK:
             raise_for(code, names, model)
