@@ -354,13 +354,20 @@ def test_a_cycling_pushing_set_ends_at_its_first_repeat_with_the_capped_answer()
     assert drive(early, m, notice_cycles=True) == 6
     np.testing.assert_array_equal(early.gamma[:m], capped.gamma[:m])
     np.testing.assert_array_equal(early.memory, capped.memory)
+    info = compiled_equals(capped, m, warm_start=False)
+    assert 0 < info.iterations < 120  # Newton steps: 95 here, 277 to the cap
+
+
+def compiled_equals(driven, m: int, warm_start: bool) -> StepInfo:
+    """The cycling rows solved by the compiled solve_rows (ConeRows): the same impulses and
+    memory as ``driven``, bit for bit; its StepInfo."""
     compiled, _ = cycling_rows()
     info = StepInfo()
-    assert ConeRows(1e-3, "interior", "true", 1e3, 1e-7, warm_start=False).solve(compiled, m,
-                                                                               info)
-    np.testing.assert_array_equal(compiled.gamma[:m], capped.gamma[:m])
-    np.testing.assert_array_equal(compiled.memory, capped.memory)
-    assert 0 < info.iterations < 120  # Newton steps: 95 here, 277 to the cap
+    assert ConeRows(1e-3, "interior", "true", 1e3, 1e-7, warm_start=warm_start).solve(
+        compiled, m, info)
+    np.testing.assert_array_equal(compiled.gamma[:m], driven.gamma[:m])
+    np.testing.assert_array_equal(compiled.memory, driven.memory)
+    return info
 
 
 def test_exact_solutions_settle_the_cycling_set():
@@ -370,12 +377,7 @@ def test_exact_solutions_settle_the_cycling_set():
     The cycle came from the joining and leaving tests on inexact impulses."""
     warm, m = cycling_rows()
     assert drive(warm, m, notice_cycles=True, warm_start=True) == 3
-    compiled, _ = cycling_rows()
-    info = StepInfo()
-    assert ConeRows(1e-3, "interior", "true", 1e3, 1e-7, warm_start=True).solve(compiled, m,
-                                                                       info)
-    np.testing.assert_array_equal(compiled.gamma[:m], warm.gamma[:m])
-    np.testing.assert_array_equal(compiled.memory, warm.memory)
+    info = compiled_equals(warm, m, warm_start=True)
     assert 0 < info.iterations <= 12
     capped, _ = cycling_rows()
     drive(capped, m, notice_cycles=True)

@@ -281,13 +281,7 @@ def test_effort_jacobian_through_contact_against_differences(case, bound, eps_u,
     from mbsim_ros.estimation.contact_jacobians import effort_jacobian
 
     B = effort_jacobian(process, x, u)
-    x_next = process.step(x, u)
-    B_fd = np.empty_like(B)
-    for k in range(process.nu):
-        e = np.zeros(process.nu)
-        e[k] = eps_u
-        B_fd[:, k] = (process.difference(x_next, process.step(x, u + e))
-                      - process.difference(x_next, process.step(x, u - e))) / (2.0 * eps_u)
+    _, B_fd = process.finite_difference_jacobians(x, u, eps_u=eps_u)
     scale = np.abs(B_fd).max()
     assert np.abs(B - B_fd).max() / scale < bound
     dropped = effort_jacobian(process, x, u, contact_block=False)
@@ -402,14 +396,7 @@ def test_velocity_columns_against_differences(case, bound, eps, tmp_path):
     sim, u = contact_case(case, tmp_path)
     process, x = exact_process(sim)
     exact = velocity_jacobian(process, x, u)
-    x_next = process.step(x, u)
-    fd = np.empty_like(exact)
-    for k in range(process.nv):
-        e = np.zeros(process.ndx)
-        e[process.nv + k] = eps
-        fd[:, k] = (process.difference(x_next, process.step(process.integrate(x, e), u))
-                    - process.difference(x_next, process.step(process.integrate(x, -e), u))
-                    ) / (2.0 * eps)
+    fd = state_differences(process, x, u, range(process.nv, process.ndx), eps)
     assert np.abs(exact - fd).max() / np.abs(fd).max() < bound
 
 
@@ -468,20 +455,17 @@ def test_configuration_columns_against_differences(case, bound, eps):
     assert np.abs(exact - fd).max() / np.abs(fd).max() < bound
 
 
+def state_differences(process: ProcessModel, x, u, columns, eps: float) -> np.ndarray:
+    """A's ``columns`` by central differences of step (the ProcessModel's own, eps in the
+    tangent space)."""
+    return process._state_differences(x, u, eps, columns)[:, list(columns)]
+
+
 def configuration_differences(process: ProcessModel, x, u, eps: float) -> np.ndarray:
     """A's configuration columns by central differences of step in q, Richardson-extrapolated
     from eps and eps / 2."""
-    x_next = process.step(x, u)
-
     def differences(step):
-        out = np.empty((process.ndx, process.nv))
-        for k in range(process.nv):
-            e = np.zeros(process.ndx)
-            e[k] = step
-            out[:, k] = (process.difference(x_next, process.step(process.integrate(x, e), u))
-                         - process.difference(x_next, process.step(process.integrate(x, -e), u))
-                         ) / (2.0 * step)
-        return out
+        return state_differences(process, x, u, range(process.nv), step)
 
     return (4.0 * differences(eps / 2) - differences(eps)) / 3.0
 
