@@ -1,6 +1,8 @@
 """The process model through contact (mbsim_ros.estimation with the compliant and rigid
 integrators): step against Simulator.step bit for bit (the integrator's memory held as the
 Simulator's), what holding no memory changes, purity, the batch against single steps."""
+import pstats
+
 import numpy as np
 import pytest
 
@@ -581,35 +583,70 @@ def test_sliding_straight_against_differences_of_the_solved_problem(case, eps_q,
         assert np.abs(block - fd).max() / np.abs(fd).max() < bound
 
 
-def test_jacobians_cost_one_step_and_one_dynamics_pass(monkeypatch):
-    """jacobians(x, u) through contact (Solo12 standing) takes one step and one compiled pass
-    of the step's dynamics (jacobian_kernels.step_dynamics: the mass matrix, inverse
-    dynamics' q-derivative at the four (velocity, acceleration) pairs the implicit step's
-    right-hand side needs at v* and v1, and its v-derivative at both, over one kinematics
-    pass), and no separate evaluation of inverse dynamics' derivatives (it took four, and 25
-    before the mass matrix's q-derivative went into one compiled pass over the bodies)."""
-    import mbsim_ros.estimation.contact_jacobians as module
-    from mbsim_ros.estimation.contact import ContactSteps
+def compiled_calls(profile) -> dict:
+    """{name: calls} of our compiled functions in a cProfile run: their entry points called
+    directly (built-in methods of mbsim_ros modules) and numba's dispatchers (the profiler
+    sees their Python functions' code)."""
+    import sys
 
-    calls = {"steps": 0, "dynamics passes": 0, "inverse dynamics' derivatives": 0}
-    evaluate, step, dynamics = module.rnea_derivatives, ContactSteps.step, module.run_step_dynamics
+    from numba.core.dispatcher import Dispatcher
 
-    def counted(name, function):
-        def call(*args):
-            calls[name] += 1
-            return function(*args)
-        return call
+    dispatchers = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("mbsim_ros"):
+            for value in vars(module).values():
+                if isinstance(value, Dispatcher):
+                    code = value.py_func.__code__
+                    dispatchers[(code.co_filename, code.co_firstlineno, code.co_name)] = \
+                        code.co_name
+    calls = {}
+    for (file, line, name), (_, count, *_) in pstats.Stats(profile).stats.items():
+        if file == "~" and name.startswith("<built-in method mbsim_ros."):
+            calls[name[len("<built-in method "):-1]] = count
+        elif (file, line, name) in dispatchers:
+            calls[name] = count
+    return calls
+
+
+def test_jacobians_cost_one_step_and_one_compiled_call():
+    """jacobians(x, u) through contact (Solo12 standing) calls compiled code four times: the
+    checks of x and u, the step (its compiled entry) and jacobian_assembly's one call, which
+    does the rest (the step's dynamics in one kinematics pass, the rows' q-derivatives, the
+    branch and its factors, the three blocks' columns, the impulses' change and the
+    integration's derivatives); no numpy.linalg call (the previous round made 11 compiled
+    calls and 133 of numpy functions), no evaluation of inverse dynamics' derivatives from
+    Python, and nothing is compiled at the second call."""
+    import cProfile
+
+    from numba.core import event
 
     sim, u = solo12_standing()
     process = ProcessModel.from_simulator(sim)
     process.hold_memory(sim.get_state().integrator)
     x = process.x_from(sim.q, sim.v)
-    monkeypatch.setattr(module, "rnea_derivatives", counted("inverse dynamics' derivatives",
-                                                           evaluate))
-    monkeypatch.setattr(module, "run_step_dynamics", counted("dynamics passes", dynamics))
-    monkeypatch.setattr(ContactSteps, "step", counted("steps", step))
-    A, B = process.jacobians(x, u)
-    assert calls == {"steps": 1, "dynamics passes": 1, "inverse dynamics' derivatives": 0}
+    first = process.jacobians(x, u)
+    compiles = []
+
+    class Compiles(event.Listener):
+        def on_start(self, ev) -> None:
+            compiles.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev) -> None:
+            pass
+
+    profile = cProfile.Profile()
+    with event.install_listener("numba:compile", Compiles()):
+        profile.enable()
+        A, B = process.jacobians(x, u)
+        profile.disable()
+    assert compiles == []
+    assert compiled_calls(profile) == {
+        "first_bad_row": 1, "all_finite_kernel": 1,
+        "mbsim_ros.integrators.compliant_step.compliant_advance": 1,
+        "mbsim_ros.estimation.jacobian_assembly.contact_jacobians_kernel": 1}
+    called = {(file, name) for file, _, name in pstats.Stats(profile).stats}
+    assert not [c for c in called if "linalg" in c[0] or "rnea_derivatives" in c[1]]
+    np.testing.assert_array_equal(A, first[0])  # (the buffers are the ProcessModel's: copied)
     assert np.isfinite(A).all() and np.abs(B).max() > 0.0
 
 

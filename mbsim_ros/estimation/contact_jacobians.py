@@ -24,7 +24,7 @@ At the solution each row or contact is on one branch, and the derivative is that
 
 A contact exactly at a switch (g_n = 0 while touching, |g_t| = mu g_n while sticking) gets the
 one-sided derivative of the branch the solution is classified on (relative thresholds
-SEPARATED and SLIDING below).
+jacobian_assembly.SEPARATED and SLIDING).
 """
 from __future__ import annotations
 
@@ -33,23 +33,20 @@ import weakref
 
 import numpy as np
 
-from ..codes import OK, BILATERAL, FRICTION, TANGENT
+from ..codes import OK, BILATERAL
 from ..contact.geometry import BOX, SPHERE
 from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
-from .jacobian_kernels import (branch_system, delassus_tables, frame_rate_jacobian,
-                               free_velocity_changes, integration_kernel, law_changes,
-                               lu_inverse, row_derivatives_kernel, state_changes,
-                               stationarity_change, step_dynamics)
+from .jacobian_assembly import (NEED_PAIR_ROWS, ROWS_FIND, ROWS_GIVEN, ROWS_NONE, SEPARATED,
+                                SINGULAR_BRANCH, SLIDING, SUPPORTED, contact_jacobians_kernel,
+                                law_derivatives)
+from .jacobian_kernels import (branch_system, frame_rate_jacobian, integration_kernel,
+                               lu_inverse, row_derivatives_kernel)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
-from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_DISSIPATION, L_E_STAR,
-                                          L_REFERENCE_DEPTH, L_STIFFNESS)
-from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
-
-SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
-SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
+from ..integrators.compliant_step import C_CONTACTS, C_ROWS, L_DAMPING, L_E_STAR, L_STIFFNESS
+from ..integrators.impacts import LOADING
 
 
 def last_problem(integrator, m: int) -> tuple:
@@ -118,61 +115,135 @@ def impulse_sensitivity(H, c, gamma, kind, mu, weight) -> np.ndarray:
     return branch.impulses(branch.dq_dc)
 
 
-class _Workspace:
-    """The buffers of step_dynamics (jacobian_kernels), made once per ProcessModel (kept on its
-    ContactSteps)."""
+class _Assembly:
+    """jacobian_assembly.contact_jacobians_kernel's arguments: the model's tables, the
+    integrator's buffers (bound again when the integrator replaced one: its rows or contacts
+    grew) and the workspace (made once per ProcessModel, kept on its ContactSteps, and again
+    with a larger row capacity), and the kernel's compiled entry for their types (called
+    directly: the dispatcher would type the ~90 arrays at every call)."""
 
-    def __init__(self, model) -> None:
-        nj, nv = model.njoints, model.nv
-        self.scratch = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)),
-                        np.empty((nj, 10)), np.empty((nj, 10)), np.empty((nj, 6)),
-                        np.empty((nj, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
-                        np.empty((nj, 6)), np.empty((nj, 6, 6)), np.empty((nv, 6)),
-                        np.zeros((10, 6)), np.empty(nv), np.empty(nv), np.empty(nv),
-                        np.empty(nv), np.zeros(nv), np.zeros(6), np.empty(6),
-                        np.empty((3, 3)), np.empty(3))
-        self.oS, self.Yc = self.scratch[2], self.scratch[4]
-        self.velocities = np.empty((2, nv))
-        self.M, self.frame_rates = np.empty((nv, nv)), np.empty((3, nv, nv))
-        self.shifted, self.rates = np.empty((2, nv, nv)), np.empty((2, nv, nv))
+    def __init__(self, process) -> None:
+        model, nv, nj = process.model, process.nv, process.model.njoints
+        self.nv, self.integrator = nv, process._contact.integrators[0]
+        self.implicit = self.integrator._implicit is not None
+        tables = _tables(model)
+        self.model = (model.joint_int, model.joint_real, model.gravity, model.armature,
+                      model.damping, tables.free, tables.joint_of, tables.chain, tables.support)
+        self.dynamics = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)),
+                         np.empty((nj, 10)), np.empty((nj, 10)), np.empty((nj, 6)),
+                         np.empty((nj, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
+                         np.empty((nj, 6)), np.empty((nj, 6, 6)), np.empty((nv, 6)),
+                         np.zeros((10, 6)), np.empty(nv), np.empty(nv), np.empty(nv),
+                         np.empty(nv), np.zeros(nv), np.zeros(6), np.empty(6),
+                         np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
+                         np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.empty((2, nv, nv)),
+                         np.empty((2, nv)), np.empty((nv, nv)))
+        self.state = np.empty(2 * nv * 3 * nv)
+        self.bound, self.capacity, self.contacts, self.entry = None, 0, 0, None
+
+    def _rows(self, capacity: int, contacts: int) -> None:
+        """The buffers sized by the rows (m <= capacity) and contacts."""
+        nv, nj, m = self.nv, self.model[0].shape[0], capacity
+        p, k = m + 2, 3 * nv
+        self.branch = (np.empty(m * m), np.empty(m * m), np.empty(m * m), np.empty(m),
+                       np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.int64),
+                       np.empty((m, 2)), np.empty(m), np.empty(m), np.empty(m, dtype=np.int64),
+                       np.empty(m, dtype=np.int64), np.empty(4 * m * m),
+                       np.empty(2 * m, dtype=np.int64), np.empty(2 * m * k), np.zeros(m),
+                       np.empty(nv))
+        self.dG = np.zeros(m * nv * nv)
+        self.blocks = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)),
+                       np.empty((nv, nv)), self.dG, np.empty(m), np.empty(m),
+                       np.empty(2 * nv * k), np.empty(m * k), np.empty(m * nv), np.empty(m * k),
+                       np.empty(m * k), np.empty(m * k), np.empty(nv * k), np.empty(nv * k),
+                       np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
+                       np.empty(nv * k))
+        self.delassus = (np.empty((nv, nv)), np.empty(nv, dtype=np.int64), np.empty(nv * m),
+                         np.empty(m), np.empty(nv * p), np.empty(nj * p * 6),
+                         np.empty(nj * p * 6), np.empty((nv, 6)), np.empty(nv * p * 6),
+                         np.empty(nv * p * 6), np.empty((nv, nv)), np.empty((nv, nv)),
+                         np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
+                         np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
+                         np.empty((4, nv)), np.empty(m * nv))
+        self.capacity, self.contacts = capacity, contacts
+
+    def arguments_for(self, x) -> tuple:
+        """The kernel's arguments after x, rows_mode and contact_block (bound again when the
+        integrator replaced a buffer)."""
+        it = self.integrator
+        buf = it._buffers
+        bound = (buf, it._contact_int, it._impacts)
+        if self.bound is None or any(a is not b for a, b in zip(bound, self.bound)):
+            if buf.capacity != self.capacity or len(it._contact_int) != self.contacts:
+                self._rows(buf.capacity, len(it._contact_int))
+            implicit = it._implicit if self.implicit else (np.empty((0, 0)),
+                                                           np.empty(0, dtype=np.int64))
+            mats, vecs, ints = buf.solver
+            shapes = it._shape_arrays[0]
+            self.step_arrays = (implicit[0], implicit[1], it._counts, it._contact_int,
+                                it._contact_real, shapes[2], shapes[5], it._frames[2], buf.G,
+                                buf.directions, buf.kind, buf.mu, buf.gamma, buf.phi, buf.k,
+                                buf.b, buf.W, buf.u, mats, vecs, ints, it._impacts.phase,
+                                it._constants[0], it._v_star, it._v_step)
+            self.bound, self.entry = bound, None
+        return (self.implicit, self.model, self.step_arrays, self.dynamics, self.branch,
+                self.blocks, self.delassus, self.state)
+
+    def __call__(self, x, rows_mode: int, contact_block: bool) -> int:
+        """The kernel on the step just taken (its return code)."""
+        tail = self.arguments_for(x)
+        if self.entry is None:
+            kernel = contact_jacobians_kernel
+            signature = tuple(kernel.typeof_pyval(a)
+                              for a in (x, rows_mode, contact_block, *tail))
+            contact_jacobians_kernel.compile(signature)  # (from the compiled-code cache)
+            self.entry = contact_jacobians_kernel.overloads[signature].entry_point
+        return self.entry(x, rows_mode, contact_block, *tail)
+
+    def pair_rows(self) -> bool:
+        """The rows' q-derivatives with pairs of shapes (_row_derivatives) into the buffer
+        the kernel reads; False where unsupported."""
+        m = int(self.integrator._counts[C_ROWS])
+        dG = _row_derivatives(self.integrator, m)
+        if dG is None:
+            return False
+        self.dG[:dG.size] = dG.ravel()  # (dG[b]: G's derivative along q_b)
+        return True
 
 
-def _workspace(process) -> _Workspace:
+def _assembly(process) -> _Assembly:
     steps = process._contact
     if steps.jacobian_workspace is None:
-        steps.jacobian_workspace = _Workspace(process.model)
+        steps.jacobian_workspace = _Assembly(process)
     return steps.jacobian_workspace
 
 
-def run_step_dynamics(model, h: float, q, v, v_star, v1, work: _Workspace) -> None:
-    """jacobian_kernels.step_dynamics into ``work`` (one compiled call)."""
-    work.velocities[0], work.velocities[1] = v_star, v1
-    step_dynamics(model.joint_int, model.joint_real, model.gravity, model.armature,
-                  model.damping, _tables(model).free, h, q, v, work.velocities, *work.scratch,
-                  work.M, work.frame_rates, work.shifted, work.rates)
+def _take_step(process, q, v, u) -> None:
+    """One step of the process model's first integrator from (q, v) under u with the held
+    memory (compiled where it can), its rows left in the buffers."""
+    steps = process._contact
+    slot = steps.slots[0]
+    if steps.step(0, q, v, np.ascontiguousarray(u, dtype=float), slot.q_next,
+                  slot.v_next) != OK:
+        raise RuntimeError(f"the step failed: {steps.message}")
 
 
 class _Solved:
     """One step of the process model's first integrator at (x, u) with the held memory, its
-    rows left in the buffers: what the derivatives are taken at, and what the three blocks
-    share (made once per step: the branch, the step's dynamics)."""
+    rows left in the buffers: what the parameters' columns are taken at (the branch made
+    once per step)."""
 
     def __init__(self, process, x, u) -> None:
-        steps = process._contact
-        self.integrator = integrator = steps.integrators[0]
+        self.integrator = integrator = process._contact.integrators[0]
         self.model, self.h, nq = process.model, process.dt, process.nq
         self.q, self.v = x[:nq].copy(), x[nq:].copy()
-        slot = steps.slots[0]  # (compiled where it can)
-        if steps.step(0, self.q, self.v, np.ascontiguousarray(u, dtype=float), slot.q_next,
-                      slot.v_next) != OK:
-            raise RuntimeError(f"the step failed: {steps.message}")
+        _take_step(process, self.q, self.v, u)
         self.inverse = _step_matrix_inverse(integrator, self.q)
         self.m = int(integrator._counts[C_ROWS])
         self.G = integrator._buffers.G[:self.m]
         self.to_q, self.to_v, self.turn = _integration_derivatives(process.model, process.dt,
                                                                    integrator._v_step)
-        self._branch, self._work = None, _workspace(process)
-        self._dynamics = False
+        self._branch = None
 
     def solve(self, B) -> np.ndarray:
         """K^-1 B."""
@@ -183,25 +254,6 @@ class _Solved:
         if self._branch is None:
             self._branch = Branch(*last_problem(self.integrator, self.m))
         return self._branch
-
-    def dynamics(self) -> _Workspace:
-        """The step's dynamics at q, v (implicit velocity terms), in one compiled call
-        (jacobian_kernels.step_dynamics): M~ = M + h D, oS, Yc (the composite inertias),
-        C(v), C(v*), C(v1) (frame_rates), P(v* - v), P(v1 - v) (shifted) with P(w) =
-        h (-rnea_q(v, 0) + Mq(c(v))) - dK w, the implicit step's right-hand side moved with q
-        (dK w = Mq(w) + 2 h Cq(v, w) - h Mq(C(v) w), Cq the q-derivative of the bilinear
-        velocity product, Mq(a) that of M a), and B(v*), B(v1) (rates) with B(y) = d rnea /
-        dv at velocity y. Inverse dynamics' q-derivative is rnea_q(y, a) = Cq(y, y) + Mq(a) +
-        g_q, so P(w) comes from two evaluations at y = v - w and v + w / 2 with weights -1/3
-        and 4/3 (sum 1, first moment 1, second moment 0): P(w) = -h (-1/3 rnea_q(v - w, a) +
-        4/3 rnea_q(v + w / 2, a)) with a = -(h c(v) - w + h C(v) w) / h. The buffers are the
-        ProcessModel's: read them before the next call."""
-        if not self._dynamics:
-            integrator = self.integrator
-            run_step_dynamics(self.model, self.h, self.q, self.v, integrator._v_star,
-                              integrator._v_step, self._work)
-            self._dynamics = True
-        return self._work
 
     def state_change(self, dv1) -> np.ndarray:
         """dx' (ndx x k) for a change dv1 of the step's velocity."""
@@ -218,7 +270,7 @@ def effort_jacobian(process, x, u, contact_block: bool = True) -> np.ndarray:
     velocities G v*, the impulses' sensitivity, v1 = v* + K^-1 G^T gamma, and the
     integration's derivative. ``contact_block`` False drops the impulses' term (a check that
     must fail)."""
-    return _blocks(_Solved(process, x, u), process, contact_block)[2]
+    return step_jacobians(process, x, u, contact_block)[2]
 
 
 def velocity_jacobian(process, x, u) -> np.ndarray:
@@ -233,7 +285,7 @@ def velocity_jacobian(process, x, u) -> np.ndarray:
     themselves (G, phi, the laws) depend on q only."""
     if process._contact.integrators[0]._implicit is None:
         raise NotImplementedError("velocity_jacobian: implicit velocity terms only")
-    return _blocks(_Solved(process, x, u), process)[1]
+    return step_jacobians(process, x, u)[1]
 
 
 def configuration_jacobian(process, x, u) -> np.ndarray:
@@ -252,96 +304,42 @@ def configuration_jacobian(process, x, u) -> np.ndarray:
     derivative of M a); the integration turns the free-flyer's step (docs/ESTIMATION.md)."""
     if process._contact.integrators[0]._implicit is None:
         raise NotImplementedError("configuration_jacobian: implicit velocity terms only")
-    return _blocks(_Solved(process, x, u), process)[0]
+    return step_jacobians(process, x, u)[0]
 
 
-def step_jacobians(process, x, u) -> tuple:
-    """(d x'/d q or None where unsupported, d x'/d v, d x'/d u) from one step at (x, u)."""
-    return _blocks(_Solved(process, x, u), process)
-
-
-def _blocks(solved, process, contact_block: bool = True) -> tuple:
-    """(d x'/d q, d x'/d v, d x'/d u), the first two with implicit velocity terms only (else
-    None; the first None also where _row_derivatives is), their columns side by side through
-    one product with K^-1 for v* and v1 and one solve of the branch's system: per block, v*
-    moves by dv* (q: K^-1 P(v* - v); v: 1 + h K^-1 (-B(v*) - D + M~ C(v*)); u: h K^-1),
-    the rows' free velocities and laws with it (q: also the rows, the Delassus matrix and
-    the laws moved with q, _configuration_rows), the impulses by the branch's
-    linearisation, and v1 by K^-1 (G^T dgamma (+ dG^T gamma for q)) beside its own terms
-    (q: K^-1 P(v1 - v); v: at v1; u: as v*). ``contact_block`` False drops the impulses'
-    term (a check that must fail)."""
-    integrator, nv, m = solved.integrator, process.nv, solved.m
-    implicit = integrator._implicit is not None
-    dG = _row_derivatives(solved, process) if implicit and m else None
-    supported = implicit and (m == 0 or dG is not None)
-    k = nv * (1 + implicit + supported)   # the blocks' columns: q (supported), v (implicit), u
-    work = solved.dynamics() if implicit else _Idle(nv)
-    impulses = bool(m) and contact_block
-    G = solved.G
-    moved, free, du, stationarity = (np.empty((nv, 2 * k)), np.empty((m, k)), np.empty((m, nv)),
-                                     np.empty((m, k)))
-    branch = solved.branch() if impulses else None
-    free_velocity_changes(
-        solved.inverse, work.shifted, work.M, work.frame_rates, work.rates,
-        process.model.damping, process.dt, supported, implicit, G,
-        dG if dG is not None else np.zeros((m, nv, nv)), integrator._v_star,
-        _impact_scale(integrator, m, G, solved.v), _impact_start(integrator, m, G, solved.v),
-        branch.dq_dc if impulses else np.zeros((m, m)), np.empty(nv), np.empty(m), moved, free,
-        du, stationarity)
-    dgamma, turned = np.zeros((m, k)), np.zeros((nv, nv))
-    if impulses:
-        if supported:
-            turned, stationarity[:, :nv] = _configuration_rows(solved, process, branch, dG, du)
-        dgamma = branch.impulses(stationarity)
-    state = np.empty((2 * nv, k))
-    state_changes(solved.inverse, G, dgamma, turned, impulses, supported, moved, solved.to_q,
-                  solved.to_v, solved.turn, np.empty((nv, k)), np.empty((nv, k)), state)
+def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
+    """(d x'/d q, d x'/d v, d x'/d u) from one step at (x, u) and one compiled call
+    (jacobian_assembly.contact_jacobians_kernel), the first two with implicit velocity terms
+    only (else None; the first None also where the rows' q-derivatives are not known: some
+    pairs of shapes, a limit in recovery). Their columns side by side through one product
+    with K^-1 for v* and v1 and one solve of the branch's system: per block, v* moves by dv*
+    (q: K^-1 P(v* - v); v: 1 + h K^-1 (-B(v*) - D + M~ C(v*)); u: h K^-1), the rows' free
+    velocities and laws with it (q: also the rows, the Delassus matrix and the laws moved
+    with q), the impulses by the branch's linearisation, and v1 by K^-1 (G^T dgamma (+ dG^T
+    gamma for q)) beside its own terms (q: K^-1 P(v1 - v); v: at v1; u: as v*).
+    ``contact_block`` False drops the impulses' term (a check that must fail)."""
+    x = np.ascontiguousarray(x, dtype=float)
+    _take_step(process, x[:process.nq], x[process.nq:], u)
+    assembly = _assembly(process)
+    code = assembly(x, ROWS_FIND, contact_block)
+    if code == NEED_PAIR_ROWS:
+        code = assembly(x, ROWS_GIVEN if assembly.pair_rows() else ROWS_NONE, contact_block)
+    if code == SINGULAR_BRANCH:
+        raise RuntimeError("the contact solve's branch is singular at its solution")
+    blocks = (code == SUPPORTED, assembly.implicit, True)
+    nv = process.nv
+    state = assembly.state[:2 * nv * nv * sum(blocks)].reshape((2 * nv, -1))
     out, first = [], 0
-    for on in (supported, implicit, True):
-        out.append(state[:, first:first + nv] if on else None)
+    for on in blocks:
+        out.append(state[:, first:first + nv].copy() if on else None)
         first += nv if on else 0
     return tuple(out)
-
-
-class _Idle:
-    """step_dynamics' outputs where the step has none (explicit velocity terms: B only)."""
-
-    def __init__(self, nv: int) -> None:
-        self.shifted = self.rates = np.zeros((2, nv, nv))
-        self.frame_rates, self.M = np.zeros((3, nv, nv)), np.zeros((nv, nv))
-
-
-def _configuration_rows(solved, process, branch, dG, du) -> tuple:
-    """(dG^T gamma (nv x nv), the stationarity residual's change (m x nv)) as q moves: the
-    rows (dG), the Delassus matrix W = G M~^-1 G^T (dW_b by motion_tables' bilinear form and
-    delassus_changes), the rows' laws (_law_derivatives) and their free velocities
-    ``du`` = d(G v*)/dq = dG v* + G dv*; the residual
-    dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b."""
-    m, nv, model = solved.m, process.nv, solved.model
-    G, gamma, w = solved.G, branch.gamma, branch.weight
-    work = solved.dynamics()
-    A = np.linalg.solve(work.M, G.T)                           # M~^-1 G^T
-    nj, p = model.njoints, m + 2
-    pushed, X = np.empty(m), np.empty((nv, p))                 # g + w r; A, A g, A (g + w r)
-    turned, turned_pushed = np.empty((nv, nv)), np.empty((nv, nv))
-    dW_gamma, dW_pushed, diagonal = np.empty((m, nv)), np.empty((m, nv)), np.empty((m, nv))
-    trace = np.empty(nv)  # (tr dW_b: the friction rows' regularization follows it)
-    delassus_tables(np.ascontiguousarray(A), gamma, branch.c, branch.H, w, work.oS, work.Yc,
-                    model.joint_int, _tables(model).joint_of, np.empty((nj, p, 6)),
-                    np.empty((nj, p, 6)), np.empty((nv, 6)), X, pushed, np.empty((nv, p, 6)),
-                    np.empty((nv, p, 6)), dG, turned, turned_pushed, dW_gamma, dW_pushed,
-                    diagonal, trace)
-    d_inverse, dc = _law_derivatives(solved, trace, diagonal, du, G, dG)  # (dphi = G)
-    residual = np.empty((m, nv))
-    stationarity_change(branch.H, w, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc,
-                        np.empty((m, nv)), residual)
-    return turned, residual
 
 
 class _Tables:
     """A model's tables for the configuration columns: joint_of (nv), support (nv x nv: dof
     b's joint is dof k's joint or an ancestor, so moving b turns S_k), chain (njoints x nv:
-    dof k moves body i), free (the free-flyers' first dofs) and scratch."""
+    dof k moves body i), free (the free-flyers' first dofs)."""
 
     def __init__(self, model) -> None:
         nv, nj = model.nv, model.njoints
@@ -354,7 +352,6 @@ class _Tables:
         self.support = self.chain[self.joint_of].T > 0.0  # [b, k]: b moves k's joint
         self.free = np.array([model.idx_v[j] for j in range(nj)
                               if model.joint_kinds[j] == "free_flyer"], dtype=np.int64)
-        self.scratch = np.zeros((3, 6))
 
 
 _TABLES: dict[int, _Tables] = {}
@@ -369,16 +366,16 @@ def _tables(model) -> _Tables:
     return tables
 
 
-def _row_derivatives(solved, process):
-    """dG (m, nv, nv), dG[r, k, b] = d G[r, k] / d q_b, for the contacts and the joint limit
+def _row_derivatives(integrator, m: int):
+    """dG (nv, m, nv), dG[b, r, k] = d G[r, k] / d q_b, for the contacts and the joint limit
     and friction rows (constant); None where unsupported (a limit in recovery, _pair_motion's
     None). With the ground and the terrain (their normal
     fixed), all at once in jacobian_kernels.row_derivatives_kernel: on the dofs k, b that move
     the contact's body, dG_r = d_r . (support[b, k] (dv + dw x x) + w_k x dc_b) with
     dS_k = (dv, dw) = ad(S_b) S_k and dc_b = S_b's velocity at the sphere's centre; pairs of
-    shapes (_pair_rows) after it, their normal turning with them."""
-    integrator, model = solved.integrator, process.model
-    m, nv = solved.m, process.nv
+    shapes (_pair_rows) after it, their normal turning with them. (The compiled call does the
+    ground's and terrain's alone; this, where pairs of shapes touch.)"""
+    model, nv = integrator.model, integrator.model.nv
     n = int(integrator._counts[C_CONTACTS])
     contact_int, contact_real = integrator._contact_int, integrator._contact_real
     buf = integrator._buffers
@@ -388,7 +385,7 @@ def _row_derivatives(solved, process):
     kinds, sizes = shapes[2], shapes[5]
     oS = integrator._frames[2]
     tables = _tables(model)
-    dG = np.zeros((m, nv, nv))
+    dG = np.zeros((nv, m, nv))
     if n == 0:
         return dG
     shape = contact_int[:n, 2]
@@ -396,8 +393,7 @@ def _row_derivatives(solved, process):
     radius = np.where(kinds[shape] == SPHERE, sizes[shape, 0], 0.0)
     centre = x + radius[:, None] * normal
     row_derivatives_kernel(oS, tables.support, tables.chain, contact_int[:n, 0].copy(),
-                           np.ascontiguousarray(x), centre, buf.directions, tables.scratch,
-                           dG)
+                           np.ascontiguousarray(x), centre, buf.directions, dG)
     for contact in np.flatnonzero(contact_int[:n, 3] >= 0):
         motion = _pair_motion(integrator, tables, oS, contact)
         if motion is None:
@@ -487,7 +483,8 @@ def _box_vertex_motion(tables, oS, pair, x, n, wR, wp, sizes):
 
 def _pair_rows(integrator, tables, oS, contact, dn, dx, dG) -> None:
     """The rows of a pair contact (body a pushed along n, body b or the world the other way)
-    into dG: G_r = d_r . (V_a(x) - V_b(x)) with V(x)_k = v_k + w_k x x on the body's dofs;
+    into dG (dG[b, r, k]): G_r = d_r . (V_a(x) - V_b(x)) with V(x)_k = v_k + w_k x x on the
+    body's dofs;
     dd = dn on the normal row, dt = -(t . dn) n on the tangents (turned with the normal; the
     cone and the laws are invariant about it)."""
     body_a, body_b = integrator._contact_int[contact, 0:2]
@@ -500,7 +497,7 @@ def _pair_rows(integrator, tables, oS, contact, dn, dx, dG) -> None:
     lin, ang = oS[:, :3], oS[:, 3:]
     dv = np.cross(ang[:, None], lin[None]) + np.cross(lin[:, None], ang[None])  # [b, k]
     dw = np.cross(ang[:, None], ang[None])
-    dG[rows] = 0.0
+    dG[:, rows] = 0.0
     for body, sign in ((body_a, 1.0), (body_b, -1.0)):
         if body < 0:
             continue
@@ -508,60 +505,24 @@ def _pair_rows(integrator, tables, oS, contact, dn, dx, dG) -> None:
         velocity = (lin + np.cross(ang, x)) * chain[:, None]               # V_k(x) (k, 3)
         changed = (tables.support[:, :, None] * (dv + np.cross(dw, x))).transpose(1, 0, 2)
         changed = (changed + np.cross(ang[:, None, :], dx.T[None, :, :])) * chain[:, None, None]
-        dG[rows] += sign * (np.einsum("edb,kd->ekb", turned, velocity)
-                            + np.einsum("ed,kbd->ekb", directions, changed))
+        dG[:, rows] += sign * (np.einsum("edb,kd->bek", turned, velocity)
+                               + np.einsum("ed,kbd->bek", directions, changed))
 
 
-def _law_derivatives(solved, trace, diagonal, du, dphi, dG):
-    """(dE^-1, dc) (m x nv) of the rows' laws (cone_solver.prepare_rows) as q moves: the
-    normal rows' Hertz stiffness and damping follow the depth (dphi = G[:, b]), the friction
-    rows' regularization follows mean(diag W) (``trace``: tr dW_b), rigid limit rows close at
-    1/h, a loading impact's target follows its row's mass (``diagonal[r]``: dW_b[r, r]), start
-    velocity, free velocity and depth (jacobian_kernels.law_changes, then the impacts' rows)."""
+def _law_derivatives(solved, trace, diagonal, du, dphi):
+    """(dE^-1, dc) (m x p) of the rows' laws (cone_solver.prepare_rows) for p changes of the
+    Delassus matrix (``trace``: tr dW, ``diagonal``: dW_rr) and of the rows' gaps (dphi) and
+    free velocities (du), the rows held: jacobian_assembly.law_derivatives."""
     integrator, m = solved.integrator, solved.m
-    buf, law, h = integrator._buffers, integrator._constants[0], integrator.dt
-    nv = dphi.shape[1]
-    kind, k, b, phi = buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m]
-    mean_w = max(np.trace(buf.W[:m, :m]) / m, 1e-12)
-    dmean = trace / m if mean_w > 1e-12 else np.zeros(nv)
-    d_inverse, dc = np.zeros((m, nv)), du.copy()
-    n = int(integrator._counts[C_CONTACTS])
-    law_changes(kind, k, b, phi, n, law[L_STIFFNESS] < 0.0, law[L_REFERENCE_DEPTH],
-                law[L_DISSIPATION], h, integrator.regularization * dmean, dphi, d_inverse, dc)
-    phase = integrator._impacts.phase[:n]
-    if not phase.any():
-        return d_inverse, dc
-    impact = np.zeros(m, dtype=bool)
-    impact[:3 * n] = np.repeat(phase != 0, 3)
-    for r in np.flatnonzero(impact & (kind != TANGENT) & (kind != FRICTION)):
-        dc[r] = du[r] - _impact_target_change(solved, r // 3, diagonal[r], du, dphi, dG)
-        d_inverse[r] = IMPACT_COMPLIANCE * diagonal[r]
+    buf, p = integrator._buffers, du.shape[1]
+    d_inverse, dc = np.empty((m, p)), np.empty((m, p))
+    law_derivatives(buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m], buf.W, buf.G, buf.u,
+                    solved.v, integrator._contact_real, integrator._impacts.phase,
+                    integrator._constants[0], int(integrator._counts[C_CONTACTS]),
+                    np.ascontiguousarray(trace, dtype=float), np.ascontiguousarray(diagonal),
+                    np.ascontiguousarray(du), np.ascontiguousarray(dphi), np.zeros((1, 1, 1)),
+                    False, np.empty(p), d_inverse, dc)
     return d_inverse, dc
-
-
-def _impact_target_change(solved, contact, dW_rr, du, dphi, dG) -> np.ndarray:
-    """dw1/dq of a contact's impact target (impacts.impact_rows): loading, the closing root
-    of f(w; m, w0, u, d0) = 0 (m = 1/W_rr, w0 = G_r v, d0 = -phi); unloading, Newton's e v_c
-    (remembered: constant) or, plastic, min(d0 / h, impact speed)."""
-    integrator = solved.integrator
-    buf, law, h = integrator._buffers, integrator._constants[0], integrator.dt
-    r = 3 * contact
-    w1 = -buf.phi[r] / h
-    d0 = -integrator._contact_real[contact, 6]
-    if integrator._impacts.phase[contact] != LOADING:
-        return -dphi[r] / h if w1 == d0 / h else np.zeros(dphi.shape[1])
-    mass = 1.0 / buf.W[r, r]
-    w0 = float(solved.G[r] @ solved.v)
-    dw0 = solved.v @ dG[r] if dG is not None else np.zeros(dphi.shape[1])
-    K = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
-    d = d0 - h * w1
-    force = (lambda depth: K * depth * np.sqrt(depth) if depth > 0.0 else 0.0)
-    slope = mass * w1 - mass * (buf.u[r] - w0) - h * force(d)
-    df_dm = 0.5 * w1 * w1 - (buf.u[r] - w0) * w1 - 0.5 * w0 * w0
-    dm = -mass * mass * dW_rr
-    df = (df_dm * dm + mass * (w1 - w0) * dw0 - mass * w1 * du[r]
-          + (force(d) - force(d0)) * (-dphi[r]))
-    return -df / slope
 
 
 def _body_dofs(model, body) -> list:
@@ -656,7 +617,7 @@ def _mass_column(solved, process, branch, body: int) -> np.ndarray:
         dW = (-A.T @ dM @ A)[:, :, None]
         dc_rows = G @ dv_star
         d_inverse, dc = _law_derivatives(solved, np.trace(dW), np.einsum("rrb->rb", dW),
-                                         dc_rows, np.zeros((solved.m, 1)), None)
+                                         dc_rows, np.zeros((solved.m, 1)))
         dH = dW[:, :, 0] + np.diag(d_inverse[:, 0])
         pushed = branch.H @ branch.gamma + branch.c
         w = branch.weight
@@ -724,52 +685,6 @@ def _step_matrix_inverse(integrator, q) -> np.ndarray:
         return inverse
     model = integrator.model
     return np.linalg.inv(crba(model, q) + integrator.dt * np.diag(model.damping))
-
-
-def _impact_scale(integrator, m: int, G, v) -> np.ndarray:
-    """d c_i / d u_i per row: 1, except the normal rows of contacts loading in an impact
-    (impacts.py), whose target w1 is the closing root of the energy balance f(w; u) = 0:
-    c = u + phi / h with phi = -h w1, so dc/du = 1 - dw1/du, dw1/du = m w1 / f'(w1)."""
-    scale = np.ones(m)
-    impacts = integrator._impacts
-    n = int(integrator._counts[C_CONTACTS])
-    law = integrator._constants[0]
-    buf = integrator._buffers
-    for contact in range(n):
-        if impacts.phase[contact] != LOADING:
-            continue
-        r = 3 * contact
-        mass = 1.0 / buf.W[r, r]
-        w0 = float(G[r] @ v)
-        w1 = -buf.phi[r] / integrator.dt
-        d = -integrator._contact_real[contact, 6] - integrator.dt * w1
-        stiffness = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
-        slope = mass * w1 - mass * (buf.u[r] - w0) - (
-            integrator.dt * stiffness * d * np.sqrt(d) if d > 0.0 else 0.0)
-        scale[r] = 1.0 - mass * w1 / slope
-    return scale
-
-
-def _impact_start(integrator, m: int, G, v) -> np.ndarray:
-    """d c_i / d w0_i per row (w0 = G v, the row's velocity at the step's start): zero, except
-    the normal rows loading in an impact, whose energy balance holds m w0^2 / 2 and m w0 w:
-    df/dw0 = m (w1 - w0), so dc/dw0 = -dw1/dw0 = m (w1 - w0) / f'(w1)."""
-    scale = np.zeros(m)
-    impacts = integrator._impacts
-    law, buf, h = integrator._constants[0], integrator._buffers, integrator.dt
-    for contact in range(int(integrator._counts[C_CONTACTS])):
-        if impacts.phase[contact] != LOADING:
-            continue
-        r = 3 * contact
-        mass = 1.0 / buf.W[r, r]
-        w0 = float(G[r] @ v)
-        w1 = -buf.phi[r] / h
-        d = -integrator._contact_real[contact, 6] - h * w1
-        stiffness = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(integrator._contact_real[contact, 7])
-        slope = mass * w1 - mass * (buf.u[r] - w0) - (
-            h * stiffness * d * np.sqrt(d) if d > 0.0 else 0.0)
-        scale[r] = mass * (w1 - w0) / slope
-    return scale
 
 
 def _integration_derivatives(model, h, v1) -> tuple:

@@ -7,7 +7,8 @@ needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 
 18-vectors was most of their cost. And the step's dynamics in one kinematics pass
 (step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative at the
 four (velocity, acceleration) pairs the implicit step's right-hand side needs and its
-v-derivative at two velocities, with dynamics/'s compiled passes.
+v-derivative at two velocities, with dynamics/'s compiled passes. jacobian_assembly calls them
+all from one compiled call.
 """
 from __future__ import annotations
 
@@ -25,46 +26,48 @@ from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..spatial import exp_so3, so3_left_jacobian
 
 
-@step
-def cross_dot(a, b, d) -> float:
-    """(a x b) . d of 3-vectors."""
-    return ((a[1] * b[2] - a[2] * b[1]) * d[0] + (a[2] * b[0] - a[0] * b[2]) * d[1]
-            + (a[0] * b[1] - a[1] * b[0]) * d[2])
-
-
 @kernel
-def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, tmp, dG):
-    """dG[3c + e, k, b] = d G[3c + e, k] / d q_b for contacts c of a sphere's centre or a point
-    with a fixed normal (contact_jacobians._row_derivatives): on the dofs k, b that move the
-    contact's body, d . (support[b, k] (dv + dw x x) + w_k x dc_b) with (dv, dw) = S_b x S_k
-    (Featherstone 2008, "Rigid body dynamics algorithms", eq. 2.31: a twist's derivative in a
-    moving frame) and dc_b = S_b's velocity at the centre. dG's other entries are left as
-    they are (zero). tmp: 2 x 6 scratch."""
+def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, dG):
+    """dG[b, 3c + e, k] = d G[3c + e, k] / d q_b (dG[b]: G's derivative along dof b) for
+    contacts c of a sphere's centre or a point with a fixed normal (contact_jacobians.
+    _row_derivatives): on the dofs k, b that move the contact's body,
+    d . (support[b, k] (dv + dw x x) + w_k x dc_b) with (dv, dw) = S_b x S_k (Featherstone
+    2008, "Rigid body dynamics algorithms", eq. 2.31: a twist's derivative in a moving frame)
+    and dc_b = S_b's velocity at the centre. dG's other entries are left as they are (zero).
+    Scalars in the inner loops (no views: their reference counts were most of the cost)."""
     nv = oS.shape[0]
-    ds, moved = tmp[0], tmp[1]
     for c in range(bodies.shape[0]):
         a = bodies[c]
+        x0, x1, x2 = x[c, 0], x[c, 1], x[c, 2]
+        c0, c1, c2 = centre[c, 0], centre[c, 1], centre[c, 2]
         for b in range(nv):
             if chain[a, b] == 0.0:
                 continue
-            Sb = oS[b]
-            # dc_b = v_b + w_b x centre
-            moved[0] = Sb[0] + Sb[4] * centre[c, 2] - Sb[5] * centre[c, 1]
-            moved[1] = Sb[1] + Sb[5] * centre[c, 0] - Sb[3] * centre[c, 2]
-            moved[2] = Sb[2] + Sb[3] * centre[c, 1] - Sb[4] * centre[c, 0]
+            b0, b1, b2, b3, b4, b5 = oS[b, 0], oS[b, 1], oS[b, 2], oS[b, 3], oS[b, 4], oS[b, 5]
+            m0 = b0 + b4 * c2 - b5 * c1  # dc_b = v_b + w_b x centre
+            m1 = b1 + b5 * c0 - b3 * c2
+            m2 = b2 + b3 * c1 - b4 * c0
             for k in range(nv):
                 if chain[a, k] == 0.0:
                     continue
-                Sk = oS[k]
-                if support[b, k]:
-                    motion_cross_motion(Sb, Sk, ds)
+                k0, k1, k2, k3, k4, k5 = (oS[k, 0], oS[k, 1], oS[k, 2], oS[k, 3], oS[k, 4],
+                                          oS[k, 5])
+                e0, e1, e2 = k4 * m2 - k5 * m1, k5 * m0 - k3 * m2, k3 * m1 - k4 * m0
+                turned = support[b, k]
+                # S_b x S_k (kinematics.motion_cross_motion)
+                s0 = b4 * k2 - b5 * k1 + b1 * k5 - b2 * k4
+                s1 = b5 * k0 - b3 * k2 + b2 * k3 - b0 * k5
+                s2 = b3 * k1 - b4 * k0 + b0 * k4 - b1 * k3
+                s3, s4, s5 = b4 * k5 - b5 * k4, b5 * k3 - b3 * k5, b3 * k4 - b4 * k3
+                f0, f1, f2 = s4 * x2 - s5 * x1, s5 * x0 - s3 * x2, s3 * x1 - s4 * x0
                 for e in range(3):
-                    d = directions[3 * c + e]
-                    value = cross_dot(Sk[3:], moved, d)            # w_k x dc_b
-                    if support[b, k]:
-                        value += (ds[0] * d[0] + ds[1] * d[1] + ds[2] * d[2]
-                                  + cross_dot(ds[3:], x[c], d))  # dv + dw x x
-                    dG[3 * c + e, k, b] = value
+                    r = 3 * c + e
+                    d0, d1, d2 = directions[r, 0], directions[r, 1], directions[r, 2]
+                    value = e0 * d0 + e1 * d1 + e2 * d2            # w_k x dc_b
+                    if turned:
+                        value += (s0 * d0 + s1 * d1 + s2 * d2
+                                  + (f0 * d0 + f1 * d1 + f2 * d2))  # dv + dw x x
+                    dG[b, r, k] = value
 
 
 @kernel
@@ -164,65 +167,86 @@ def integration_kernel(free, h, v1, to_q, to_v, turn):
                 to_v[iv + r, iv + 3 + c] = total
 
 
+@step
+def lu_solve_rows(LU, pivots, B):
+    """B <- K^-1 B (n x k, in place) from solvers/lu.py's factors of K (P K = L U in place, L
+    unit lower triangular; pivots[k]: the row swapped with row k at step k), row by row: each
+    column's sums in lu_solve's order, the k columns side by side."""
+    n, k = B.shape
+    for i in range(n):
+        p = pivots[i]
+        if p != i:
+            for j in range(k):
+                B[i, j], B[p, j] = B[p, j], B[i, j]
+    for i in range(n):
+        for s in range(i):
+            factor = LU[i, s]
+            if factor != 0.0:
+                for j in range(k):
+                    B[i, j] -= factor * B[s, j]
+    for i in range(n - 1, -1, -1):
+        for s in range(i + 1, n):
+            factor = LU[i, s]
+            if factor != 0.0:
+                for j in range(k):
+                    B[i, j] -= factor * B[s, j]
+        for j in range(k):
+            B[i, j] = B[i, j] / LU[i, i]
+
+
 @kernel
 def lu_inverse(LU, pivots, out):
-    """out = K^-1 from solvers/lu.py's factors of K (P K = L U in place, L unit lower
-    triangular; pivots[k]: the row swapped with row k at step k): the permuted identity's
-    columns through L and U."""
+    """out = K^-1 from solvers/lu.py's factors of K: the identity through lu_solve_rows."""
     n = LU.shape[0]
     for i in range(n):
         for j in range(n):
             out[i, j] = 1.0 if i == j else 0.0
-    for k in range(n):
-        p = pivots[k]
-        if p != k:
-            for j in range(n):
-                out[k, j], out[p, j] = out[p, j], out[k, j]
-    for j in range(n):
-        for i in range(n):
-            total = out[i, j]
-            for k in range(i):
-                total -= LU[i, k] * out[k, j]
-            out[i, j] = total
-        for i in range(n - 1, -1, -1):
-            total = out[i, j]
-            for k in range(i + 1, n):
-                total -= LU[i, k] * out[k, j]
-            out[i, j] = total / LU[i, i]
+    lu_solve_rows(LU, pivots, out)
 
 
 @kernel
 def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     dW_gamma, dW_pushed, diagonal, trace):
+                     column, transposed, dW_gamma, dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
-    needs it (contact_jacobians._configuration), m rows, A = M~^-1 G^T, X = [A, A g, A p]:
-    turned = dG_b^T g, turned_pushed = dG_b^T p (nv x nv, column b); dW_b g, dW_b p (m x nv)
-    with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and
-    trace[b] = tr dW_b. The mass matrix's part from motion_tables' turned_x and momentum:
-    y^T dM_b z = -(turned(y) . h(z) + turned(z) . h(y))."""
+    needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
+    (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g, turned_pushed = dG_b^T p
+    (nv x nv, column b); dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y -
+    A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. The mass matrix's part
+    from motion_tables' turned_x and momentum: y^T dM_b z = -(turned(y) . h(z) + turned(z) .
+    h(y)). column: 4 x nv scratch; transposed: m x nv scratch (A^T)."""
     m, nv = A.shape[1], A.shape[0]
+    for k in range(nv):
+        column[2, k], column[3, k] = X[k, m], X[k, m + 1]  # A g, A p
+        for r in range(m):
+            transposed[r, k] = A[k, r]
     for b in range(nv):
+        D = dG[b]
         for k in range(nv):
-            total, total_pushed = 0.0, 0.0
-            for r in range(m):
-                total += dG[r, k, b] * gamma[r]
-                total_pushed += dG[r, k, b] * pushed[r]
-            turned[k, b] = total
-            turned_pushed[k, b] = total_pushed
+            column[0, k] = 0.0
+            column[1, k] = 0.0
+        for r in range(m):  # (each column's sum over r in order)
+            g, p = gamma[r], pushed[r]
+            for k in range(nv):
+                column[0, k] += D[r, k] * g
+                column[1, k] += D[r, k] * p
+        for k in range(nv):
+            turned[k, b] = column[0, k]
+            turned_pushed[k, b] = column[1, k]
         trace[b] = 0.0
         for r in range(m):
             moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
             for k in range(nv):
-                moved_gamma += dG[r, k, b] * X[k, m] + A[k, r] * turned[k, b]
-                moved_pushed += dG[r, k, b] * X[k, m + 1] + A[k, r] * turned_pushed[k, b]
-                crossed += dG[r, k, b] * A[k, r]
+                d, a = D[r, k], transposed[r, k]
+                moved_gamma += d * column[2, k] + a * column[0, k]
+                moved_pushed += d * column[3, k] + a * column[1, k]
+                crossed += d * a
             mass_gamma, mass_pushed, own = 0.0, 0.0, 0.0
-            for d in range(6):
-                mass_gamma += (turned_x[b, r, d] * momentum[b, m, d]
-                               + momentum[b, r, d] * turned_x[b, m, d])
-                mass_pushed += (turned_x[b, r, d] * momentum[b, m + 1, d]
-                                + momentum[b, r, d] * turned_x[b, m + 1, d])
-                own += turned_x[b, r, d] * momentum[b, r, d]
+            for e in range(6):
+                mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
+                               + momentum[b, r, e] * turned_x[b, m, e])
+                mass_pushed += (turned_x[b, r, e] * momentum[b, m + 1, e]
+                                + momentum[b, r, e] * turned_x[b, m + 1, e])
+                own += turned_x[b, r, e] * momentum[b, r, e]
             dW_gamma[r, b] = moved_gamma + mass_gamma  # (A^T dM_b A g = -mass_gamma)
             dW_pushed[r, b] = moved_pushed + mass_pushed
             diagonal[r, b] = 2.0 * crossed + 2.0 * own
@@ -232,8 +256,8 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned
 @kernel
 def law_changes(kind, k, b, phi, contacts, hertz, reference, dissipation, h, friction_change,
                 dphi, d_inverse, dc):
-    """The rows' laws' q-derivatives (cone_solver.prepare_rows; contact_jacobians.
-    _law_derivatives), rows not in an impact: friction and tangent rows' regularization
+    """The rows' laws' q-derivatives (cone_solver.prepare_rows; jacobian_assembly.
+    law_derivatives), rows not in an impact: friction and tangent rows' regularization
     E^-1 = regularization mean(diag W) (friction_change: its derivative, nv); rigid rows
     (k = inf) close at 1/h, dc += dphi / h; soft rows E^-1 = 1 / (h (h k + b)),
     c = u + k / (h k + b) phi, the contacts' Hertz stiffness k = a sqrt(depth) above the
@@ -313,11 +337,31 @@ def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
             column[a] = -total
 
 
+@step
+def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp, Rq, pq, M):
+    """One kinematics pass at q (oR, op, oS, oY) and M = M(q) + h diag(damping) by the
+    composite-rigid-body algorithm (crba_backward; Featherstone 2008, "Rigid body dynamics
+    algorithms", Sec. 6.2): Yc the composite inertias. tmp: a 6-vector."""
+    nj, nv = joint_int.shape[0], M.shape[0]
+    for i in range(nj):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+    for i in range(nj):
+        for r in range(10):
+            Yc[i, r] = oY[i, r]
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    crba_backward(joint_int, armature, oS, Yc, tmp, M)  # Yc: composite from here on
+    for k in range(nv):
+        M[k, k] += h * damping[k]
+
+
 @kernel
 def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q, v, velocities,
                   oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column,
-                  tau, y, a, zero, still, a_world, Rq, pq, M, frame_rates, shifted, rates):
-    """The compliant step's dynamics at q (contact_jacobians._Solved.dynamics) from one
+                  tau, y, a, zero, still, a_world, Rq, pq, M, frame_rates, shifted, rates,
+                  roots):
+    """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from one
     kinematics pass, for the velocities v* and v1 (``velocities``, 2 x nv):
     M = M(q) + h diag(damping) (crba_backward: Yc the composite inertias, oS the world motion
     subspaces); frame_rates (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
@@ -329,23 +373,14 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
     Scratch: oR, op, oY, ov, oa, F, df (njoints x ...), momenta, coriolis, crossed,
     tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), still (6 zeros), a_world,
-    Rq, pq."""
+    Rq, pq, roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
-    for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+    mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0], Rq, pq,
+              M)
     frame_rate_jacobian(free, v, frame_rates[0])
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
-    for i in range(nj):
-        for r in range(10):
-            Yc[i, r] = oY[i, r]
-    for r in range(nv):
-        for c in range(nv):
-            M[r, c] = 0.0
-    crba_backward(joint_int, armature, oS, Yc, tmp[0], M)  # Yc: composite from here on
-    for k in range(nv):
-        M[k, k] += h * damping[k]
     C = frame_rates[0]
     for g in range(2):
         target = velocities[g]
@@ -370,17 +405,20 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
                 lv = joint_int[l, I_IDX_V]
                 for b in range(lv, lv + joint_int[l, I_NV]):
                     zeta = oS[b]
-                    if lam < 0:
-                        root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column)
+                    if lam < 0:  # (the same for every pair: once)
+                        if g == 0 and half == 0:
+                            root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, roots[b])
+                        found = roots[b]
                     else:
                         subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta,
                                                    tmp, df)
                         project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
+                        found = column
                     for k in range(nv):
                         if half == 0:
-                            shifted[g, k, b] = column[k]
+                            shifted[g, k, b] = found[k]
                         else:
-                            shifted[g, k, b] = h * (shifted[g, k, b] - 4.0 * column[k]) / 3.0
+                            shifted[g, k, b] = h * (shifted[g, k, b] - 4.0 * found[k]) / 3.0
     for g in range(2):
         for i in range(nj):
             rnea_forward_step(i, joint_int, oS, velocities[g], zero, oY, ov, oa, F, a_world,
@@ -469,72 +507,69 @@ def sparse_product(A, B, out):
 
 @kernel
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, G, dG, v_star, scale, start, dq_dc, column, dc, moved,
-                          free, du, stationarity):
-    """The blocks' changes of v* and v1 before the impulses' (contact_jacobians._blocks),
+                          implicit, G, dG, v_star, scale, start, dq_dc, rhs, product, changes,
+                          moved, free, du, stationarity):
+    """The blocks' changes of v* and v1 before the impulses' (contact_jacobians.step_jacobians),
     their k columns side by side (q if ``configuration``, v if ``implicit``, u; each nv
-    wide): moved[:, :k] = dv*, moved[:, k:] = dv1 without the impulses, with K^-1 =
+    wide): moved[0] = dv*, moved[1] = dv1 without the impulses (2 x nv x k), with K^-1 =
     ``inverse`` and q: K^-1 P(w) (shifted[0], [1]); v: 1 + h K^-1 (M~ C(y) - B(y) - D) at
     y = v*, v1 (frame_rates[1:], rates); u: h K^-1. Then the rows' free velocities
-    free = G dv* (m x k); du = dG v* + G dv*_q (m x nv, the configuration block's); the
-    stationarity residual's change dq/dc dc of the v and u blocks (dc = scale G dv*, plus
-    start G for v: a loading impact's closing root; stationarity's q columns are left).
-    column, dc: nv and m scratch."""
+    free = G dv* (m x k); du = dG v* + G dv*_q (m x nv, the configuration block's; dG[b] =
+    dG_b, m x nv); the stationarity residual's change dq/dc dc of the v and u blocks
+    (dc = scale G dv*, plus start G for v: a loading impact's closing root; stationarity's q
+    columns are left). rhs, product: nv x (k - nv) scratch, changes: m x (k - first_v)
+    scratch. Products row by row (each entry's sum in order, the row's columns side by
+    side: sparse_product)."""
     nv, m = inverse.shape[0], G.shape[0]
-    k = moved.shape[1] // 2
+    k = moved.shape[2]
     first_v = nv if configuration else 0
+    solved = k - nv if implicit else 0  # (the u block: h K^-1, no product)
     for half in range(2):
-        for j in range(k):
-            block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v, 2: u
-            if not implicit:
-                block = 2
+        for j in range(solved):
+            block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v
             if block == 0:
                 for r in range(nv):
-                    column[r] = shifted[half, r, b]
-            elif block == 1:
-                C = frame_rates[half + 1]
-                for r in range(nv):
-                    column[r] = 0.0
-                for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
-                    if C[s, b] != 0.0:
-                        for r in range(nv):
-                            column[r] += M[r, s] * C[s, b]
-                for r in range(nv):
-                    column[r] = column[r] - rates[half, r, b] - (damping[r] if r == b else 0.0)
+                    rhs[r, j] = shifted[half, r, b]
+                continue
+            C = frame_rates[half + 1]
             for r in range(nv):
-                if block == 2:
-                    value = inverse[r, b] * h
-                else:
-                    value = 0.0
-                    for s in range(nv):
-                        value += inverse[r, s] * column[s]
-                    if block == 1:
-                        value = value * h + (1.0 if r == b else 0.0)
-                moved[r, half * k + j] = value
-    sparse_product(G, moved[:, :k], free)
+                rhs[r, j] = 0.0
+            for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
+                if C[s, b] != 0.0:
+                    for r in range(nv):
+                        rhs[r, j] += M[r, s] * C[s, b]
+            for r in range(nv):
+                rhs[r, j] = rhs[r, j] - rates[half, r, b] - (damping[r] if r == b else 0.0)
+        sparse_product(inverse, rhs, product)
+        out = moved[half]
+        for r in range(nv):
+            for j in range(first_v):  # the q block
+                out[r, j] = product[r, j]
+            for j in range(first_v, solved):  # the v block
+                out[r, j] = product[r, j] * h + (1.0 if r == j - first_v else 0.0)
+            for j in range(solved, k):
+                out[r, j] = inverse[r, j - solved] * h
+    sparse_product(G, moved[0], free)
     if configuration:
-        for r in range(m):
-            for b in range(nv):
+        for b in range(nv):
+            for r in range(m):
                 total = 0.0
                 for s in range(nv):
-                    total += dG[r, s, b] * v_star[s]
+                    total += dG[b, r, s] * v_star[s]
                 du[r, b] = total + free[r, b]
-    for j in range(first_v, k):
-        for r in range(m):
-            dc[r] = scale[r] * free[r, j]
+    for r in range(m):
+        for j in range(first_v, k):
+            value = scale[r] * free[r, j]
             if implicit and j < first_v + nv:
-                dc[r] += start[r] * G[r, j - first_v]
-        for r in range(m):
-            total = 0.0
-            for s in range(m):
-                total += dq_dc[r, s] * dc[s]
-            stationarity[r, j] = total
+                value += start[r] * G[r, j - first_v]
+            changes[r, j - first_v] = value
+    sparse_product(dq_dc, changes, stationarity[:, first_v:])
 
 
 @kernel
 def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to_q, to_v,
                   turn, dv1, correction, state):
-    """dx' of the blocks (contact_jacobians._blocks, k columns): dv1 = moved[:, k:] +
+    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = moved[1] +
     K^-1 (G^T dgamma (+ dG^T gamma = ``turned`` on the configuration columns)) when
     ``impulses``, then state = [to_q dv1; to_v dv1] (the integration's derivatives) and,
     on the configuration columns, the turn of the free-flyer's step at fixed v1 (``turn``).
@@ -545,13 +580,15 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
         for r in range(nv):
             for j in range(nv):
                 correction[r, j] += turned[r, j]
+    if impulses:
+        sparse_product(inverse, correction, dv1)
+    else:
+        for r in range(nv):
+            for j in range(k):
+                dv1[r, j] = 0.0
     for r in range(nv):
         for j in range(k):
-            total = 0.0
-            if impulses:
-                for s in range(nv):
-                    total += inverse[r, s] * correction[s, j]
-            dv1[r, j] = moved[r, k + j] + total
+            dv1[r, j] = moved[1, r, j] + dv1[r, j]
     sparse_product(to_q, dv1, state[:nv])
     sparse_product(to_v, dv1, state[nv:])
     if configuration:
@@ -562,13 +599,13 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
 
 @kernel
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, dW_gamma,
-                    dW_pushed, diagonal, trace):
-    """The configuration block's Delassus changes (contact_jacobians._configuration_rows) from
+                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, column,
+                    transposed, dW_gamma, dW_pushed, diagonal, trace):
+    """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
     over X's columns, then delassus_changes. Scratch: ov, below (njoints x (m + 2) x 6),
-    force (nv x 6)."""
+    force (nv x 6), column (4 x nv), transposed (m x nv)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -584,13 +621,13 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
     delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     dW_gamma, dW_pushed, diagonal, trace)
+                     column, transposed, dW_gamma, dW_pushed, diagonal, trace)
 
 
 @kernel
 def stationarity_change(H, weight, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc, scratch,
                         out):
-    """The stationarity residual's change as q moves (contact_jacobians._configuration_rows),
+    """The stationarity residual's change as q moves (jacobian_assembly.contact_jacobians_kernel),
     dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b (m x nv; scratch:
     m x nv)."""
     m, nv = dc.shape

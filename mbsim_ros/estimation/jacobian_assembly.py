@@ -1,0 +1,318 @@
+"""A and B of the compliant step through its contact solve in one compiled call after the step
+(contact_jacobians.step_jacobians; docs/ESTIMATION.md, "Jacobians through contact: cost and
+accuracy"): the step matrix's inverse, the step's dynamics, the contact rows' q-derivatives,
+the solve's branch and its factors, the three blocks' columns (configuration, velocity,
+effort) side by side, the impulses' change by the implicit function theorem on the solve's
+optimality conditions (Amos and Kolter 2017, "OptNet", eq. 6) and the integration's
+derivatives, over buffers made once per ProcessModel (contact_jacobians._Assembly) and grown
+with the integrator's row buffers. The laws' derivatives (law_derivatives) are also the
+material's and the masses' columns' (contact_jacobians.parameter_jacobian)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel, routine, step
+from ..codes import BILATERAL, FRICTION, TANGENT
+from ..contact.geometry import SPHERE
+from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E_STAR, L_H,
+                                          L_REFERENCE_DEPTH, L_REGULARIZATION, L_STIFFNESS)
+from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
+from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
+from ..solvers.lu import lu_factor
+from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
+                               integration_kernel, law_changes, lu_inverse, lu_solve_rows,
+                               mass_pass, row_derivatives_kernel, sparse_product, state_changes,
+                               stationarity_change, step_dynamics)
+
+SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
+SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
+
+# what the rows' q-derivatives come from (rows_mode), and what the call found (its return)
+ROWS_FIND, ROWS_GIVEN, ROWS_NONE = 0, 1, 2
+SUPPORTED, NO_CONFIGURATION, NEED_PAIR_ROWS, SINGULAR_BRANCH = 0, 1, 2, 3
+
+
+@step
+def impact_slope(W, G, u, phi, contact_real, law, v, contact) -> tuple:
+    """(m, w0, w1, f'(w1)) of a contact loading in an impact (impacts.py): its normal row's
+    target w1 = -phi / h is the closing root of the energy balance f(w; m, w0, u, d0) = 0 with
+    m = 1 / W_rr, w0 = G_r v, d0 = -gap, f'(w1) = m w1 - m (u - w0) - h K d^(3/2),
+    K = 4/3 E* sqrt(R), d = d0 - h w1 (Hertz's force K d^(3/2), K. L. Johnson 1985,
+    "Contact mechanics", eq. 4.23)."""
+    r, h = 3 * contact, law[L_H]
+    mass = 1.0 / W[r, r]
+    w0 = 0.0
+    for k in range(v.shape[0]):
+        w0 += G[r, k] * v[k]
+    w1 = -phi[r] / h
+    d = -contact_real[contact, 6] - h * w1
+    stiffness = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(contact_real[contact, 7])
+    slope = mass * w1 - mass * (u[r] - w0) - (h * stiffness * d * np.sqrt(d) if d > 0.0
+                                              else 0.0)
+    return mass, w0, w1, slope
+
+
+@step
+def hertz_force(stiffness, depth) -> float:
+    """K d^(3/2) (zero apart)."""
+    return stiffness * depth * np.sqrt(depth) if depth > 0.0 else 0.0
+
+
+@routine
+def law_derivatives(kind, k, b, phi, W, G, u, v, contact_real, phase, law, contacts, trace,
+                    diagonal, du, dphi, dG, rows_move, friction_change, d_inverse, dc):
+    """(dE^-1, dc) (m x p) of the rows' laws (cone_solver.prepare_rows) for p changes: the
+    normal rows' Hertz stiffness and damping follow the depth (dphi), the friction rows'
+    regularization follows mean(diag W) (``trace``: tr dW per column), rigid limit rows close
+    at 1/h (law_changes); a contact's row in an impact (phase) takes its target's change:
+    loading, the closing root of f(w; m, w0, u, d0) = 0 (impact_slope; m = 1/W_rr moved by
+    ``diagonal[r]`` = dW_rr, w0 = G_r v by v . dG[j, r] when ``rows_move``, u by du, d0 by
+    -dphi: dw1 = -df / f'(w1)), unloading Newton's e v_c (held) or, plastic, d0 / h, and
+    E^-1 = IMPACT_COMPLIANCE W_rr. du: the rows' free velocities' change, dc's start;
+    friction_change: p scratch."""
+    m, p = du.shape
+    h = law[L_H]
+    mean_w = 0.0
+    for r in range(m):
+        mean_w += W[r, r]
+    mean_w = max(mean_w / m, 1e-12)
+    for j in range(p):
+        friction_change[j] = law[L_REGULARIZATION] * (trace[j] / m if mean_w > 1e-12 else 0.0)
+        for r in range(m):
+            d_inverse[r, j] = 0.0
+            dc[r, j] = du[r, j]
+    law_changes(kind, k, b, phi, contacts, law[L_STIFFNESS] < 0.0, law[L_REFERENCE_DEPTH],
+                law[L_DISSIPATION], h, friction_change, dphi, d_inverse, dc)
+    for contact in range(contacts):
+        if phase[contact] == 0:
+            continue
+        r0 = 3 * contact
+        d0 = -contact_real[contact, 6]
+        loading = phase[contact] == LOADING
+        mass, w0, w1, slope, energy, force = 0.0, 0.0, -phi[r0] / h, 1.0, 0.0, 0.0
+        if loading:
+            mass, w0, w1, slope = impact_slope(W, G, u, phi, contact_real, law, v, contact)
+            stiffness = 4.0 / 3.0 * law[L_E_STAR] * np.sqrt(contact_real[contact, 7])
+            depth = d0 - h * w1
+            energy = 0.5 * w1 * w1 - (u[r0] - w0) * w1 - 0.5 * w0 * w0  # df/dm
+            force = hertz_force(stiffness, depth) - hertz_force(stiffness, d0)
+        for r in range(r0, r0 + 3):
+            if kind[r] == TANGENT or kind[r] == FRICTION:
+                continue
+            for j in range(p):
+                if loading:
+                    dw0 = 0.0
+                    if rows_move:
+                        for s in range(v.shape[0]):
+                            dw0 += v[s] * dG[j, r0, s]
+                    dm = -mass * mass * diagonal[r, j]
+                    df = (energy * dm + mass * (w1 - w0) * dw0 - mass * w1 * du[r0, j]
+                          + force * (-dphi[r0, j]))
+                    change = -df / slope
+                else:
+                    change = -dphi[r0, j] / h if w1 == d0 / h else 0.0
+                dc[r, j] = du[r, j] - change
+                d_inverse[r, j] = IMPACT_COMPLIANCE * diagonal[r, j]
+
+
+@step
+def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradient, zero,
+                   sliding, tangent, slip, multiplier, free, position, K, pivots) -> tuple:
+    """The solve's branch at its solution (contact_jacobians.Branch): P = H + H diag(w) H,
+    dq/dc = 1 + H diag(w), the gradient P g + c + H diag(w) c, branch_system's classification
+    and bordered system K, factored in place (solvers/lu.py). Returns (free rows, sliding
+    contacts, factored)."""
+    for r in range(m):
+        for s in range(m):
+            weighted[r, s] = H[r, s] * weight[s]
+    sparse_product(weighted, H, P)
+    for r in range(m):
+        total, pushed = 0.0, 0.0
+        for s in range(m):
+            P[r, s] = H[r, s] + P[r, s]
+            dq_dc[r, s] = (1.0 if r == s else 0.0) + weighted[r, s]
+        for s in range(m):
+            total += P[r, s] * gamma[s]
+            pushed += weighted[r, s] * c[s]
+        gradient[r] = total + c[r] + pushed
+    n, ns = branch_system(P, gradient, gamma, kind, mu, SEPARATED, SLIDING, zero, sliding,
+                          tangent, slip, multiplier, free, position, K)
+    factored = lu_factor(K[:n + ns, :n + ns], pivots)
+    return n, ns, factored
+
+
+@kernel
+def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_arrays,
+                             dynamics, branch, blocks, delassus, state):
+    """d x' / d (q, v, u) of the compliant step just taken (its buffers: ``step_arrays``) into
+    ``state``'s first 2 nv k entries (2 nv x k: the configuration columns where ``implicit``
+    and the rows' q-derivatives are known, the velocity columns where ``implicit``, the
+    effort columns), by contact_jacobians.step_jacobians' rules (its docstring,
+    docs/ESTIMATION.md). rows_mode:
+    ROWS_FIND (the ground's and terrain's contacts' rows here; NEED_PAIR_ROWS returned, and
+    nothing done, where a pair of shapes is in contact), ROWS_GIVEN (``blocks``' dG written
+    by the caller), ROWS_NONE (no configuration columns). Returns SUPPORTED,
+    NO_CONFIGURATION (no configuration columns: explicit velocity terms, a limit in recovery,
+    ROWS_NONE), NEED_PAIR_ROWS or SINGULAR_BRANCH (the branch's system singular)."""
+    joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support = model
+    (K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
+     G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
+     vecs, ints, phase, law, v_star, v1) = step_arrays
+    (oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column_nv, tau, y, a,
+     zero_nv, still, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities,
+     roots) = dynamics
+    (weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
+     free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change) = branch
+    (inverse, to_q, to_v, turn, dG_b, scale, start, moved_b, free_b, du_b, stationarity_b,
+     changes_b, dgamma_b, dv1_b, correction_b, zeros_m, centres_b, rhs_nv, product_nv) = blocks
+    (M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b, turned,
+     turned_pushed, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
+     scratch_b, residual_b, column_4, transposed_b) = delassus
+    nv = v_star.shape[0]
+    q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
+    n, m = counts[C_CONTACTS], counts[C_ROWS]
+    h = law[L_H]
+    supported = implicit and rows_mode != ROWS_NONE
+    if supported:
+        for r in range(3 * n, m):
+            if kind_all[r] == BILATERAL:
+                supported = False  # a limit in recovery
+        if supported and rows_mode == ROWS_FIND:
+            for contact in range(n):
+                if contact_int[contact, 3] >= 0:
+                    return NEED_PAIR_ROWS
+    k = nv * (1 + implicit + supported)
+    G = G_all[:m]
+    dG = dG_b[:nv * m * nv].reshape((nv, m, nv))  # dG[b]: G's derivative along q_b
+    if supported and rows_mode == ROWS_FIND:
+        for b in range(nv):
+            for r in range(m):
+                for s in range(nv):
+                    dG[b, r, s] = 0.0
+        centres = centres_b[:3 * n].reshape((n, 3))  # the spheres' centres, the points
+        for contact in range(n):
+            shape = contact_int[contact, 2]
+            radius = shape_sizes[shape, 0] if shape_kinds[shape] == SPHERE else 0.0
+            for e in range(3):
+                centres[contact, e] = (contact_real[contact, e]
+                                       + radius * contact_real[contact, 3 + e])
+        row_derivatives_kernel(oS_step, support, chain, contact_int[:n, 0],
+                               contact_real[:n, 0:3], centres, directions, dG)
+    # the step matrix's inverse, its dynamics, the integration's derivatives
+    if implicit:
+        lu_inverse(K_lu, K_pivots, inverse)
+        velocities[0, :] = v_star
+        velocities[1, :] = v1
+        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, h, q, v,
+                      velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed,
+                      tmp, column_nv, tau, y, a, zero_nv, still, a_world, Rq, pq, M,
+                      frame_rates, shifted, rates, roots)
+    else:
+        mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],
+                  Rq, pq, M)
+        M_lu[:, :] = M
+        lu_factor(M_lu, mass_pivots)
+        for r in range(nv):
+            for s in range(nv):
+                inverse[r, s] = 1.0 if r == s else 0.0
+        lu_solve_rows(M_lu, mass_pivots, inverse)
+    integration_kernel(free_dofs, h, v1, to_q, to_v, turn)
+    # the branch
+    impulses = m > 0 and contact_block
+    gamma = gamma_all[:m]
+    dq_dc = dq_dc_b[:m * m].reshape((m, m))
+    n_free, ns = 0, 0
+    H, c = mats[M_H][:m, :m], vecs[V_C][:m]
+    kind, mu, weight = kind_all[:m], mu_all[:m], no_weight[:m]
+    if impulses:
+        convex = True
+        for r in range(m):
+            if gamma[r] != vecs[V_CONVEX][r]:
+                convex = False
+        all_bilateral = True
+        for r in range(m):
+            if kind_all[r] != BILATERAL:
+                all_bilateral = False
+        if not (all_bilateral or convex):
+            kind, mu, weight = ints[I_TRIAL_KIND][:m], vecs[V_TRIAL_MU][:m], vecs[V_WEIGHT][:m]
+        n_free, ns, factored = branch_factors(
+            m, H, c, gamma, kind, mu, weight, weighted_b[:m * m].reshape((m, m)),
+            P_b[:m * m].reshape((m, m)), dq_dc, gradient[:m], zero_rows[:m], sliding[:m],
+            tangent[:m], slip[:m], multiplier[:m], free_rows[:m], position[:m],
+            K_b[:4 * m * m].reshape((2 * m, 2 * m)), kkt_pivots)
+        if not factored:
+            return SINGULAR_BRANCH
+    # the blocks' changes of v* and v1 before the impulses', the rows' free velocities
+    for r in range(m):
+        scale[r], start[r] = 1.0, 0.0
+    for contact in range(n):
+        if phase[contact] == LOADING:
+            mass, w0, w1, slope = impact_slope(W_all, G_all, u_all, phi_all, contact_real, law,
+                                               v, contact)
+            scale[3 * contact] = 1.0 - mass * w1 / slope
+            start[3 * contact] = mass * (w1 - w0) / slope
+    moved = moved_b[:2 * nv * k].reshape((2, nv, k))
+    free = free_b[:m * k].reshape((m, k))
+    du = du_b[:m * nv].reshape((m, nv))
+    stationarity = stationarity_b[:m * k].reshape((m, k))
+    first_v = nv if supported else 0
+    free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, supported,
+                          implicit, G, dG, v_star, scale[:m], start[:m],
+                          dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
+                          rhs_nv[:nv * (k - nv)].reshape((nv, k - nv)),
+                          product_nv[:nv * (k - nv)].reshape((nv, k - nv)),
+                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)), moved, free,
+                          du, stationarity)
+    # the configuration block's residual: the rows, the Delassus matrix and the laws moved
+    if impulses and supported:
+        M_lu[:, :] = M
+        lu_factor(M_lu, mass_pivots)
+        A = A_b[:nv * m].reshape((nv, m))  # M~^-1 G^T
+        for s in range(nv):
+            for r in range(m):
+                A[s, r] = G[r, s]
+        lu_solve_rows(M_lu, mass_pivots, A)
+        p = m + 2
+        nj = joint_int.shape[0]
+        diagonal = diagonal_b[:m * nv].reshape((m, nv))
+        dW_gamma = dW_gamma_b[:m * nv].reshape((m, nv))
+        dW_pushed = dW_pushed_b[:m * nv].reshape((m, nv))
+        delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of,
+                        ov_p[:nj * p * 6].reshape((nj, p, 6)),
+                        below_p[:nj * p * 6].reshape((nj, p, 6)), force,
+                        X_b[:nv * p].reshape((nv, p)), pushed[:m],
+                        turned_x_b[:nv * p * 6].reshape((nv, p, 6)),
+                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, turned, turned_pushed,
+                        column_4, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
+                        diagonal, trace)
+        d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
+        dc = dc_b[:m * nv].reshape((m, nv))
+        law_derivatives(kind_all[:m], k_all[:m], b_all[:m], phi_all[:m], W_all, G_all, u_all, v,
+                        contact_real, phase, law, n, trace, diagonal, du, G, dG, True,
+                        friction_change, d_inverse, dc)
+        stationarity_change(H, weight, gamma, pushed[:m], dW_gamma, dW_pushed, d_inverse, dc,
+                            scratch_b[:m * nv].reshape((m, nv)),
+                            residual_b[:m * nv].reshape((m, nv)))
+        residual = residual_b[:m * nv].reshape((m, nv))
+        for r in range(m):
+            for j in range(nv):
+                stationarity[r, j] = residual[r, j]
+    # the impulses' change: the branch's system for every column at once
+    dgamma = dgamma_b[:m * k].reshape((m, k))
+    for r in range(m):
+        for j in range(k):
+            dgamma[r, j] = 0.0
+    if impulses:
+        rhs = rhs_b[:(n_free + ns) * k].reshape((n_free + ns, k))
+        for a_row in range(n_free + ns):
+            for j in range(k):
+                rhs[a_row, j] = -stationarity[free_rows[a_row], j] if a_row < n_free else 0.0
+        lu_solve_rows(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:n_free + ns, :n_free + ns],
+                      kkt_pivots, rhs)
+        for a_row in range(n_free):
+            for j in range(k):
+                dgamma[free_rows[a_row], j] = rhs[a_row, j]
+    state_changes(inverse, G, dgamma, turned, impulses, supported, moved, to_q, to_v, turn,
+                  dv1_b[:nv * k].reshape((nv, k)), correction_b[:nv * k].reshape((nv, k)),
+                  state[:2 * nv * k].reshape((2 * nv, k)))
+    return SUPPORTED if supported else NO_CONFIGURATION
