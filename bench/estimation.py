@@ -125,7 +125,7 @@ def agreement(model, integrator, x, u, A, B) -> tuple[float, float]:
 def contact_costs(quick: bool) -> None:
     """Solo12 standing (config/scenes/solo12_standing.yaml, compliant, 60 steps under its
     feet's feed-forward and a soft joint PD): one step, the exact A and B through the contact
-    solve (``jacobians``: every block from one step and one dynamics pass), A and B by central
+    solve (``jacobians``: one step and one compiled call), A and B by central
     differences, and B's agreement with the differences of a model solved to its rounding
     floor (tolerance 1e-16)."""
     from mbsim_ros import Simulator
