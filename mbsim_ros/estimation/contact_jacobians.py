@@ -68,14 +68,14 @@ class Branch:
     """The solve's optimality conditions at its solution, linearised on the branch each row
     and contact is on (module docstring): ``impulses(stationarity, constraint)`` is the change
     of gamma for given changes of the stationarity residual (m x k: d(P g + q) at fixed g)
-    and of the sliding contacts' cone constraints (one row each)."""
+    and of the sliding contacts' cone constraints (one row each). The parameters' columns'
+    (A and B take jacobian_assembly.branch_factors, compiled)."""
 
     def __init__(self, H, c, gamma, kind, mu, weight) -> None:
         m = len(c)
         self.H, self.c, self.gamma, self.weight, self.mu = H, c, gamma, weight, mu
         weighted = H * weight[None, :]          # H diag(w)
         P = H + weighted @ H
-        self.dq_dc = np.eye(m) + weighted
         gradient = P @ gamma + c + weighted @ c
         sliding, tangent, slip, multiplier = (np.empty(m, dtype=np.int64), np.empty((m, 2)),
                                               np.empty(m), np.empty(m))
@@ -106,13 +106,6 @@ class Branch:
         pushed = self.H @ self.gamma + self.c   # the rows' law residuals r
         return (d_inverse * self.gamma[:, None] + d_inverse * w * pushed[:, None]
                 + self.H @ (w * (d_inverse * self.gamma[:, None] + dc)) + dc)
-
-
-def impulse_sensitivity(H, c, gamma, kind, mu, weight) -> np.ndarray:
-    """d gamma / d c (m x m) at the solution gamma of the problem above (H fixed), on the
-    branch the solution is on (module docstring)."""
-    branch = Branch(H, c, gamma, kind, mu, weight)
-    return branch.impulses(branch.dq_dc)
 
 
 class _Assembly:
