@@ -331,8 +331,8 @@ class Simulator:
 
     def step(self, tau=None) -> StepInfo:
         """Advance one step of dt under joint efforts tau (nv; default zero). The StepInfo of
-        a step that succeeded on the compiled path (Euler, variational) is this Simulator's
-        record of its last step, filled in place (``info.copy()`` keeps one)."""
+        a step that succeeded on the compiled path (Euler, variational, compliant) is this
+        Simulator's record of its last step, filled in place (``info.copy()`` keeps one)."""
         state = self.state
         if state.failed is not None:
             raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "

@@ -6,6 +6,7 @@ buffer, a failed interior-point solve) is finished by the general path with the 
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from mbsim_ros import Simulator, load_urdf
 from mbsim_ros.contact.scene import load_scene
 from mbsim_ros.contact.standing import standing_scene
+from mbsim_ros.integrators.compliant_step import COMPLIANT_ARRAYS
 from mbsim_ros.model import example_robot_urdf, shipped_urdf
 from mbsim_ros.scenarios import LEGGED
 from mbsim_ros.scenarios import brick_urdf, incline
@@ -165,3 +167,72 @@ def test_box_on_rough_heightfield():
 
     sim = assert_same_runs(make, 300)
     assert len(sim.contacts()) >= 3
+
+
+def address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def test_the_step_table_points_at_the_live_arrays(brick_path):
+    """The compiled step takes its arrays as one table (layout.ArrayTable): its views are the
+    State's, the Data's and the integrator's arrays, and a buffer the general path grows is
+    bound again (the new one's address)."""
+    scene = {"ground": {"friction": 0.5},
+             "models": [{"urdf": brick_path, "floating_base": True, "position": [0, 0, 0.045]}]}
+    sim = Simulator.from_scene(scene, dt=1e-3, max_contacts=2)
+    state, integrator = sim.state, sim.integrator
+
+    def live() -> dict:
+        return {"q": state.q, "v": state.v, "effort": state.effort,
+                "acceleration": state.acceleration, "q_next": sim.data.q_next,
+                "bounds": sim.data.bounds.packed, "servo": integrator.servos.table,
+                "contact_int": integrator._contact_int, "memory": integrator._buffers.memory,
+                "memory_int": integrator._impacts.keys, "stats": integrator._stats,
+                "residual_out": integrator._residual, "law": integrator._constants[0]}
+
+    def check():
+        views = COMPLIANT_ARRAYS.unpack(sim.data.fused(state)[2][0])
+        for name, array in live().items():
+            view = getattr(views, name)
+            assert address(view) == address(array) and view.shape == array.shape, name
+
+    check()
+    small = integrator._contact_int
+    for _ in range(20):
+        assert sim.step().converged
+    assert integrator._contact_int is not small, "the general path grew the contact buffer"
+    check()
+
+
+def test_a_compiled_step_reports_through_its_record_and_allocates_nothing(brick_path):
+    """A step on the compiled path returns the integrator's record (base.StepRecord, filled
+    in place: what the general path's StepInfo says, ``copy()`` keeps one), and 1000 of them
+    allocate nothing that outlives a step and almost nothing within one (tracemalloc's peak:
+    the step's count as a Python int; a per-step StepInfo and the argument tuple were
+    4.8 kB)."""
+    scene = load_scene("config/scenes/solo12_standing.yaml")
+    q0 = scene.q0.copy()
+    q0[7:] = LEGS
+    robot = Simulator.from_scene(scene, dt=1e-3)
+    robot.reset(q0)
+    hold = np.zeros(robot.model.nv)
+    hold[6:] = [0.0, 1.0, -0.5] * 4  # about what holds the legs up (a fixed tau)
+    for sim, tau in ((incline(brick_path, 0.3, 1e-3), np.zeros(6)), (robot, hold)):
+        plain = general(incline(brick_path, 0.3, 1e-3)) if sim is not robot else None
+        for _ in range(300):  # landed (the first steps grow the buffers: the general path)
+            sim.step(tau), plain and plain.step(tau)
+        kept = []
+        for _ in range(5):
+            info = sim.step(tau)
+            assert info is sim.integrator.record and info.converged
+            kept.append(info.copy())
+            if plain is not None:
+                assert plain.step(tau) == kept[-1]
+        assert len({info.residual for info in kept}) > 1, "each copy keeps its own step's"
+        tracemalloc.start()
+        for _ in range(1000):
+            info = sim.step(tau)
+        current, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert info is sim.integrator.record and info.iterations > 0
+        assert current < 256 and peak < 512, (current, peak)

@@ -184,8 +184,8 @@ def test_batch_is_step_row_by_row(integrator, options):
 def test_batch_holds_memory_and_allocates_nothing_with_out():
     """Every particle starts from the held memory (the Simulator's: its step bit for bit); with
     out given a call allocates no arrays: its Python heap peak (tracemalloc) does not grow with
-    the particles (numba's unboxing of the chunks' ~80 arrays and the thread hand-over take a
-    few kB, the same for 64 particles or 4096, whose result is 1.2 MB)."""
+    the particles (numba's unboxing of the chunks and the thread hand-over take a few kB, the
+    same for 64 particles or 4096, whose result is 1.2 MB)."""
     import tracemalloc
 
     sim, effort = scene_run("solo12", "compliant")
@@ -207,8 +207,8 @@ def test_batch_holds_memory_and_allocates_nothing_with_out():
             process.step_batch(X, u, out=out, parallel=parallel)
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
-        # serial: flat (5.3 / 6.0 kB for 64 / 4096); parallel: the thread hand-over's
-        # 9-15 kB whatever the count
+        # serial: flat (1.6 / 1.7 kB for 64 / 4096); parallel: the thread hand-over's
+        # 6-15 kB whatever the count
         growth = 1_000 if not parallel else 10_000
         assert max(peaks) < 20_000 and peaks[1] < peaks[0] + growth, peaks
 

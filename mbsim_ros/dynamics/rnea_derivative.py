@@ -101,22 +101,62 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df
                 df[p, r] += df[i, r]
 
 
+@step
+def inertia_column(Y, k, out):
+    """out = Y e_k, column k of Y = (m, h, I_o) (kinematics.inertia_to_matrix): the entries
+    inertia_times_motion gives for the unit twist e_k, without its products by 0 and 1."""
+    m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
+    for r in range(6):
+        out[r] = 0.0
+    if k < 3:  # a linear unit: (m e_k, h x e_k)
+        out[k] = m
+        if k == 0:
+            out[4], out[5] = hz, -hy
+        elif k == 1:
+            out[3], out[5] = -hz, hx
+        else:
+            out[3], out[4] = hy, -hx
+        return
+    if k == 3:  # an angular unit: (-h x e_k, I_o e_k)
+        out[1], out[2], out[3], out[4], out[5] = -hz, hy, Y[4], Y[5], Y[6]
+    elif k == 4:
+        out[0], out[2], out[3], out[4], out[5] = hz, -hx, Y[5], Y[7], Y[8]
+    else:
+        out[0], out[1], out[3], out[4], out[5] = -hy, hx, Y[6], Y[8], Y[9]
+
+
+@step
+def motion_cross_unit(x, k, out):
+    """out = x cross e_k (kinematics.motion_cross_motion with the unit twist e_k, without its
+    products by 0 and 1)."""
+    for r in range(6):
+        out[r] = 0.0
+    if k == 0:
+        out[1], out[2] = x[5], -x[4]
+    elif k == 1:
+        out[0], out[2] = -x[5], x[3]
+    elif k == 2:
+        out[0], out[1] = x[4], -x[3]
+    elif k == 3:
+        out[1], out[2], out[4], out[5] = x[2], -x[1], x[5], -x[4]
+    elif k == 4:
+        out[0], out[2], out[3], out[5] = -x[2], x[0], -x[5], x[3]
+    else:
+        out[0], out[1], out[3], out[4] = x[1], -x[0], x[4], -x[3]
+
+
 @routine
 def coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp):
     """Per body i, then summed over subtrees (parents come before children): the momentum
     h_i = Y_i ov_i into momenta (nj, 6) and the 6x6 map B_i x = ov_i x* (Y_i x) - Y_i (ov_i x x)
     into coriolis (nj, 6, 6). tmp: (>= 4, 6)."""
     nj = joint_int.shape[0]
-    e = tmp[0]
     for i in range(nj):
         inertia_times_motion(oY[i], ov[i], momenta[i])
         for k in range(6):
-            for r in range(6):
-                e[r] = 0.0
-            e[k] = 1.0
-            inertia_times_motion(oY[i], e, tmp[1])
+            inertia_column(oY[i], k, tmp[1])  # Y e_k
             motion_cross_force(ov[i], tmp[1], tmp[2])
-            motion_cross_motion(ov[i], e, tmp[1])
+            motion_cross_unit(ov[i], k, tmp[1])  # ov x e_k
             inertia_times_motion(oY[i], tmp[1], tmp[3])
             for r in range(6):
                 coriolis[i, r, k] = tmp[2, r] - tmp[3, r]

@@ -19,7 +19,7 @@ from numba import njit
 
 from .._jit import step
 from ..codes import OK, UNFINISHED
-from ..integrators.compliant_step import compliant_advance
+from ..integrators.compliant_step import compliant_advance, unpack_compliant
 from .batch import load_row, store_row
 
 # an entry point (_jit.kernel) that releases the GIL: the threads of a parallel batch run it
@@ -45,9 +45,10 @@ def restore_memory(memory, impacts, held, held_impacts):
 @threaded_kernel
 def contact_batch(X, U, start, end, chunk, codes, out):
     """Particles start..end-1: x = (q, v) -> (q', v') by compliant_advance from the held
-    memory (its q and v are arguments[7], arguments[8]: it commits into them)."""
+    memory (it commits into its table's q and v)."""
     arguments, memory, impacts, held, held_impacts = chunk
-    q, v = arguments[7], arguments[8]
+    bound = unpack_compliant(arguments[0])
+    q, v = bound.q, bound.v
     for n in range(start, end):
         restore_memory(memory, impacts, held, held_impacts)
         load_row(X, n, q, v)

@@ -297,7 +297,9 @@ class ProcessModel:
                     future.result()
             else:
                 batch(X, U, 0, n, chunks[0], codes, out)
-            rows = np.flatnonzero(codes == UNFINISHED) if UNFINISHED in codes else ()
+            # (codes.max() first: `in` would allocate n booleans at every call)
+            rows = np.flatnonzero(codes == UNFINISHED) \
+                if codes.max() >= UNFINISHED and UNFINISHED in codes else ()
         nq = self.nq
         for n in rows:
             q, v = X[n, :nq].copy(), X[n, nq:].copy()  # (out may be X)

@@ -30,10 +30,10 @@ class StepInfo:
       bounds, codes.OUT_OF_BOUNDS), what left them (bounds.Departure: the joint or body, the
       value, the bound, the step); None otherwise.
 
-    ``Simulator.step`` returns, for a step that succeeded on the compiled path of Euler and
-    variational, the Simulator's own record of its last step (base.StepRecord, read from the
-    arrays the step fills in place: no object made per step); ``copy()`` keeps one. A failed
-    step's StepInfo is its own."""
+    ``Simulator.step`` returns, for a step that succeeded on the compiled path of Euler,
+    variational and compliant, the Simulator's own record of its last step (base.StepRecord,
+    read from the arrays the step fills in place: no object made per step); ``copy()`` keeps
+    one. A failed step's StepInfo is its own."""
 
     __slots__ = ("iterations", "residual", "converged", "fallback", "message", "substeps",
                  "departure")

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..codes import BILATERAL, DIVERGED, NOT_POSITIVE, OK, SINGULAR
+from ..codes import BILATERAL, DIVERGED, NOT_POSITIVE, SINGULAR
 from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
 from ..contact.scene import Scene
@@ -42,14 +42,15 @@ from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import DYNAMICS, new_workspace
 from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
                                  force_wrench, rows_from_wrenches, spring_forces)
-from .base import Integrator, StepInfo, register
+from .base import Integrator, StepInfo, StepRecord, register
 from .compliant_kernels import (apply_impulses, body_wrenches, damped_system, delassus,
                                 dof_parents, free_velocity, implicit_free_velocity,
                                 implicit_impulses, implicit_system, ltl_factor, servo_saturated,
                                 servo_system)
-from .compliant_step import (C_CONTACTS, C_ROWS, CONTACTS_FULL, F_DETECTION, F_IMPLICIT,
-                             F_LIMITS, F_MESH_KIND, F_MESHES, F_PYRAMID, L_CORNER_RADIUS,
-                             L_DAMPING, L_DISSIPATION, L_E_STAR, L_FRICTION, L_H, L_INV_DT,
+from .compliant_step import (COMPLIANT_ARRAYS, C_CONTACTS, C_ROWS, CONTACTS_FULL,
+                             F_DETECTION, F_IMPLICIT, F_LIMITS, F_MESH_KIND, F_MESHES,
+                             F_PYRAMID, L_CORNER_RADIUS, L_DAMPING, L_DISSIPATION, L_E_STAR,
+                             L_FRICTION, L_H, L_INV_DT,
                              L_LIMIT_DAMPING, L_LIMIT_RATE, L_LIMIT_STIFFNESS, L_MARGIN,
                              L_IMPACT_SPEED, L_MESH_BAND, L_NORMAL_WEIGHT, L_REFERENCE_DEPTH,
                              L_REGULARIZATION, L_RESTITUTION, L_RIGID_COMPLIANCE, L_STIFFNESS,
@@ -253,6 +254,9 @@ class CompliantIntegrator(Integrator):
         self.rows = ConeRows(dt, solver, cone, self.normal_weight, self.regularization,
                              max_iterations, self.tolerance, warm_start)
         self._info = StepInfo()
+        self._stats = np.array([0, 0, 1], dtype=np.int64)  # the fused step's record
+        self._residual = np.zeros(1)
+        self.record = StepRecord(self._stats, self._residual)
         one_dof = [i for i in range(model.njoints) if model.joint_kinds[i] != "free_flyer"]
         bounded = [i for i in one_dof if np.isfinite(model.lower_position_limit[model.idx_q[i]])
                    or np.isfinite(model.upper_position_limit[model.idx_q[i]])]
@@ -451,33 +455,30 @@ class CompliantIntegrator(Integrator):
     def fused(self, state, data) -> tuple | None:
         """compliant_advance bound to these buffers, for the steps it covers (no springs,
         applied forces, constraints or projection; rows whose solve is compiled: ConeRows with
-        the interior-point solver); None for the others. No rollout kernel: Simulator.rollout
-        steps one by one."""
+        the interior-point solver); None for the others: (compliant_advance, None, (its
+        COMPLIANT_ARRAYS table,)). No rollout kernel: Simulator.rollout steps one by one."""
         if (self.springs or self.forces or self.constraints or self.project
                 or not self.rows.compiled):
             return None  # (the rigid integrator's LcpRows: its steps stay in Python)
-        m, buf = self.model, self._buffers
+        m, buf, servos = self.model, self._buffers, self.servos
         implicit = self._implicit or _ImplicitBuffers.make(0)
         (shapes, scratch, (shape_k, shape_b), shape_e), (law, flags) = (self._shape_arrays,
                                                                          self._constants)
         oR, op, oS = self._frames
-        rows = (buf.directions, buf.G, buf.phi, buf.kind, buf.k, buf.b, buf.mu, buf.Z,
-                buf.support, buf.support_size, buf.W, buf.u, buf.gamma)
-        arguments = (m.joint_int, m.joint_real, m.gravity, m.damping, m.armature, law, flags,
-                     state.q, state.v, self._ws, oR, op, oS, self._M, self._parent, self._bias,
-                     self._force, self._v_star, self._v_step, self._zero, implicit.K,
-                     implicit.pivots, implicit.dB, implicit.crossed, shapes, scratch,
-                     self._contact_int, self._contact_real, self._ahead, shape_k, shape_b,
-                     shape_e,
-                     self._ground, self._terrain, self._scratch[0], self._scratch[1],
-                     self._limit_iq, self._limit_iv, m.lower_position_limit, m.upper_position_limit,
-                     self._recovery, self._friction_iv, self._friction_bound, rows,
-                     tuple(buf.solver), self.rows.limits, buf.memory, tuple(self._impacts),
-                     self._origins,
-                     self._counts, data.q_next, data.v_next, state.acceleration, state.effort,
-                     data.bounds.packed, self.servos.table, self.servos.iq,
-                     self.servos.saturated, self._scratch_v)
-        return compliant_advance, None, arguments
+        self._bound = COMPLIANT_ARRAYS.bind((  # the table's arrays, held while it is used
+            m.joint_int, m.joint_real, m.gravity, m.damping, m.armature, law, flags, state.q,
+            state.v, self._ws, oR, op, oS, self._M, self._parent, self._bias, self._force,
+            self._v_star, self._v_step, self._zero, *implicit, *shapes, *scratch,
+            self._contact_int, self._contact_real, self._ahead, shape_k, shape_b, shape_e,
+            self._ground, self._terrain, self._scratch[0], self._scratch[1], self._limit_iq,
+            self._limit_iv, m.lower_position_limit, m.upper_position_limit, self._recovery,
+            self._friction_iv, self._friction_bound, buf.directions, buf.G, buf.phi, buf.kind,
+            buf.k, buf.b, buf.mu, buf.Z, buf.support, buf.support_size, buf.W, buf.u,
+            buf.gamma, *buf.solver, self.rows.limits, buf.memory, *self._impacts,
+            self._origins, self._counts, data.q_next, data.v_next, state.acceleration,
+            state.effort, data.bounds.packed, servos.table, servos.iq, servos.saturated,
+            self._scratch_v, self._stats, self._residual))
+        return compliant_advance, None, (self._bound.table,)
 
     @functools.cached_property
     def _constants(self) -> tuple[np.ndarray, np.ndarray]:
@@ -525,13 +526,6 @@ class CompliantIntegrator(Integrator):
     @property
     def _terrain(self) -> np.ndarray:
         return self.scene.terrain if self.scene is not None else _NO_TERRAIN
-
-    def step_info(self, code: int) -> StepInfo:
-        if code == OK:  # (numpy scalars cost ~0.3 us each: one tolist, one item)
-            _, rows, steps = self._counts.tolist()
-            return StepInfo(steps if rows else 0, self.rows.limits.item(2) if rows else 0.0,
-                            True, False, "")
-        return StepInfo(0, 0.0, False, False, self.failure_message(code))
 
     def failure_message(self, code: int) -> str:
         return _FAILURES.get(code, f"kernel code {code}")

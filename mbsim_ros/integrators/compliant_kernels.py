@@ -154,7 +154,9 @@ def implicit_impulses(G, gamma, m, K, pivots, v_star, v_out):
 
 @kernel
 def delassus(L, parent, G, m, v_star, Z, support, support_size, W, u):
-    """Z[:m] (rows z_r: L^T z_r = g_r), their supports, W[:m, :m] = Z Z^T and u = G v*."""
+    """Z[:m] (rows z_r: L^T z_r = g_r), their supports, W[:m, :m] = Z Z^T and u = G v*. The
+    solve skips a row's zero entries (a zero moves no ancestor): the entries off a support,
+    zeros either way, are read only as the zero products in W's sums."""
     nv = L.shape[0]
     for r in range(m):
         z = Z[r]
@@ -163,7 +165,14 @@ def delassus(L, parent, G, m, v_star, Z, support, support_size, W, u):
             z[i] = G[r, i]
             s += G[r, i] * v_star[i]
         u[r] = s
-        solve_lt(L, parent, z)
+        for i in range(nv - 1, -1, -1):  # z <- L^-T z (solve_lt), past the zero entries
+            if z[i] == 0.0:  # (a zero stays zero and moves no ancestor)
+                continue
+            z[i] /= L[i, i]
+            j = parent[i]
+            while j >= 0:
+                z[j] -= L[i, j] * z[i]
+                j = parent[j]
         count = 0
         for i in range(nv):
             if z[i] != 0.0:

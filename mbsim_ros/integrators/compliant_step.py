@@ -36,6 +36,7 @@ from .compliant_kernels import (apply_impulses, contact_rows, damped_system, del
                                 reachable_contacts, servo_system)
 from ..solvers.cone_solver import solve_rows
 from .fused import begin_fused, commit_state
+from ..layout import ArrayTable
 from .impacts import impact_rows, remember_impacts
 from .servo import any_servo, servo_saturation
 
@@ -132,24 +133,68 @@ def set_on_energy(law, contact_int, contact_real, n, shape_k, shape_e, v, rows, 
                 memory_int, memory_real, memory_count, phase, speed)
 
 
+# The fused step's arrays (fused.py) as one argument (layout.ArrayTable): from Python it takes
+# (tau, table). shapes: detect_contacts' nine shape arrays (body .. bound); scratch: its four
+# (wR .. clip); rows: directions .. gamma; solver: the cone solver's (mats, vecs, ints);
+# impacts: the impact phases' memory (memory_int, memory_real, memory_count) and this step's
+# phases and impact speeds (impacts.py); servo, iq, saturated: the joint servos (servo.py; iq
+# all -1: none), added: scratch (nv); stats, residual_out: the step's record (base.StepRecord)
+COMPLIANT_ARRAYS = ArrayTable("CompliantArrays", [
+    ("joint_int", "int64", 2), ("joint_real", "float64", 2), ("gravity", "float64", 1),
+    ("damping", "float64", 1), ("armature", "float64", 1), ("law", "float64", 1),
+    ("flags", "int64", 1), ("q", "float64", 1), ("v", "float64", 1), ("ws", "float64", 1),
+    ("oR", "float64", 3), ("op", "float64", 2), ("oS", "float64", 2), ("L", "float64", 2),
+    ("parent", "int64", 1), ("bias", "float64", 1), ("force", "float64", 1),
+    ("v_star", "float64", 1), ("v_step", "float64", 1), ("zero", "float64", 1),
+    ("K", "float64", 2), ("pivots", "int64", 1), ("dB", "float64", 2), ("crossed", "float64", 2),
+    ("body", "int64", 1), ("model", "int64", 1), ("shape_kind", "int64", 1),
+    ("sR", "float64", 3), ("sp", "float64", 2), ("size", "float64", 2), ("first", "int64", 1),
+    ("local", "float64", 2), ("bound", "float64", 1),
+    ("wR", "float64", 3), ("wp", "float64", 2), ("x", "float64", 1), ("clip", "float64", 3),
+    ("contact_int", "int64", 2), ("contact_real", "float64", 2), ("ahead", "float64", 1),
+    ("shape_k", "float64", 1), ("shape_b", "float64", 1), ("shape_e", "float64", 1),
+    ("ground", "float64", 1), ("terrain", "float64", 1), ("va", "float64", 1),
+    ("vb", "float64", 1), ("limit_iq", "int64", 1), ("limit_iv", "int64", 1),
+    ("lower", "float64", 1), ("upper", "float64", 1), ("recovery", "float64", 1),
+    ("friction_iv", "int64", 1), ("friction_bound", "float64", 1),
+    ("directions", "float64", 2), ("G", "float64", 2), ("phi", "float64", 1),
+    ("kind", "int64", 1), ("k", "float64", 1), ("b", "float64", 1), ("mu", "float64", 1),
+    ("Z", "float64", 2), ("support", "int64", 2), ("support_size", "int64", 1),
+    ("W", "float64", 2), ("u", "float64", 1), ("gamma", "float64", 1),
+    ("mats", "float64", 3), ("vecs", "float64", 2), ("ints", "int64", 2),
+    ("limits", "float64", 1), ("memory", "int64", 2),
+    ("memory_int", "int64", 2), ("memory_real", "float64", 2), ("memory_count", "int64", 1),
+    ("phase", "int64", 1), ("speed", "float64", 1),
+    ("origins", "float64", 2), ("counts", "int64", 1), ("q_next", "float64", 1),
+    ("v_next", "float64", 1), ("acceleration", "float64", 1), ("effort", "float64", 1),
+    ("bounds", "float64", 1), ("servo", "float64", 2), ("iq", "int64", 1),
+    ("saturated", "int64", 1), ("added", "float64", 1), ("stats", "int64", 1),
+    ("residual_out", "float64", 1)], __name__)
+unpack_compliant = COMPLIANT_ARRAYS.unpack
+
+
 @kernel
-def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, law, flags, q, v,
-                      ws, oR, op, oS, L, parent, bias, force, v_star, v_step, zero, K, pivots,
-                      dB, crossed, shapes, scratch, contact_int, contact_real, ahead, shape_k,
-                      shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower,
-                      upper, recovery, friction_iv, friction_bound, rows, solver, limits, memory,
-                      impacts, origins, counts, q_next, v_next, acceleration, effort, bounds,
-                      servo, iq, saturated, added):
-    """One compliant step from (q, v) under tau, committed into q, v, acceleration and effort
-    when it is within the bounds (module docstring; fused.commit_state). shapes:
-    detect_contacts' nine shape arrays; scratch: its four; rows: (directions, G, phi, kind, k,
-    b, mu, Z, support, support_size, W, u, gamma); solver: the cone solver's (mats, vecs,
-    ints); impacts: the impact phases' memory
-    (memory_int, memory_real, memory_count) and this step's phases and impact speeds
-    (impacts.py); servo, iq, saturated: the joint servos (servo.py; iq all -1: none), added:
-    scratch (nv). The effort written is tau (the servoed joints' own is in the servo table).
-    RESOLVE, nothing committed: a servo newly saturated (module docstring)."""
-    if not begin_fused(tau, effort):
+def compliant_advance(tau, table) -> int:
+    """One compliant step from (q, v) under tau on the arrays of a COMPLIANT_ARRAYS table,
+    committed into q, v, acceleration and effort when it is within the bounds (module
+    docstring; fused.commit_state), and its record into stats (iterations: the solve's Newton
+    steps, fallbacks 0, pieces 1) and residual_out (the solve's, 0.0 without rows). The effort
+    written is tau (the servoed joints' own is in the servo table). BAD_ARG0 (nothing
+    written) for a tau that is not finite or not nv long; RESOLVE, nothing committed: a servo
+    newly saturated (module docstring)."""
+    (joint_int, joint_real, gravity, damping, armature, law, flags, q, v, ws, oR, op, oS, L,
+     parent, bias, force, v_star, v_step, zero, K, pivots, dB, crossed, body, model,
+     shape_kind, sR, sp, size, first, local, bound, wR, wp, x, clip, contact_int, contact_real,
+     ahead, shape_k, shape_b, shape_e, ground, terrain, va, vb, limit_iq, limit_iv, lower,
+     upper, recovery, friction_iv, friction_bound, directions, G, phi, kind, k, b, mu, Z,
+     support, support_size, W, u, gamma, mats, vecs, ints, limits, memory, memory_int,
+     memory_real, memory_count, phase, speed, origins, counts, q_next, v_next, acceleration,
+     effort, bounds, servo, iq, saturated, added, stats, residual_out) = unpack_compliant(table)
+    shapes = (body, model, shape_kind, sR, sp, size, first, local, bound)
+    scratch = (wR, wp, x, clip)
+    rows = (directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma)
+    impacts = (memory_int, memory_real, memory_count, phase, speed)
+    if tau.shape[0] != v.shape[0] or not begin_fused(tau, effort):
         return BAD_ARG0
     h = law[L_H]
     implicit = flags[F_IMPLICIT] != 0
@@ -181,8 +226,6 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
                    contact_real, ahead, ground, terrain, va, vb, origins, counts)
         if n < 0:
             return UNFINISHED
-    directions, G, phi, kind, k, b, mu, Z, support, support_size, W, u, gamma = rows
-    mats, vecs, ints = solver
     if 3 * n + 2 * limit_iv.shape[0] + friction_iv.shape[0] > G.shape[0]:
         return UNFINISHED
     m = fill_rows(joint_int, law, flags, q, v, oS, n, contact_int, contact_real, shape_k,
@@ -218,8 +261,9 @@ def compliant_advance(tau, joint_int, joint_real, gravity, damping, armature, la
         return RESOLVE
     if not commit_state(q, v, q_next, v_next, acceleration, law[L_INV_DT], bounds):
         return OUT_OF_BOUNDS
+    stats[0], stats[1], stats[2] = counts[C_STEPS], 0, 1
+    residual_out[0] = limits[2] if m else 0.0
     if flags[F_IMPACTS]:
-        memory_int, memory_real, memory_count, phase, speed = impacts
         remember_impacts(contact_int, contact_real, n, phase, speed, memory_int, memory_real,
                          memory_count)
     return OK
