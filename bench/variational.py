@@ -5,10 +5,14 @@ step time on the 7-DOF arm and the 100-link chain, the initial guesses, and the 
 passive 10-link chain against semi-implicit Euler (Fig. 2). Writes PNGs to docs/figures/.
 
 Run: `.venv/bin/python bench/variational.py [--quick]` (or `make bench`).
+`--against-mujoco N`: only issue 34's two ratios, N times, each side by side in one process with
+MuJoCo's RK4 (bench/peers' own measures: the arm7 step at 1 ms, and the 10-link chain's
+accuracy-cost frontier, 10 s below an energy error of 1e-4), with the load average.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -145,10 +149,38 @@ def energy_figure(seconds: float) -> tuple[dict, Path]:
     return runs, path
 
 
+def against_mujoco(repeats: int) -> None:
+    """The o2 step on arm7 and the frontier (o2, o4) against MuJoCo RK4, as bench/peers
+    measures them (its functions), `repeats` times."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import peers.__main__ as peers
+    from peers.engines import CONFIGS
+    from peers.models import describe
+
+    labels = ("ours variational o2", "ours variational o4", "MuJoCo RK4")
+    arm, chain = describe(shipped_urdf("arm7"), "arm7"), peers.energy_chain()
+    for run in range(repeats):
+        load = os.getloadavg()[0]
+        step = {label: peers.step_cost_us(arm, CONFIGS[label][1], 200, 9)
+                for label in labels[::2]}
+        front = {label: peers.frontier(chain, CONFIGS[label][1], 10.0, 20.0) for label in labels}
+        rk4 = "MuJoCo RK4"
+        print(f"run {run + 1} (load {load:.2f} -> {os.getloadavg()[0]:.2f}): step arm7 o2 "
+              f"{step[labels[0]]:.2f} us, RK4 {step[rk4]:.2f} us, ratio "
+              f"{step[labels[0]] / step[rk4]:.2f} | frontier "
+              + ", ".join(f"{k} {f.summary(10.0)}" for k, f in front.items())
+              + f" | o2 / RK4 {front[labels[0]].wall / front[rk4].wall:.2f}, o4 / RK4 "
+              f"{front[labels[1]].wall / front[rk4].wall:.2f}", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--against-mujoco", type=int, metavar="N", default=0)
     args = parser.parse_args(argv)
+    if args.against_mujoco:
+        against_mujoco(args.against_mujoco)
+        return 0
     FIGURES.mkdir(parents=True, exist_ok=True)
     steps = 30 if args.quick else 200
     sizes = (10, 50, 100) if args.quick else (10, 25, 50, 100, 200, 500, 1000)

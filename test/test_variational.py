@@ -325,3 +325,40 @@ def test_friction_on_a_coupled_arm_is_stable_and_dissipative():
         assert sim.step().converged
         energies.append(sim.energy())
     assert np.diff(energies).max() < 0.0  # damping 0.1 and friction 1.5 on every joint
+
+
+@pytest.mark.parametrize("label, options", [("arm7_damped", {}), ("arm7_undamped", {}),
+                                            ("arm7_floating", {}), ("arm7_damped", {"order": 4}),
+                                            ("arm7_undamped", {"solver": "newton"})])
+def test_the_kinematics_a_step_leaves_for_the_next_change_no_bit(label, options):
+    """A step ends with the kinematics (and, without damping or servos, the factorisation of
+    M + a) at its new q in its workspace, and the next step from that q takes them instead of
+    computing them again: that step must be the one a fresh Simulator takes from the same
+    state, bit for bit."""
+    from mbsim_ros.integrators.variational import (C_FACTOR, C_KINEMATICS, Q_KIN, V_ADDED,
+                                                   VARIATIONAL)
+
+    text = shipped_urdf("arm7").read_text()
+    model = load_urdf(text.replace('damping="0.1"', 'damping="0"') if label == "arm7_undamped"
+                      else text, floating_base=label == "arm7_floating")
+    rng = np.random.default_rng(11)
+    taus = rng.normal(0.0, 2.0, (40, model.nv))
+    sim = Simulator(model, DT, "variational", **options)
+    sim.reset(sim.q.copy(), rng.standard_normal(model.nv))
+    for tau in taus[:20]:
+        assert sim.step(tau).converged
+    for tau in taus[20:]:
+        fresh = Simulator(model, DT, "variational", **options)
+        fresh.set_state(sim.get_state())
+        cache = VARIATIONAL.views(sim.integrator._vws, model.njoints, model.nv, model.nq)
+        assert cache.cached[C_KINEMATICS] == 1.0  # the last step left them, at this q:
+        np.testing.assert_array_equal(cache.qv[Q_KIN], sim.q)
+        if label == "arm7_undamped":  # and the factorisation the next step starts from
+            assert cache.cached[C_FACTOR] == 1.0
+            np.testing.assert_array_equal(cache.vec[V_ADDED], model.armature)
+        a, b = sim.step(tau), fresh.step(tau)
+        assert a.converged and b.converged
+        assert (a.iterations, a.residual, a.substeps) == (b.iterations, b.residual, b.substeps)
+        for name in ("q", "v"):
+            np.testing.assert_array_equal(getattr(sim, name), getattr(fresh, name))
+        np.testing.assert_array_equal(sim.integrator.p, fresh.integrator.p)

@@ -12,6 +12,8 @@ dt * (g1, g2, g1) (Yoshida's triple jump).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._jit import kernel, routine, step
@@ -23,7 +25,7 @@ from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
                               project_subtree_sums)
 from ..dynamics.drnea_derivative import assemble_jacobian, body_jacobian_block
 from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinematics_step,
-                                   pose_step, world_motion_subspace)
+                                   pose_step, world_inertia, world_motion_subspace)
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, new_workspace
@@ -50,10 +52,14 @@ V_B, V_R, V_X, V_DX, V_VK, V_WORK, V_Y, V_GNEW, V_PCUR, V_UEFF, V_DIAG, V_RES = 
 V_PRECOND, V_LINEAR, V_XBEST, V_PPIECE = range(12, 16)
 # the substep's force with the servos' (servo.servo_forces) and the servos' linear terms
 V_UTOTAL, V_SERVO_LINEAR = range(16, 18)
-N_VECTORS = 18
-# rows of the (n_configurations, nq) block
-Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE = range(4)
-N_CONFIGURATIONS = 4
+V_ADDED = 18  # the diagonal added to M in the factorisation IA_k, U_k, Dinv_k hold
+N_VECTORS = 19
+# rows of the (n_configurations, nq) block; Q_KIN: the q of the kinematics oR_k ... oY_k hold
+Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE, Q_KIN = range(5)
+N_CONFIGURATIONS = 5
+# entries of `cached`: 1.0 when oR_k, op_k, oS_k, oY_k are the kinematics at row Q_KIN, and when
+# IA_k, U_k, Dinv_k factor M + diag(row V_ADDED) at those kinematics (0.0: not known to be)
+C_KINEMATICS, C_FACTOR = range(2)
 # Newton's backtracking: at most this many halvings of a step that raises the residual
 NEWTON_HALVINGS = 4
 
@@ -67,7 +73,7 @@ VARIATIONAL = Layout("VariationalViews", [
     ("F", (MAX_ANDERSON, "nv")), ("G", (MAX_ANDERSON, "nv")),           # Anderson's histories
     ("AtA", (MAX_ANDERSON, MAX_ANDERSON)), ("rhs", (2, MAX_ANDERSON)),
     ("dense", (2, "nv", "nv")), ("S8", (8, 6, 6)), ("powers", (31, 6)),  # Newton's Jacobian
-    ("tmp2", (2, 6)), ("R3", (2, 3, 3))], __name__)
+    ("tmp2", (2, 6)), ("R3", (2, 3, 3)), ("cached", (2,))], __name__)
 carve_variational = VARIATIONAL.carve  # carve_variational(vws, nj, nv, nq) -> VariationalViews
 
 
@@ -75,11 +81,30 @@ def variational_workspace_size(nj: int, nv: int, nq: int) -> int:
     return VARIATIONAL.size(nj=nj, nv=nv, nq=nq)
 
 
+@step
+def views(ws, vws, nj, nv, nq) -> tuple:
+    """The dynamics and the variational workspaces' views, carved where they are used: passed
+    down as two namedtuples of 40 views, they cost a routine call about 0.25 us (arm7)."""
+    return carve(ws, nj, nv), carve_variational(vws, nj, nv, nq)
+
+
+@step
+def same_bits(a, b) -> bool:
+    """a and b hold the same numbers, zeros of the same sign (a cache keyed on a vector)."""
+    for k in range(a.shape[0]):
+        if a[k] != b[k] or (a[k] == 0.0 and math.copysign(1.0, a[k]) != math.copysign(1.0, b[k])):
+            return False
+    return True
+
+
 @routine
-def residual(joint_int, joint_real, Yb, h, q, dyn, vw) -> float:
+def residual(joint_int, joint_real, Yb, h, q, nv, ws, vws) -> float:
     """DRNEA (Alg. 2) at q_next = q (+) x (row V_X): r = b - sum J_i(q_k)^T (m_i - wg_i) -
     linear x into row V_R, with linear = c/2 + a/h (damping's F- and the armature's D1 Ld).
-    Returns max |r|; leaves body momenta in mom and relative twists in xis."""
+    Returns max |r|; leaves body momenta in mom, relative twists in xis and the poses at
+    q_next in the dynamics workspace's oR, op (finish_step takes them from there: every solve
+    ends on a residual at its x)."""
+    dyn, vw = views(ws, vws, joint_int.shape[0], nv, q.shape[0])
     vec, q_next = vw.vec, vw.qv[Q_NEXT]
     x, b, linear, r = vec[V_X], vec[V_B], vec[V_LINEAR], vec[V_R]
     mom, acc, wg = vw.mom, vw.acc, vw.wg
@@ -161,27 +186,42 @@ def anderson_mix(x, f, k, depth, F, G, AtA, rhs, g_new):
 
 @routine
 def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, servo, iq,
-               saturated, guess, ig3, ws, dyn, vw) -> int:
+               saturated, guess, ig3, ws, vws) -> int:
     """Kinematics, gravity half-impulses and the factorisation of the preconditioner
     M(q_k) + a + h c/2 + h s (-dr/dx times h, but for the configuration dependence; s: the
     servos' linear terms, row V_SERVO_LINEAR); b = p_k + h/2 u (u: row V_UTOTAL);
     v_k from that factorisation; the initial guess x (Lee et al. 2016 sec. 3.3: IG1 x = 0,
     IG2 x = h v_k, IG3 a semi-implicit Euler step with implicit damping; ``ig3`` None: compiled
-    without IG3, see VariationalIntegrator.choices)."""
-    nj, nv = joint_int.shape[0], p.shape[0]
+    without IG3, see VariationalIntegrator.choices). The kinematics and the factorisation are
+    taken as they are when they are already those of q (the last step ended at q: finish_step,
+    variational_step_kernel) and of this added diagonal: the same numbers, not computed again."""
+    nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
+    dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = vw
+     dense, S8, powers, tmp2, R3, cached) = vw
     b, x, dx, v_k = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK]
     precond, linear, servo_linear = vec[V_PRECOND], vec[V_LINEAR], vec[V_SERVO_LINEAR]
+    added = vec[V_ADDED]
     for k in range(nv):
         precond[k] = armature[k] + 0.5 * h * damping[k] + h * servo_linear[k]
         linear[k] = precond[k] / h
+    if not (cached[C_KINEMATICS] == 1.0 and same_bits(q, qv[Q_KIN])):
+        cached[C_KINEMATICS] = cached[C_FACTOR] = 0.0
+        for i in range(nj):
+            kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
+        for k in range(nq):
+            qv[Q_KIN, k] = q[k]
+        cached[C_KINEMATICS] = 1.0
     for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
         gravity_wrench(oY_k[i], gravity, 0.5 * h, wg[i])
-    if not minv_factor(joint_int, precond, oS_k, oY_k, IA_k, U_k, Dinv_k, small, tmp):
-        return SINGULAR
+    if not (cached[C_FACTOR] == 1.0 and same_bits(precond, added)):
+        cached[C_FACTOR] = 0.0
+        if not minv_factor(joint_int, precond, oS_k, oY_k, IA_k, U_k, Dinv_k, small, tmp):
+            return SINGULAR
+        for k in range(nv):
+            added[k] = precond[k]
+        cached[C_FACTOR] = 1.0
     for k in range(nv):
         b[k] = p[k] + 0.5 * h * u[k]
     minv_apply(joint_int, oS_k, U_k, Dinv_k, p, pA, oa, v_k)
@@ -213,11 +253,12 @@ def keep_if_best(rnorm, best, x, x_best) -> float:
 
 @routine
 def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, threshold, floor,
-               rnorm, dyn, vw):
+               rnorm, ws, vws):
     """Alg. 3, preconditioned: x <- x + h (M(q_k) + a + h c/2)^-1 r (Anderson-mixed when
     depth > 0); the best iterate is kept in its row. Returns (max |r|, iterations, reached the
     rounding floor, best max |r|)."""
     nv = damping.shape[0]
+    dyn, vw = views(ws, vws, joint_int.shape[0], nv, q.shape[0])
     vec = vw.vec
     r, x, dx, g_new = vec[V_R], vec[V_X], vec[V_DX], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
@@ -236,20 +277,21 @@ def riqn_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, depth, thresh
             for k in range(nv):
                 x[k] += dx[k]
         iterations += 1
-        rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
+        rnorm = residual(joint_int, joint_real, Yb, h, q, nv, ws, vws)
         best = keep_if_best(rnorm, best, x, vec[V_XBEST])
     return rnorm, iterations, False, best
 
 
 @routine
-def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, dyn,
-                  vw):
+def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, rnorm, ws,
+                  vws):
     """Broyden's "good" update of the inverse Jacobian H, from H0 = -h (M(q_k) + a + h c/2)^-1.
     Returns (max |r|, iterations, False, best max |r|)."""
     nv = damping.shape[0]
+    dyn, vw = views(ws, vws, joint_int.shape[0], nv, q.shape[0])
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = vw
+     dense, S8, powers, tmp2, R3, cached) = vw
     r, x, dx, work, y, row = vec[V_R], vec[V_X], vec[V_DX], vec[V_WORK], vec[V_Y], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
     H = dense[1]
@@ -269,7 +311,7 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
             x[k] += dx[k]
             y[k] = r[k]
         iterations += 1
-        rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
+        rnorm = residual(joint_int, joint_real, Yb, h, q, nv, ws, vws)
         best = keep_if_best(rnorm, best, x, vec[V_XBEST])
         denom = 0.0
         for k in range(nv):
@@ -296,14 +338,15 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
 
 @routine
 def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, floor, rnorm,
-                 dyn, vw):
+                 ws, vws):
     """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,
     J delta = -r, alpha halved (up to NEWTON_HALVINGS times) while the residual grows; stops at
     the rounding floor when it no longer halves the residual."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
+    dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = vw
+     dense, S8, powers, tmp2, R3, cached) = vw
     r, x, work, q_base = vec[V_R], vec[V_X], vec[V_WORK], qv[Q_TRIAL]
     Jac = dense[0]
     iterations = 0
@@ -328,7 +371,7 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
                 work[k] = alpha * delta[k]
             integrate_kernel(joint_int, q_base, work, 1.0, qv[Q_NEXT])
             difference_step(joint_int, q, qv[Q_NEXT], x, R3, tmp2[0])
-            trial = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
+            trial = residual(joint_int, joint_real, Yb, h, q, nv, ws, vws)
             if trial < rnorm:
                 break
             alpha *= 0.5
@@ -337,23 +380,34 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
 
 
 @routine
-def finish_step(joint_int, joint_real, gravity, armature, h, u, dyn, vw, q_out, p_out):
+def finish_step(joint_int, joint_real, gravity, armature, h, u, ws, vws, q_out, p_out):
     """The discrete momentum at the new time (discrete Legendre transform):
     p_k+1 = sum_i J_i(q_k+1)^T (m_i + wg_i(q_k+1)) + h/2 u - (c/2 + s - a/h) x
-    (c/2 + s + a/h: the linear row that begin_step left)."""
+    (c/2 + s + a/h: the linear row that begin_step left). The kinematics at q_k+1 go into
+    oR_k ... oY_k, the next step's begin_step's, the poses from the solve's last residual."""
     nj, nv, nq = joint_int.shape[0], p_out.shape[0], q_out.shape[0]
+    dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = vw
+     dense, S8, powers, tmp2, R3, cached) = vw
     x = vec[V_X]
+    cached[C_KINEMATICS] = cached[C_FACTOR] = 0.0
     for k in range(nq):
         q_out[k] = qv[Q_NEXT, k]
+        qv[Q_KIN, k] = q_out[k]
     for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q_out, oR, op, oS, oY, Rq, pq)
-        gravity_wrench(oY[i], gravity, 0.5 * h, acc[i])
+        for r in range(3):
+            op_k[i, r] = op[i, r]
+            for c in range(3):
+                oR_k[i, r, c] = oR[i, r, c]
+        row = joint_real[i]
+        world_motion_subspace(i, joint_int, row, oR_k[i], op_k[i], oS_k)
+        world_inertia(row, oR_k[i], op_k[i], oY_k[i])
+        gravity_wrench(oY_k[i], gravity, 0.5 * h, acc[i])
         for c in range(6):
             acc[i, c] += mom[i, c]
-    project_subtree_sums(joint_int, oS, acc, p_out)
+    cached[C_KINEMATICS] = 1.0
+    project_subtree_sums(joint_int, oS_k, acc, p_out)
     for k in range(nv):
         p_out[k] += 0.5 * h * u[k] - (vec[V_LINEAR, k] - 2.0 * armature[k] / h) * x[k]
 
@@ -373,17 +427,18 @@ def rounding_floor(Yb, op_k, h, scale) -> float:
 
 
 @routine
-def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden, tol, dyn, vw, stats):
+def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden, tol, ws, vws, stats):
     """Find x with r(q_k (+) x) = 0 from the current x to max |r| <= tol (1 + max |b|) (or the
     rounding floor, if that is above it): the chosen root finder, then, if it did not finish,
     Newton restarted from its best iterate (never from a diverged one).
     Returns (max |r| relative to 1 + max |b|, solved)."""
     nv = damping.shape[0]
+    dyn, vw = views(ws, vws, joint_int.shape[0], nv, q.shape[0])
     vec = vw.vec
     scale = 1.0 + max_abs(vec[V_B], nv)
     threshold = tol * scale
     floor = rounding_floor(Yb, vw.op_k, h, scale)
-    rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
+    rnorm = residual(joint_int, joint_real, Yb, h, q, nv, ws, vws)
     root = settings[S_ROOT]
     max_iter = settings[S_MAX_ITER]
     iterations = 0
@@ -392,20 +447,20 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden, tol, 
     if root == 0:
         rnorm, iterations, at_floor, best = riqn_solve(joint_int, joint_real, Yb, damping, h, q,
                                                        max_iter, settings[S_ANDERSON],
-                                                       threshold, floor, rnorm, dyn, vw)
+                                                       threshold, floor, rnorm, ws, vws)
     elif broyden is not None and root == 2:  # (None: compiled without it)
         rnorm, iterations, at_floor, best = broyden_solve(joint_int, joint_real, Yb, damping, h,
-                                                          q, max_iter, threshold, rnorm, dyn,
-                                                          vw)
+                                                          q, max_iter, threshold, rnorm, ws,
+                                                          vws)
     unsolved = rnorm > threshold and not at_floor
     if root == 1 or unsolved:  # Newton: the chosen root finder, or the fallback
         if root != 1 and not rnorm <= best:  # restart from the best iterate
             for k in range(nv):
                 vec[V_X, k] = vec[V_XBEST, k]
-            rnorm = residual(joint_int, joint_real, Yb, h, q, dyn, vw)
+            rnorm = residual(joint_int, joint_real, Yb, h, q, nv, ws, vws)
         newton_max = max_iter if root == 1 else settings[S_NEWTON_MAX]
         rnorm, n_it, at_floor = newton_solve(joint_int, joint_real, Yb, damping, h, q,
-                                             newton_max, threshold, floor, rnorm, dyn, vw)
+                                             newton_max, threshold, floor, rnorm, ws, vws)
         iterations += n_it
     stats[0] += iterations
     stats[1] += 1 if unsolved and root != 1 else 0
@@ -413,7 +468,7 @@ def solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden, tol, 
 
 
 @routine
-def friction_before(joint_int, armature, friction, h, u, vw, u_eff) -> bool:
+def friction_before(joint_int, armature, friction, h, u, nq, vws, u_eff) -> bool:
     """Coulomb joint friction, first half: F-_j = clamp(-M_jj x_j / h, -h f_j / 2, h f_j / 2)
     with x the frictionless solution (the impulse that stops joint j when the others are left
     free of it, from the diagonal of M, armature included), applied as the held effort
@@ -427,7 +482,7 @@ def friction_before(joint_int, armature, friction, h, u, vw, u_eff) -> bool:
     if not any_friction:
         return False
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3) = vw
+     dense, S8, powers, tmp2, R3, cached) = carve_variational(vws, nj, nv, nq)
     diagonal, x = vec[V_DIAG], vec[V_X]
     mass_matrix_diagonal(joint_int, armature, oS_k, oY_k, Kc.reshape((nj, 36)), tmp2[0],
                          diagonal)
@@ -451,13 +506,13 @@ def friction_after(friction, h, p_out):
 
 @routine
 def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, q, p, u,
-            servo, iq, saturated, settings, ig3, broyden, tol, ws, dyn, vw, q_out, p_out,
+            servo, iq, saturated, settings, ig3, broyden, tol, ws, vws, q_out, p_out,
             stats) -> int:
     """One DEL step of length h from (q, p) under u and the joint servos to (q_out, p_out):
     solved again while a servo's effort (at the midpoint) newly saturates; the final max |r|
     is left in its row; stats as solve_friction."""
     nv = p.shape[0]
-    vec = vw.vec
+    vec = views(ws, vws, joint_int.shape[0], nv, q.shape[0])[1].vec
     u_total, v_mid = vec[V_UTOTAL], vec[V_DX]
     servoed = any_servo(iq)
     if servoed:
@@ -465,12 +520,12 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
     while True:
         servo_forces(h, servo, iq, saturated, q, u, u_total, vec[V_SERVO_LINEAR])
         code = begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u_total,
-                          servo, iq, saturated, settings[S_GUESS], ig3, ws, dyn, vw)
+                          servo, iq, saturated, settings[S_GUESS], ig3, ws, vws)
         if code != OK:
             return code
         has_friction, solved = solve_friction(joint_int, joint_real, damping, friction,
                                               armature, Yb, h, q, p, u_total, settings, broyden,
-                                              tol, dyn, vw, stats)
+                                              tol, ws, vws, stats)
         if not solved:
             return NOT_CONVERGED
         if not servoed:
@@ -479,7 +534,7 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
             v_mid[k] = vec[V_X, k] / h
         if not servo_saturation(0.5 * h, servo, iq, saturated, q, u, v_mid):
             break
-    finish_step(joint_int, joint_real, gravity, armature, h, u_total, dyn, vw, q_out, p_out)
+    finish_step(joint_int, joint_real, gravity, armature, h, u_total, ws, vws, q_out, p_out)
     if has_friction:
         friction_after(friction, h, p_out)
     return OK
@@ -487,37 +542,38 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
 
 @routine
 def solve_friction(joint_int, joint_real, damping, friction, armature, Yb, h, q, p, u, settings,
-                   broyden, tol, dyn, vw, stats):
+                   broyden, tol, ws, vws, stats):
     """Solve the DEL that begin_step set up without friction, then (if any joint has friction)
     again with the first half of the friction impulse that solution implies, warm-started (the
     second half goes into the new momentum: friction_after). stats[0] += iterations, stats[1]
     += fallbacks; the final max |r| (relative to 1 + max |b|) is left in its row. Returns
     (has friction, solved)."""
     nv = p.shape[0]
-    vec = vw.vec
+    vec = views(ws, vws, joint_int.shape[0], nv, q.shape[0])[1].vec
     u_eff = vec[V_UEFF]
     rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden, tol,
-                              dyn, vw, stats)
-    has_friction = solved and friction_before(joint_int, armature, friction, h, u, vw,
-                                              u_eff)
+                              ws, vws, stats)
+    has_friction = solved and friction_before(joint_int, armature, friction, h, u,
+                                              q.shape[0], vws, u_eff)
     if has_friction:
         for k in range(nv):
             vec[V_B, k] = p[k] + 0.5 * h * u_eff[k]
         rnorm, solved = solve_del(joint_int, joint_real, Yb, damping, h, q, settings, broyden,
-                                  tol, dyn, vw, stats)
+                                  tol, ws, vws, stats)
     vec[V_RES, 0] = rnorm
     return has_friction, solved
 
 
 @routine
 def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, u,
-                  servo, iq, saturated, settings, ig3, broyden, tol, ws, dyn, vw, q_out, p_out,
+                  servo, iq, saturated, settings, ig3, broyden, tol, ws, vws, q_out, p_out,
                   stats) -> int:
     """A DEL step of length h from the stage start (its rows) to (q_out, p_out); when it cannot
     be solved, again from the same start as 2, 4, ... pieces of h / pieces (up to
     settings[S_SPLIT_LEVELS] halvings). stats[2] = the most pieces a stage needed; the worst
     final max |r| of the accepted pieces is left in the residual row."""
     nv, nq = damping.shape[0], q_out.shape[0]
+    vw = views(ws, vws, joint_int.shape[0], nv, nq)[1]
     vec, qv = vw.vec, vw.qv
     code = NOT_CONVERGED
     worst = 0.0
@@ -531,7 +587,7 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
         for piece in range(pieces):
             code = substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
                            h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, servo, iq, saturated,
-                           settings, ig3, broyden, tol, ws, dyn, vw, q_out, p_out, stats)
+                           settings, ig3, broyden, tol, ws, vws, q_out, p_out, stats)
             worst = max(worst, vec[V_RES, 0])
             if code != OK:
                 break
@@ -560,7 +616,7 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     nj = joint_int.shape[0]
     nv = p.shape[0]
     nq = q.shape[0]
-    dyn, vw = carve(ws, nj, nv), carve_variational(vws, nj, nv, nq)  # views, carved once
+    dyn, vw = views(ws, vws, nj, nv, nq)
     vec, qv = vw.vec, vw.qv
     for k in range(nq):
         qv[Q_CUR, k] = q[k]
@@ -573,7 +629,7 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     for s in range(substeps.shape[0]):
         code = split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
                              dt * substeps[s], u, servo, iq, saturated, settings, ig3, broyden,
-                             tol, ws, dyn, vw, q_out, p_out, stats)
+                             tol, ws, vws, q_out, p_out, stats)
         worst = max(worst, vec[V_RES, 0])
         if code != OK:
             residual_out[0] = worst
@@ -584,12 +640,16 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
             vec[V_PCUR, k] = p_out[k]
     residual_out[0] = worst
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
-    added = vec[V_PRECOND]  # the armature in a work row: minv_factor's one specialisation
-    for k in range(nv):     # is begin_step's (a writable row; the Model's arrays are not)
+    added = vec[V_ADDED]  # the armature in a work row: minv_factor's one specialisation
+    for k in range(nv):   # is begin_step's (a writable row; the Model's arrays are not)
         added[k] = armature[k]
-    if not minv_factor(joint_int, added, oS, oY, IA, U, Dinv, small, tmp):  # at q_out
+    cached = vw.cached    # finish_step left the kinematics at q_out in oR_k ... oY_k
+    cached[C_FACTOR] = 0.0
+    if not minv_factor(joint_int, added, vw.oS_k, vw.oY_k, vw.IA_k, vw.U_k, vw.Dinv_k, small,
+                       tmp):
         return SINGULAR
-    minv_apply(joint_int, oS, U, Dinv, p_out, pA, oa, v_out)
+    cached[C_FACTOR] = 1.0  # (the next step's begin_step takes it when it adds no more)
+    minv_apply(joint_int, vw.oS_k, vw.U_k, vw.Dinv_k, p_out, pA, oa, v_out)
     if not (all_finite(q_out) and all_finite(p_out) and all_finite(v_out)):
         return DIVERGED
     return OK
