@@ -215,14 +215,14 @@ def test_solo12_trajectory_same_with_either_solver():
     (warm-started) and with clarabel ends within 0.1 mm (it travels 26 mm in x
     while settling; clarabel's ~1e-5 relative impulse error, integrated, leaves ~20 um), height
     within 10 um, attitude within 1e-4 (a tenth of the 1 mm a standing foot may slide,
-    test_standing.py); with the interior-point method alone (no warm start, the default)
+    test_standing.py); with the interior-point method alone (``warm_start=False``)
     within 10 um.
     The warm start takes at most 3 Newton steps per step on average (1.96 measured, landing
     included; 8.3 without)."""
     scene = load_scene(ROOT / "config" / "scenes" / "solo12_standing.yaml")
     legs = np.array([0.0, 0.8, -1.6] * 4)
     finals, steps = [], []
-    for options in ({"warm_start": True}, {"solver": "clarabel"}, {}):
+    for options in ({}, {"solver": "clarabel"}, {"warm_start": False}):
         sim = Simulator.from_scene(scene, dt=1e-3, **options)
         q0 = scene.q0.copy()
         q0[7:] = legs
@@ -247,11 +247,11 @@ def test_solo12_trajectory_same_with_either_solver():
 def test_a_warm_start_ends_on_the_exact_solution(reference):
     """From a start near the solution (the solution moved 1e-4 of itself, about what one step
     moves a robot's impulses), face_newton ends on the problem's exact solution in at most 3
-    Newton steps (no line search: from 1 % away a third of these problems need the
-    interior-point method, 20 steps, in its place): the natural residual at rounding,
-    the objective not above the interior-point method's, the same solution as from the
-    interior-point answer (to 1e-9 of its size: a sliding cone's last Newton step), and
-    within clarabel's tolerance of clarabel's."""
+    Newton steps (no line search: from 1 % away 3 of 60 such problems still need the
+    interior-point method, 20 steps, in its place; face_newton's docstring): the natural
+    residual at rounding, the objective not above the interior-point method's, the same
+    solution as from the interior-point answer (to 1e-9 of its size: a sliding cone's last
+    Newton step), and within clarabel's tolerance of clarabel's."""
     rng = np.random.default_rng(11)
     mats, vecs, ints, _ = cs.solver_workspace(64)
     gamma, cold, alone = np.zeros(64), np.zeros(64), np.zeros(64)

@@ -187,23 +187,29 @@ def test_sphere_on_a_free_box_on_the_ground():
     assert np.abs(sim.v).max() < 1e-4, "at rest"
 
 
-@pytest.mark.parametrize("upper, lower, yaw", [
-    ([0.1, 0.1, 0.1], [0.3, 0.3, 0.1], 0.3),     # small on large, turned
-    ([0.2, 0.2, 0.1], [0.2, 0.2, 0.1], 0.0),     # equal, edges flush
-    ([0.4, 0.3, 0.05], [0.1, 0.1, 0.1], 0.0),    # large on small
+@pytest.mark.parametrize("upper, lower, yaw, rest", [
+    ([0.1, 0.1, 0.1], [0.3, 0.3, 0.1], 0.3, 1e-6),     # small on large, turned
+    ([0.2, 0.2, 0.1], [0.2, 0.2, 0.1], 0.0, 1e-4),     # equal, edges flush
+    ([0.4, 0.3, 0.05], [0.1, 0.1, 0.1], 0.0, 1e-6),    # large on small
 ])
-def test_box_stacked_on_a_box_settles_level(upper, lower, yaw):
+def test_box_stacked_on_a_box_settles_level(upper, lower, yaw, rest):
     """Free boxes, 1 kg on 2 kg, dropped from 1 mm onto each other and a steel floor: the upper
     one stays level (tilt below 1e-5 rad), its weight carried by the lower box and the sum by
-    the floor; heights within a micrometre of the stacked sizes (Hertz corners sink < 1 um)."""
+    the floor (to `rest` N); heights within a micrometre of the stacked sizes (Hertz corners
+    sink < 1 um). Edges flush, the rest state depends on rounding: at the landing, state
+    differences of 1e-16 decide whether the detection finds 4 points between the boxes or 6
+    (two more along two edges); with 6 the upper box rests tilted 6e-7 rad, the two extra
+    points move along their edges with the tilt's rounding, and the forces jitter by up to
+    3e-5 N (v ~1e-7 m/s). Either solve lands on either: the interior-point method alone on 6
+    after a yaw of 1e-12 rad, the warm-started solve from the unperturbed stack."""
     top = lower[2] + upper[2] / 2 + 1e-3
     sim = settle({"ground": STEEL, "models": [
         {"box": {"size": lower, "mass": 2.0}, "position": [0, 0, lower[2] / 2], "name": "low"},
         {"box": {"size": upper, "mass": 1.0}, "position": [0.0, 0.0, top],
          "orientation": [0, 0, math.sin(yaw / 2), math.cos(yaw / 2)], "name": "up"}]},
         seconds=0.6)
-    assert forces_between(sim, "up/up", "low/low") == pytest.approx([0, 0, G], abs=1e-6)
-    assert forces_between(sim, "low/low", "world") == pytest.approx([0, 0, 3 * G], abs=1e-6)
+    assert forces_between(sim, "up/up", "low/low") == pytest.approx([0, 0, G], abs=rest)
+    assert forces_between(sim, "low/low", "world") == pytest.approx([0, 0, 3 * G], abs=rest)
     qx, qy = sim.q[7 + 3], sim.q[7 + 4]
     assert 2 * math.hypot(qx, qy) < 1e-5, "level"
     assert sim.q[2] == pytest.approx(lower[2] / 2, abs=1e-6)
