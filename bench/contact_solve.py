@@ -1,5 +1,5 @@
 """The warm-started contact solve (docs/SPEED.md, "A warm-started contact solve"): Newton steps
-per step and the cost of a step, ours with the warm start and without it (the default, the
+per step and the cost of a step, ours with the warm start (the default) and without it (the
 interior-point method alone), beside MuJoCo, all in one process; how far the warm start
 moves each run's trajectory (from the cold one's, and from clarabel's); and the pieces of the
 warm step: whole and without contact (step_parts), and bench/profile_step.py's contact_row
@@ -33,7 +33,7 @@ from mbsim_ros.integrators.compliant_step import C_STEPS, F_DETECTION  # noqa: E
 from peers.quadruped import (DT, ENGINES, KP, KD, OursStanding, solo12, stand,  # noqa: E402
                              standing, start_position)
 
-SOLVES = {"warm": {"warm_start": True}, "cold": {}, "clarabel": {"solver": "clarabel"}}
+SOLVES = {"warm": {}, "cold": {"warm_start": False}, "clarabel": {"solver": "clarabel"}}
 
 
 def newton_steps(sim, step, steps: int) -> tuple[np.ndarray, np.ndarray]:

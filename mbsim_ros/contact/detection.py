@@ -13,7 +13,9 @@ corners, 8 points on each cylinder rim, a mesh's hull points). Pairs (docs/COMPL
   box's closest point, or the face of least penetration when inside;
 - box against box (static, or on another model): the separating face axis of least
   penetration among the 6 face normals, the other box's most opposed face clipped to that face
-  (vertex-face and face-face contacts; edge-edge is not checked);
+  (vertex-face and face-face contacts; edge-edge is not checked), without the clipped vertices
+  that lie on an edge between two others (flush edges: docs/COMPLIANT.md, "Box against box on
+  flush edges");
 - sphere against sphere on different bodies, sphere against cylinder (exact), mesh point
   against sphere, on different models.
 """
@@ -27,6 +29,7 @@ from .heightfield import terrain_gap
 
 WORLD = -1
 MESH_CONTACTS = 8  # a mesh keeps its deepest points per pair (ground, box, sphere)
+REDUNDANT = 1e-8  # box_box drops clipped vertices this close (times the face's size) to an edge
 
 
 @step
@@ -292,8 +295,10 @@ def box_box(n, sa, sb, body, wR, wp, size, corner_radius, margin, clip, out_int,
     """Box sa (moving) against box sb: of the 6 face normals, the axis of least penetration
     (largest gap) separates them; the face of that axis (the reference face) clips the other
     box's most opposed face (the incident face, Sutherland-Hodgman), and the clipped vertices
-    are contacts at their signed distance from the reference face. Edge-edge axes are not
-    tested (crossed edges without a vertex in a face are missed)."""
+    are contacts at their signed distance from the reference face, but those within REDUNDANT
+    of the face's size of the segment between their neighbours (drop_redundant_vertices: where
+    edges lie flush on the clipping lines, rounding makes them). Edge-edge axes are not tested
+    (crossed edges without a vertex in a face are missed)."""
     Ra, pa, ha, Rb, pb, hb = wR[sa], wp[sa], size[sa], wR[sb], wp[sb], size[sb]
     d0, d1, d2 = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
     best_gap, best, best_sign = -math.inf, 0, 1.0
@@ -349,6 +354,7 @@ def box_box(n, sa, sb, body, wR, wp, size, corner_radius, margin, clip, out_int,
         count = clip_polygon(clip[side % 2], count, clip[(side + 1) % 2], side // 2,
                              1.0 if side % 2 == 0 else -1.0, hr[i1] if side < 2 else hr[i2])
     out = clip[0]
+    count = drop_redundant_vertices(out, count, REDUNDANT * (hr[i1] + hr[i2]))
     for j in range(count):
         u, v, depth = out[j, 0], out[j, 1], out[j, 2]
         x0 = c0 + u * Rr[0, i1] + v * Rr[0, i2] + depth * m0
@@ -357,6 +363,43 @@ def box_box(n, sa, sb, body, wR, wp, size, corner_radius, margin, clip, out_int,
         n = add_contact(n, body[sa], body[sb], sa, x0, x1, x2, n_sign * m0, n_sign * m1,
                         n_sign * m2, depth, corner_radius, margin, out_int, out_real)
     return n
+
+
+@step
+def drop_redundant_vertices(poly, count, eps) -> int:
+    """Drop from the convex polygon poly[:count] (rows u, v, depth; in order, as clip_polygon
+    leaves it) every vertex within eps of the segment between its neighbours, near-duplicates
+    included, until none is (at least 2 stay); returns its vertex count. Each drop moves the
+    polygon by at most eps, and a dropped vertex's contact is a convex combination of its
+    neighbours' (same normal, depth linear along the edge): the set is the same support,
+    without the vertices that rounding makes where an incident edge lies on a clipping line
+    (flush, coplanar edges: Sutherland-Hodgman's intersection of two nearly parallel lines
+    slides along the edge with the rounding, and a corner a rounding error outside becomes two
+    points; Ericson 2005, Real-Time Collision Detection, ch. 8 on clipping against planes
+    thickened by an epsilon, ch. 11 on robustness)."""
+    j, checked = 0, 0
+    while count > 2 and checked < count:
+        i, k = (j + count - 1) % count, (j + 1) % count
+        if segment_distance(poly[j], poly[i], poly[k]) <= eps:
+            for r in range(j, count - 1):
+                for c in range(3):
+                    poly[r, c] = poly[r + 1, c]
+            count -= 1
+            j, checked = (j if j < count else 0), 0
+        else:
+            j, checked = (j + 1) % count, checked + 1
+    return count
+
+
+@step
+def segment_distance(x, a, b) -> float:
+    """The distance of point x from the segment a-b (3-vectors)."""
+    e0, e1, e2 = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    w0, w1, w2 = x[0] - a[0], x[1] - a[1], x[2] - a[2]
+    length2 = e0 * e0 + e1 * e1 + e2 * e2
+    t = 0.0 if length2 == 0.0 else min(max((w0 * e0 + w1 * e1 + w2 * e2) / length2, 0.0), 1.0)
+    w0, w1, w2 = w0 - t * e0, w1 - t * e1, w2 - t * e2
+    return math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
 
 
 @step

@@ -151,8 +151,8 @@ class CompliantIntegrator(Integrator):
     iterations per clarabel solve); "clarabel"; or "osqp" for QPs: the
     pyramid and frictionless problems; these two fall back to each other), ``warm_start``
     (our solver from the last step's impulses by semismooth Newton, ending on the exact
-    solution: cone_solver.weighted_solve; False, the default: the interior-point method alone,
-    docs/COMPLIANT.md says why), ``joint_limits``
+    solution: cone_solver.weighted_solve; the default; False: the interior-point method alone,
+    docs/COMPLIANT.md), ``joint_limits``
     (URDF limits as unilateral rows), ``limit_stiffness`` / ``limit_damping`` (inf / 0:
     effectively rigid), ``limit_recovery`` ((time constant s, speed cap): a rigid limit
     violated by more than LIMIT_DEADBAND is corrected at min(violation / time constant, cap),
@@ -195,7 +195,7 @@ class CompliantIntegrator(Integrator):
                  tolerance: float = GAP_TOLERANCE,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
                  velocity_terms: str = "implicit", impacts: str = "energy",
-                 warm_start: bool = False) -> None:
+                 warm_start: bool = True) -> None:
         super().__init__(model, dt)
         if impacts == "spring" and scene is not None and gives_restitution(scene):
             raise ValueError("impacts='spring' takes no restitution: the scene gives one "

@@ -112,7 +112,7 @@ class CompliantOptions(ContactOptions):
     tolerance: OpenUnit = GAP_TOLERANCE
     """the interior-point method's surrogate gap, relative to |objective|; with the warm
     start also the Newton solve's natural residual, relative to the impulses"""
-    warm_start: Flag = False
+    warm_start: Flag = True
     """each cone solve starts from the last step's impulses (semismooth Newton; the
     interior-point method when it does not converge) and ends on its exact solution; false:
     the interior-point method alone"""

@@ -51,7 +51,7 @@ class ConeRows:
 
     def __init__(self, dt: float, solver: str, cone: str, normal_weight: float,
                  regularization: float, max_iterations: int = ITERATIONS,
-                 tolerance: float = GAP_TOLERANCE, warm_start: bool = False) -> None:
+                 tolerance: float = GAP_TOLERANCE, warm_start: bool = True) -> None:
         self.dt = dt
         self.qp_solver = solver
         self.compiled = solver == "interior"

@@ -31,7 +31,7 @@ ITERATIONS = 100          # interior-point iterations per solve, default
 GAP_TOLERANCE = 1e-12     # surrogate gap, relative to |objective|
 DUAL_TOLERANCE = 1e-11    # dual residual, relative to its terms (|q|, |P y|)
 ACCEPTABLE = 1e-9         # both, accepted when rounding stops progress (the best iterate)
-NEWTON_ITERATIONS = 8     # face_newton's iterations before its caller turns to interior_qp
+NEWTON_ITERATIONS = 16    # face_newton's iterations before its caller turns to interior_qp
 # the limits' entries: iteration cap, gap tolerance, out: the residual, warm start (1.0 / 0.0)
 LIMIT_ITERATIONS, LIMIT_GAP, LIMIT_RESIDUAL, LIMIT_WARM_START = range(4)
 # a variable's face in face_newton (its cone's, for a cone's three): inside, at its lower bound
@@ -599,7 +599,10 @@ def face_newton(P, q, vtype, coef, n, y, limits, mats, vecs, ints) -> tuple:
     along those directions from one iterate to the next at a residual of 1e-12..4e-11. y: the
     start in, the solution out (garbage when not OK); limits[LIMIT_RESIDUAL] out: the natural
     residual relative to max |y|. Returns (status, iterations); NOT_CONVERGED after
-    NEWTON_ITERATIONS (the faces cycle, or the start was too far)."""
+    NEWTON_ITERATIONS (the faces cycle, or the start was too far). Undamped: from a start 1 to
+    100 % off, 57-59 of 60 random problems converge within 16 iterations (4-7 on average), 41-53
+    within 8; backtracking on |F|^2 (Armijo) or on the objective at Pi(y) converged fewer (27-51):
+    a damped iterate is no face's exact solution, which is what ends the iteration."""
     J, D = mats[M_HESS], mats[M_M3]
     x, y_next = vecs[V_DY], vecs[V_RHS]
     face, last, pivots = ints[I_FACE], ints[I_LAST_FACE], ints[I_PIVOTS]

@@ -11,7 +11,7 @@ by a primal-dual interior-point method with Nesterov-Todd scaling and Mehrotra's
 predictor-corrector (the method of CVXOPT's coneqp: Vandenberghe, "The CVXOPT linear and
 quadratic cone program solvers", 2010), on the variables scaled per block to a unit diagonal
 (a cone's three rows share one scale so the cone stays a cone). With a warm start
-(``warm_start``, opt-in) each solve starts from the last one's impulses by semismooth Newton
+(``warm_start``, the default) each solve starts from the last one's impulses by semismooth Newton
 on the same problem (cone_qp.face_newton), the interior-point method its fallback, and ends on
 the exact solution of its faces from either start (weighted_solve). The active set of
 pushing rows around it is a state machine that row_solvers.ConeRows also drives with clarabel
