@@ -77,6 +77,18 @@ class Data:
                                arguments)
         return self._fused
 
+    def ready(self, state: State) -> tuple | None:
+        """What ``Simulator.step`` calls while the fused step serves it as it is (no external
+        wrench to add, no actuator models, servos inactive, the binding fresh):
+        (entry, arguments, record, servos, integrator), the last two for the checks it makes
+        per step (``servos.active``, ``integrator.fused_stale``); None when the step needs the
+        general path or Python around the entry (the external efforts)."""
+        fused = self.fused(state)
+        integrator = self.integrator
+        if fused is None or self.external is not None or integrator.record is None:
+            return None
+        return fused[0], fused[2], integrator.record, integrator.servos, integrator
+
 
 # the compiled functions that step() and the Simulator's outputs call from Python, beside the
 # integrator's (Integrator.kernels)
@@ -86,9 +98,10 @@ STEP_KERNELS = (all_finite_kernel, commit_state, wrenches_in_body_axes, energy_k
 def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
     """One step of the state under joint efforts tau (a C-contiguous float64 vector of nv:
     the compiled entry points read it so; ValueError before anything changes when it is not
-    finite): the one step function the Simulator, and through it the node,
-    use. On success q, v, the acceleration and the applied effort are written into ``state``
-    in place and the step count advances; a step that fails leaves q and v as they were and
+    finite): the one step function the Simulator, and through it the node, use
+    (``Simulator.step`` calls the fused entry directly while ``Data.ready`` holds). On
+    success q, v, the acceleration and the applied effort are written into ``state`` in
+    place and the step count advances; a step that fails leaves q and v as they were and
     returns converged=False; so does a step whose result leaves the physical bounds
     (data.bounds, mbsim_ros/integrators/bounds.py: the divergence guard), its StepInfo's
     ``departure`` saying what left them."""
@@ -106,10 +119,18 @@ def step(model: Model, data: Data, state: State, tau: np.ndarray) -> StepInfo:
             return fused_failure(code, data, state)
     elif not all_finite_kernel(tau):  # (UNFINISHED: the general path finishes the step)
         raise ValueError("tau contains NaN or infinity")
+    return general_step(data, state, tau, fused is not None)
+
+
+def general_step(data: Data, state: State, tau: np.ndarray, fused: bool) -> StepInfo:
+    """step() on the general path: the integrator's step with Python around it (servos,
+    actuator models, external efforts), for a finite tau; ``fused``: a fused step was tried
+    and handed the step back (UNFINISHED), its tau already holding the external efforts."""
+    integrator = data.integrator
     servos = integrator.servos
     if data.actuators is not None:
         tau = data.actuators.apply(tau, state.v, servos.table, data.actuated)
-    if data.external is not None and fused is None:  # (the fused path's tau has it already)
+    if data.external is not None and not fused:  # (the fused path's tau has it already)
         tau = np.add(tau, data.external, out=data.tau_sum)
     state.effort[:] = tau
     info = integrator.step(state.q, state.v, tau, data.q_next, data.v_next)
@@ -191,6 +212,11 @@ class Simulator:
         self._wrenches: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # body -> (point, w)
         self._wrench_kinematics = None  # dynamics.closures.ConstraintKinematics
         self._external = np.zeros(nv)
+        self._tau_shape = (nv,)
+        # Data.ready's (entry, arguments, record, servos, integrator): step()'s compiled call,
+        # bound once; None until a step on the general path binds it (and whenever a wrench or
+        # actuator models need Python around the entry)
+        self._ready = None
         self.reset()
 
     @property
@@ -251,6 +277,7 @@ class Simulator:
     @actuators.setter
     def actuators(self, value) -> None:
         self.data.actuators = value
+        self._ready = None
         if value is not None:
             load_cached(value.kernels)
 
@@ -332,19 +359,32 @@ class Simulator:
     def step(self, tau=None) -> StepInfo:
         """Advance one step of dt under joint efforts tau (nv; default zero). The StepInfo of
         a step that succeeded on the compiled path (Euler, variational, compliant) is this
-        Simulator's record of its last step, filled in place (``info.copy()`` keeps one)."""
+        Simulator's record of its last step, filled in place (``info.copy()`` keeps one).
+        While the fused step serves as it is (``Data.ready``: bound on the first step, checked
+        per step for active servos and a stale binding) the step is one compiled call after the
+        checks of tau's type and shape; the kernel refuses a tau that is not finite."""
         state = self.state
         if state.failed is not None:
             raise RuntimeError(f"the simulation stopped at t = {self.t:.6f} s: "
                                f"{state.failed.message}; call reset()")
         if tau is None:
             tau = self._zero_tau
-        elif not (type(tau) is ndarray and tau.dtype is FLOAT64 and tau.ndim == 1
-                  and tau.flags.c_contiguous and tau.shape[0] == self.model.nv):
+        elif not (type(tau) is ndarray and tau.dtype is FLOAT64 and tau.shape == self._tau_shape
+                  and tau.flags.c_contiguous):
             tau = np.ascontiguousarray(as_vector(tau, self.model.nv, "tau"))  # (or ValueError)
-        if self._wrenches:
-            self._external_efforts()
-        info = step(self.model, self.data, state, tau)
+        ready = self._ready
+        if ready is not None and not ready[3].active and not ready[4].fused_stale:
+            code = ready[0](tau, *ready[1])  # the fused step (step() below, its first branch)
+            if code == OK:
+                state.steps += 1
+                return ready[2]
+            info = general_step(self.data, state, tau, True) if code == UNFINISHED \
+                else fused_failure(code, self.data, state)
+        else:
+            if self._wrenches:
+                self._external_efforts()
+            info = step(self.model, self.data, state, tau)
+            self._ready = self.data.ready(state)
         if not info.converged:
             state.failed = info.copy()
         return info
@@ -399,6 +439,7 @@ class Simulator:
         self._wrenches[self.model.body_names.index(link)] = (as_vector(point, 3, "point"),
                                                               wrench)
         self.data.external = self._external
+        self._ready = None  # (the fused step's tau needs the external efforts added)
 
     def clear_wrench(self, link: str | None = None) -> None:
         """Remove the external wrench on ``link`` (all of them by default)."""
