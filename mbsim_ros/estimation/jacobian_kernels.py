@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, step
+from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                                    motion_cross_motion)
 from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
-from ..dynamics.rnea_derivative import (coriolis_composites, in_subtree, project_column,
-                                        subtree_wrench_derivatives, velocity_jacobian)
+from ..dynamics.rnea_derivative import (body_wrench_derivative, coriolis_composites,
+                                        in_subtree, velocity_jacobian)
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..spatial import exp_so3, so3_left_jacobian
@@ -205,15 +205,20 @@ def lu_inverse(LU, pivots, out):
 
 
 @kernel
-def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     column, transposed, dW_gamma, dW_pushed, diagonal, trace):
+def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, row_dofs, turned,
+                     turned_pushed, column, transposed, moved, dW_gamma, dW_pushed, diagonal,
+                     trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
     needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
     (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g, turned_pushed = dG_b^T p
     (nv x nv, column b); dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y -
     A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. The mass matrix's part
     from motion_tables' turned_x and momentum: y^T dM_b z = -(turned(y) . h(z) + turned(z) .
-    h(y)). column: 4 x nv scratch; transposed: m x nv scratch (A^T)."""
+    h(y)). row_dofs (m x nv): dG_b[r, k] is zero unless row_dofs[r, b] and row_dofs[r, k] are
+    not (a contact's row moves with the dofs from its body to the root): a row r with
+    row_dofs[r, b] == 0 has dG_b[r] = 0, and the sums over k run over the dofs ``moved`` of
+    the rows dof b moves only (the terms skipped are exact zeros: the same sums). column:
+    5 x nv scratch; transposed: m x nv scratch (A^T); moved: nv integers of scratch."""
     m, nv = A.shape[1], A.shape[0]
     for k in range(nv):
         column[2, k], column[3, k] = X[k, m], X[k, m + 1]  # A g, A p
@@ -224,9 +229,23 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned
         for k in range(nv):
             column[0, k] = 0.0
             column[1, k] = 0.0
+            column[4, k] = 0.0
+        for r in range(m):
+            if row_dofs[r, b] != 0.0:
+                for k in range(nv):
+                    if row_dofs[r, k] != 0.0:
+                        column[4, k] = 1.0
+        n_moved = 0
+        for k in range(nv):
+            if column[4, k] != 0.0:
+                moved[n_moved] = k
+                n_moved += 1
         for r in range(m):  # (each column's sum over r in order)
+            if row_dofs[r, b] == 0.0:
+                continue
             g, p = gamma[r], pushed[r]
-            for k in range(nv):
+            for t in range(n_moved):
+                k = moved[t]
                 column[0, k] += D[r, k] * g
                 column[1, k] += D[r, k] * p
         for k in range(nv):
@@ -235,11 +254,19 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned
         trace[b] = 0.0
         for r in range(m):
             moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
-            for k in range(nv):
-                d, a = D[r, k], transposed[r, k]
-                moved_gamma += d * column[2, k] + a * column[0, k]
-                moved_pushed += d * column[3, k] + a * column[1, k]
-                crossed += d * a
+            if row_dofs[r, b] != 0.0:
+                for t in range(n_moved):
+                    k = moved[t]
+                    d, a = D[r, k], transposed[r, k]
+                    moved_gamma += d * column[2, k] + a * column[0, k]
+                    moved_pushed += d * column[3, k] + a * column[1, k]
+                    crossed += d * a
+            else:  # (dG_b[r] = 0)
+                for t in range(n_moved):
+                    k = moved[t]
+                    a = transposed[r, k]
+                    moved_gamma += a * column[0, k]
+                    moved_pushed += a * column[1, k]
             mass_gamma, mass_pushed, own = 0.0, 0.0, 0.0
             for e in range(6):
                 mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
@@ -337,6 +364,50 @@ def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
             column[a] = -total
 
 
+@routine
+def chain_column(joint_int, chain, oS, oY, ov, oa, F, l, b, ov0, oa0, tmp, df, column):
+    """Inverse dynamics' q-derivative's column for dof b (zeta = S_b) of a joint l not on the
+    world, over the bodies it moves and the path to the root only: d of_i
+    (rnea_derivative.body_wrench_derivative) for the bodies i of l's subtree (chain[i, b] != 0),
+    summed over the subtree (df_j), and column_a = S_a . df_j + (zeta x S_a) . F_j for the dofs
+    a of a joint j in the subtree, S_a . df_l for those of l's ancestors, 0 elsewhere
+    (rnea_derivative's subtree_wrench_derivatives and project_column, which test every joint of
+    the tree for each column; the same sparsity as Carpentier and Mansard 2018, "Analytical
+    derivatives of rigid body dynamics algorithms", Sec. IV). The sums in the same order: the
+    same column. df: the subtree's rows written, others left; tmp: 10 x 6 scratch."""
+    nj = joint_int.shape[0]
+    zeta = oS[b]
+    for i in range(l, nj):
+        if chain[i, b] != 0.0:
+            body_wrench_derivative(oY[i], ov[i], oa[i], ov0, oa0, zeta, tmp, df[i])
+    for i in range(nj - 1, l, -1):  # children first: the subtree's sums
+        if chain[i, b] != 0.0:
+            p = joint_int[i, I_PARENT]
+            for r in range(6):
+                df[p, r] += df[i, r]
+    for a in range(column.shape[0]):
+        column[a] = 0.0
+    for j in range(l, nj):
+        if chain[j, b] == 0.0:
+            continue
+        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
+            total = 0.0
+            for r in range(6):
+                total += oS[a, r] * df[j, r]
+            motion_cross_motion(zeta, oS[a], tmp[9])
+            for r in range(6):
+                total += tmp[9, r] * F[j, r]
+            column[a] = total
+    j = joint_int[l, I_PARENT]
+    while j >= 0:
+        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
+            total = 0.0
+            for r in range(6):
+                total += oS[a, r] * df[l, r]
+            column[a] = total
+        j = joint_int[j, I_PARENT]
+
+
 @step
 def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp, Rq, pq, M):
     """One kinematics pass at q (oR, op, oS, oY) and M = M(q) + h diag(damping) by the
@@ -357,10 +428,10 @@ def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc
 
 
 @kernel
-def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q, v, velocities,
-                  oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column,
-                  tau, y, a, zero, still, a_world, Rq, pq, M, frame_rates, shifted, rates,
-                  roots):
+def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, q, v,
+                  velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
+                  column, tau, y, a, zero, still, a_world, Rq, pq, M, frame_rates, shifted,
+                  rates, roots):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from one
     kinematics pass, for the velocities v* and v1 (``velocities``, 2 x nv):
     M = M(q) + h diag(damping) (crba_backward: Yc the composite inertias, oS the world motion
@@ -369,7 +440,9 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
     q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
     a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
     q-derivative, quadratic in y and affine in a; rnea_derivative.rnea_derivatives_kernel's
-    passes over this kinematics, root_column for the dofs of joints on the world);
+    passes over this kinematics, chain_column over the bodies each dof moves (chain: the
+    model's njoints x nv table, contact_jacobians._Tables), root_column for the dofs of
+    joints on the world);
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
     Scratch: oR, op, oY, ov, oa, F, df (njoints x ...), momenta, coriolis, crossed,
     tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), still (6 zeros), a_world,
@@ -404,15 +477,13 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
                 oa0 = oa[lam] if lam >= 0 else a_world
                 lv = joint_int[l, I_IDX_V]
                 for b in range(lv, lv + joint_int[l, I_NV]):
-                    zeta = oS[b]
                     if lam < 0:  # (the same for every pair: once)
                         if g == 0 and half == 0:
-                            root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, roots[b])
+                            root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
                         found = roots[b]
                     else:
-                        subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta,
-                                                   tmp, df)
-                        project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
+                        chain_column(joint_int, chain, oS, oY, ov, oa, F, l, b, ov0, oa0, tmp,
+                                     df, column)
                         found = column
                     for k in range(nv):
                         if half == 0:
@@ -599,13 +670,14 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
 
 @kernel
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, column,
-                    transposed, dW_gamma, dW_pushed, diagonal, trace):
+                    X, pushed, turned_x, momentum, dG, row_dofs, turned, turned_pushed, column,
+                    transposed, moved, dW_gamma, dW_pushed, diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes. Scratch: ov, below (njoints x (m + 2) x 6),
-    force (nv x 6), column (4 x nv), transposed (m x nv)."""
+    over X's columns, then delassus_changes (row_dofs: its rows' dofs). Scratch: ov, below
+    (njoints x (m + 2) x 6), force (nv x 6), column (5 x nv), transposed (m x nv), moved
+    (nv integers)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -620,8 +692,9 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     column, transposed, dW_gamma, dW_pushed, diagonal, trace)
+    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, row_dofs, turned,
+                     turned_pushed, column, transposed, moved, dW_gamma, dW_pushed, diagonal,
+                     trace)
 
 
 @kernel
