@@ -157,8 +157,7 @@ class _Assembly:
                          np.empty(nv * p * 6), np.empty((nv, nv)), np.empty((nv, nv)),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
-                         np.empty((5, nv)), np.empty(m * nv), np.empty(m * nv),
-                         np.empty(nv, dtype=np.int64))
+                         np.empty((4, nv)), np.empty(m * nv))
         self.capacity, self.contacts = capacity, contacts
 
     def arguments_for(self, x) -> tuple:

@@ -167,7 +167,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
      changes_b, dgamma_b, dv1_b, correction_b, zeros_m, centres_b, rhs_nv, product_nv) = blocks
     (M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b, turned,
      turned_pushed, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, columns, transposed_b, row_dofs_b, moved_dofs) = delassus
+     scratch_b, residual_b, column_4, transposed_b) = delassus
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
     n, m = counts[C_CONTACTS], counts[C_ROWS]
@@ -277,22 +277,14 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
         diagonal = diagonal_b[:m * nv].reshape((m, nv))
         dW_gamma = dW_gamma_b[:m * nv].reshape((m, nv))
         dW_pushed = dW_pushed_b[:m * nv].reshape((m, nv))
-        row_dofs = row_dofs_b[:m * nv].reshape((m, nv))  # the dofs that move a row (any: given)
-        for r in range(m):
-            body = contact_int[r // 3, 0] if rows_mode == ROWS_FIND and r < 3 * n else -1
-            for s in range(nv):
-                if body >= 0:
-                    row_dofs[r, s] = chain[body, s]
-                else:
-                    row_dofs[r, s] = 1.0 if rows_mode == ROWS_GIVEN else 0.0
         delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of,
                         ov_p[:nj * p * 6].reshape((nj, p, 6)),
                         below_p[:nj * p * 6].reshape((nj, p, 6)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m],
                         turned_x_b[:nv * p * 6].reshape((nv, p, 6)),
-                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, row_dofs, turned,
-                        turned_pushed, columns, transposed_b[:m * nv].reshape((m, nv)),
-                        moved_dofs, dW_gamma, dW_pushed, diagonal, trace)
+                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, turned, turned_pushed,
+                        column_4, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
+                        diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
         dc = dc_b[:m * nv].reshape((m, nv))
         law_derivatives(kind_all[:m], k_all[:m], b_all[:m], phi_all[:m], W_all, G_all, u_all, v,

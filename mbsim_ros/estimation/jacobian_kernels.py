@@ -205,20 +205,15 @@ def lu_inverse(LU, pivots, out):
 
 
 @kernel
-def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, row_dofs, turned,
-                     turned_pushed, column, transposed, moved, dW_gamma, dW_pushed, diagonal,
-                     trace):
+def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
+                     column, transposed, dW_gamma, dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
     needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
     (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g, turned_pushed = dG_b^T p
     (nv x nv, column b); dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y -
     A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. The mass matrix's part
     from motion_tables' turned_x and momentum: y^T dM_b z = -(turned(y) . h(z) + turned(z) .
-    h(y)). row_dofs (m x nv): dG_b[r, k] is zero unless row_dofs[r, b] and row_dofs[r, k] are
-    not (a contact's row moves with the dofs from its body to the root): a row r with
-    row_dofs[r, b] == 0 has dG_b[r] = 0, and the sums over k run over the dofs ``moved`` of
-    the rows dof b moves only (the terms skipped are exact zeros: the same sums). column:
-    5 x nv scratch; transposed: m x nv scratch (A^T); moved: nv integers of scratch."""
+    h(y)). column: 4 x nv scratch; transposed: m x nv scratch (A^T)."""
     m, nv = A.shape[1], A.shape[0]
     for k in range(nv):
         column[2, k], column[3, k] = X[k, m], X[k, m + 1]  # A g, A p
@@ -229,23 +224,9 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, row_dofs, turn
         for k in range(nv):
             column[0, k] = 0.0
             column[1, k] = 0.0
-            column[4, k] = 0.0
-        for r in range(m):
-            if row_dofs[r, b] != 0.0:
-                for k in range(nv):
-                    if row_dofs[r, k] != 0.0:
-                        column[4, k] = 1.0
-        n_moved = 0
-        for k in range(nv):
-            if column[4, k] != 0.0:
-                moved[n_moved] = k
-                n_moved += 1
         for r in range(m):  # (each column's sum over r in order)
-            if row_dofs[r, b] == 0.0:
-                continue
             g, p = gamma[r], pushed[r]
-            for t in range(n_moved):
-                k = moved[t]
+            for k in range(nv):
                 column[0, k] += D[r, k] * g
                 column[1, k] += D[r, k] * p
         for k in range(nv):
@@ -254,19 +235,11 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, row_dofs, turn
         trace[b] = 0.0
         for r in range(m):
             moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
-            if row_dofs[r, b] != 0.0:
-                for t in range(n_moved):
-                    k = moved[t]
-                    d, a = D[r, k], transposed[r, k]
-                    moved_gamma += d * column[2, k] + a * column[0, k]
-                    moved_pushed += d * column[3, k] + a * column[1, k]
-                    crossed += d * a
-            else:  # (dG_b[r] = 0)
-                for t in range(n_moved):
-                    k = moved[t]
-                    a = transposed[r, k]
-                    moved_gamma += a * column[0, k]
-                    moved_pushed += a * column[1, k]
+            for k in range(nv):
+                d, a = D[r, k], transposed[r, k]
+                moved_gamma += d * column[2, k] + a * column[0, k]
+                moved_pushed += d * column[3, k] + a * column[1, k]
+                crossed += d * a
             mass_gamma, mass_pushed, own = 0.0, 0.0, 0.0
             for e in range(6):
                 mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
@@ -670,14 +643,13 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
 
 @kernel
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, row_dofs, turned, turned_pushed, column,
-                    transposed, moved, dW_gamma, dW_pushed, diagonal, trace):
+                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, column,
+                    transposed, dW_gamma, dW_pushed, diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes (row_dofs: its rows' dofs). Scratch: ov, below
-    (njoints x (m + 2) x 6), force (nv x 6), column (5 x nv), transposed (m x nv), moved
-    (nv integers)."""
+    over X's columns, then delassus_changes. Scratch: ov, below (njoints x (m + 2) x 6),
+    force (nv x 6), column (4 x nv), transposed (m x nv)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -692,9 +664,8 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, row_dofs, turned,
-                     turned_pushed, column, transposed, moved, dW_gamma, dW_pushed, diagonal,
-                     trace)
+    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
+                     column, transposed, dW_gamma, dW_pushed, diagonal, trace)
 
 
 @kernel
