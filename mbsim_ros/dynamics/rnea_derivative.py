@@ -68,38 +68,32 @@ def inertia_turned(Y, zeta, x, tmp, out):
         out[r] -= tmp[1, r]
 
 
-@step
-def body_wrench_derivative(Y, ov, oa, ov0, oa0, zeta, tmp, out):
-    """out = d of_i of a body i below l (inertia Y, velocity ov, acceleration oa) when q_b
-    (zeta = S_b) moves; ov0, oa0: l's parent's (the module's docstring). tmp: (>= 8, 6)."""
-    w, dov, doa, dY_ov, dY_oa = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
-    for r in range(6):
-        w[r] = ov[r] - ov0[r]
-    # d ov = zeta x w; d oa = zeta x (oa - oa0 - ov0 x w) + ov0 x d ov
-    motion_cross_motion(zeta, w, dov)
-    motion_cross_motion(ov0, w, tmp[5])
-    for r in range(6):
-        tmp[5, r] = oa[r] - oa0[r] - tmp[5, r]
-    motion_cross_motion(zeta, tmp[5], doa)
-    motion_cross_motion(ov0, dov, tmp[5])
-    for r in range(6):
-        doa[r] += tmp[5, r]
-    inertia_turned(Y, zeta, ov, tmp[6:8], dY_ov)
-    inertia_turned(Y, zeta, oa, tmp[6:8], dY_oa)
-    wrench_derivative(Y, ov, dov, doa, dY_ov, dY_oa, tmp[5:8], out)
-
-
 @routine
 def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df):
     """df_i for every body i below l (zero elsewhere) when q_b (zeta = S_b) moves, then summed
     over subtrees (df_l: the whole subtree)."""
     nj = joint_int.shape[0]
+    w, dov, doa, dY_ov, dY_oa = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
     for i in range(nj):
         for r in range(6):
             df[i, r] = 0.0
     for i in range(l, nj):
-        if in_subtree(i, l, joint_int):
-            body_wrench_derivative(oY[i], ov[i], oa[i], ov0, oa0, zeta, tmp, df[i])
+        if not in_subtree(i, l, joint_int):
+            continue
+        for r in range(6):
+            w[r] = ov[i, r] - ov0[r]
+        # d ov = zeta x w; d oa = zeta x (oa - oa0 - ov0 x w) + ov0 x d ov
+        motion_cross_motion(zeta, w, dov)
+        motion_cross_motion(ov0, w, tmp[5])
+        for r in range(6):
+            tmp[5, r] = oa[i, r] - oa0[r] - tmp[5, r]
+        motion_cross_motion(zeta, tmp[5], doa)
+        motion_cross_motion(ov0, dov, tmp[5])
+        for r in range(6):
+            doa[r] += tmp[5, r]
+        inertia_turned(oY[i], zeta, ov[i], tmp[6:8], dY_ov)
+        inertia_turned(oY[i], zeta, oa[i], tmp[6:8], dY_oa)
+        wrench_derivative(oY[i], ov[i], dov, doa, dY_ov, dY_oa, tmp[5:8], df[i])
     for i in range(nj - 1, l, -1):
         p = joint_int[i, I_PARENT]
         if p >= l:
