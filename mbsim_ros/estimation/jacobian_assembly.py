@@ -159,7 +159,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
      vecs, ints, phase, law, v_star, v1) = step_arrays
     (oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column_nv, tau, y, a,
-     zero_nv, still, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities,
+     zero_nv, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities,
      roots) = dynamics
     (weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change) = branch
@@ -203,9 +203,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
         lu_inverse(K_lu, K_pivots, inverse)
         velocities[0, :] = v_star
         velocities[1, :] = v1
-        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, h, q, v,
-                      velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed,
-                      tmp, column_nv, tau, y, a, zero_nv, still, a_world, Rq, pq, M,
+        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, q,
+                      v, velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed,
+                      tmp, column_nv, tau, y, a, zero_nv, a_world, Rq, pq, M,
                       frame_rates, shifted, rates, roots)
     else:
         mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, step
+from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
-                                   motion_cross_motion)
+                                   motion_cross_force, motion_cross_motion)
 from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
-from ..dynamics.rnea_derivative import (coriolis_composites, in_subtree, project_column,
-                                        subtree_wrench_derivatives, velocity_jacobian)
+from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..spatial import exp_so3, so3_left_jacobian
@@ -337,6 +336,73 @@ def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
             column[a] = -total
 
 
+@routine
+def chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b, tmp, moved, column):
+    """Inverse dynamics' q-derivative's column for dof b (zeta = S_b) of a joint l not on the
+    world (parent lambda), over the bodies it moves and the path to the root only. Moving q_b
+    turns l's subtree rigidly about its parent's ov_lambda, oa_lambda (rnea_derivative's
+    docstring): a body's d ov_i = zeta x ov_i + e and d oa_i = zeta x oa_i + c + e x ov_i with
+    e = ov_lambda x zeta, c = ov_lambda x e - zeta x oa_lambda (the Jacobi identity), so its
+    wrench changes by d of_i = zeta x* of_i + Y_i c + t_i, t_i = ov_i x* (Y_i e) -
+    Y_i (ov_i x e) + e x* h_i (h_i = Y_i ov_i: ``momenta``, per body), and over the subtree of
+    j by df_j = zeta x* F_j + Yc_j c + T_j (T_j: the t_i summed over it, into ``moved``). The
+    column: S_a . df_j + (zeta x S_a) . F_j = S_a . (Yc_j c + T_j) for the dofs a of a joint j
+    in l's subtree (chain[j, b] != 0; the zeta x* F_j terms cancel, Featherstone 2008, "Rigid
+    body dynamics algorithms", Sec. 2.9: x* = -x^T), S_a . df_l for those of l's ancestors, 0
+    elsewhere: the structure of Carpentier and Mansard 2018, "Analytical derivatives of rigid
+    body dynamics algorithms", with rnea_derivative.subtree_wrench_derivatives' per-body
+    derivative reduced to t_i. moved: the subtree's rows written; tmp: >= 5 x 6 scratch."""
+    nj = joint_int.shape[0]
+    zeta = oS[b]
+    lam = joint_int[l, I_PARENT]
+    e, c = tmp[0], tmp[1]
+    motion_cross_motion(ov[lam], zeta, e)
+    motion_cross_motion(ov[lam], e, c)
+    motion_cross_motion(zeta, oa[lam], tmp[2])
+    for r in range(6):
+        c[r] -= tmp[2, r]
+    for i in range(l, nj):
+        if chain[i, b] == 0.0:
+            continue
+        inertia_times_motion(oY[i], e, tmp[2])
+        motion_cross_force(ov[i], tmp[2], moved[i])
+        motion_cross_motion(ov[i], e, tmp[2])
+        inertia_times_motion(oY[i], tmp[2], tmp[3])
+        motion_cross_force(e, momenta[i], tmp[2])
+        for r in range(6):
+            moved[i, r] += tmp[2, r] - tmp[3, r]
+    for i in range(nj - 1, l, -1):  # children first: the subtree's sums
+        if chain[i, b] != 0.0:
+            p = joint_int[i, I_PARENT]
+            for r in range(6):
+                moved[p, r] += moved[i, r]
+    for a in range(column.shape[0]):
+        column[a] = 0.0
+    for j in range(l, nj):
+        if chain[j, b] == 0.0:
+            continue
+        inertia_times_motion(Yc[j], c, tmp[2])
+        for r in range(6):
+            tmp[2, r] += moved[j, r]
+        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
+            total = 0.0
+            for r in range(6):
+                total += oS[a, r] * tmp[2, r]
+            column[a] = total
+    motion_cross_force(zeta, F[l], tmp[3])
+    inertia_times_motion(Yc[l], c, tmp[2])
+    for r in range(6):
+        tmp[4, r] = tmp[3, r] + tmp[2, r] + moved[l, r]
+    j = lam
+    while j >= 0:
+        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
+            total = 0.0
+            for r in range(6):
+                total += oS[a, r] * tmp[4, r]
+            column[a] = total
+        j = joint_int[j, I_PARENT]
+
+
 @step
 def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp, Rq, pq, M):
     """One kinematics pass at q (oR, op, oS, oY) and M = M(q) + h diag(damping) by the
@@ -357,9 +423,9 @@ def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc
 
 
 @kernel
-def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q, v, velocities,
-                  oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column,
-                  tau, y, a, zero, still, a_world, Rq, pq, M, frame_rates, shifted, rates,
+def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, q, v,
+                  velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
+                  column, tau, y, a, zero, a_world, Rq, pq, M, frame_rates, shifted, rates,
                   roots):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from one
     kinematics pass, for the velocities v* and v1 (``velocities``, 2 x nv):
@@ -368,11 +434,14 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
     shifted[g] = P(w), w = velocities[g] - v, the implicit step's right-hand side moved with
     q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
     a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
-    q-derivative, quadratic in y and affine in a; rnea_derivative.rnea_derivatives_kernel's
-    passes over this kinematics, root_column for the dofs of joints on the world);
+    q-derivative, quadratic in y and affine in a: a forward and a backward pass of inverse
+    dynamics over this kinematics, the bodies' momenta, then chain_column over the bodies each
+    dof moves (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column
+    for the dofs of joints on the world);
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
-    Scratch: oR, op, oY, ov, oa, F, df (njoints x ...), momenta, coriolis, crossed,
-    tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), still (6 zeros), a_world,
+    Scratch: oR, op, oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
+    coriolis, crossed,
+    tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), a_world,
     Rq, pq, roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
@@ -398,21 +467,18 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, h, q,
                 rnea_forward_step(i, joint_int, oS, y, a, oY, ov, oa, F, a_world, tmp[8], tmp)
             for i in range(nj - 1, -1, -1):
                 rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
+                inertia_times_motion(oY[i], ov[i], momenta[i])  # h_i, per body
             for l in range(nj):
                 lam = joint_int[l, I_PARENT]
-                ov0 = ov[lam] if lam >= 0 else still
-                oa0 = oa[lam] if lam >= 0 else a_world
                 lv = joint_int[l, I_IDX_V]
                 for b in range(lv, lv + joint_int[l, I_NV]):
-                    zeta = oS[b]
                     if lam < 0:  # (the same for every pair: once)
                         if g == 0 and half == 0:
-                            root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, roots[b])
+                            root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
                         found = roots[b]
                     else:
-                        subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta,
-                                                   tmp, df)
-                        project_column(joint_int, oS, F, df, l, zeta, tmp[9], column)
+                        chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b,
+                                     tmp, df, column)
                         found = column
                     for k in range(nv):
                         if half == 0:
