@@ -5,9 +5,10 @@ step time on the 7-DOF arm and the 100-link chain, the initial guesses, and the 
 passive 10-link chain against semi-implicit Euler (Fig. 2). Writes PNGs to docs/figures/.
 
 Run: `.venv/bin/python bench/variational.py [--quick]` (or `make bench`).
-`--against-mujoco N`: only issue 34's two ratios, N times, each side by side in one process with
-MuJoCo's RK4 (bench/peers' own measures: the arm7 step at 1 ms, and the 10-link chain's
-accuracy-cost frontier, 10 s below an energy error of 1e-4), with the load average.
+`--against-mujoco N`: only the two speed targets against MuJoCo's RK4 (the o2 step <= 1.5x,
+the frontier <= 2x), N times, each side by side in one process with it (bench/peers' own
+measures: the arm7 step at 1 ms, and the 10-link chain's accuracy-cost frontier, 10 s below an
+energy error of 1e-4), with the load average.
 """
 from __future__ import annotations
 
