@@ -9,7 +9,7 @@ WARM_STAMP := $(VENV)/.warm-$(shell find mbsim_ros -name '*.py' | sort | xargs c
 # What the shipped configs run: the arm's node (variational; its servos and sensors), the scenes
 WARM_CONFIGS := config/arm7.yaml config/sensors/arm7.yaml config/scenes/ball_drop.yaml
 
-.PHONY: run simulate test bench bench-node venv warm browser clean
+.PHONY: run simulate test bench bench-node venv warm wheel browser clean
 
 venv: $(STAMP)
 
@@ -21,6 +21,15 @@ $(WARM_STAMP): $(STAMP)
 	$(VENV)/bin/mbsim-ros warm $(WARM_CONFIGS)
 	rm -f $(VENV)/.warm-*
 	touch $@
+
+# A wheel that carries the shipped configs' compiled code (numba's cache for the generic CPU, in
+# mbsim_ros/_compiled): installed from it, the node's first run loads its kernels instead of
+# compiling them (docs/SPEED.md, "Compiled code shipped with the package"). dist/*.whl, for this
+# Python, platform and numba version (elsewhere it compiles at the first run, as from source).
+wheel: $(STAMP)
+	rm -rf mbsim_ros/_compiled dist
+	$(VENV)/bin/mbsim-ros warm --ship mbsim_ros/_compiled $(WARM_CONFIGS)
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
 
 $(STAMP): setup.py
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -76,4 +85,4 @@ bench-node: $(STAMP)
 	$(PY) bench/node.py
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs dist mbsim_ros/_compiled

@@ -1,10 +1,23 @@
 """mbsim_ros: ament_python package and pip-installable library. Every dependency is declared here
 (and only here); package.xml carries the matching rosdep keys, checked by test/test_packaging.py."""
 from glob import glob
+from pathlib import Path
 
 from setuptools import find_packages, setup
 
+try:  # setuptools >= 70.1 has its own; before, the wheel package's
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:  # neither: no wheel is built here (pip's isolated build has one)
+        bdist_wheel = None
+
 PACKAGE = "mbsim_ros"
+# The compiled code `make wheel` puts in mbsim_ros/_compiled (`mbsim-ros warm --ship`; nothing in
+# a source checkout): numba's cache for the generic CPU, valid for one Python and one numba.
+COMPILED = sorted(str(path.relative_to(PACKAGE))
+                  for path in Path(PACKAGE, "_compiled").rglob("*") if path.is_file())
 
 # pip name -> rosdep key (package.xml must list each key; test_packaging checks it)
 RUNTIME = {
@@ -67,6 +80,17 @@ BENCH = {
     "dartpy>=6.20": None,
 }
 
+COMMANDS = {}
+if bdist_wheel is not None:
+    class PlatformWheel(bdist_wheel):
+        """With compiled code inside, the wheel is for this Python and platform only."""
+
+        def finalize_options(self) -> None:
+            super().finalize_options()
+            self.root_is_pure = not COMPILED
+
+    COMMANDS["bdist_wheel"] = PlatformWheel
+
 setup(
     name=PACKAGE,
     version="0.1.0",
@@ -75,6 +99,8 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(exclude=["test", "test.*"]),
+    package_data={PACKAGE: COMPILED},
+    cmdclass=COMMANDS,
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

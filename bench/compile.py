@@ -8,6 +8,12 @@ directory (MBSIM_ROS_CACHE_DIR; the warm figure runs again on what the cold run 
 - node: ``mbsim-ros run --config config/arm7.yaml --ros-args -p print_status:=true`` until its
   first status line.
 
+With ``--wheel dist/mbsim_ros-*.whl`` (``make wheel``) the same runs use the package installed
+from that wheel in a fresh venv (its dependencies this interpreter's), its cache empty too: the
+first run of a user who installed the wheel, which starts from the compiled code the wheel
+carries. Without it, the sources of this checkout and no shipped code (what a first run from
+source, or on a machine the wheel was not built for, costs).
+
 Each figure is given as wall-clock seconds and as the child's CPU seconds (user + system): the
 machine is shared, and on a loaded one the wall clock measures the neighbours too.
 
@@ -18,6 +24,7 @@ are compiled while it is typed), summed over each function's signatures. Only th
 scenarios give it (not the node).
 
     python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
+                            [--wheel dist/mbsim_ros-0.1.0-cp311-cp311-linux_x86_64.whl]
 """
 from __future__ import annotations
 
@@ -25,16 +32,18 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENE = ROOT / "config" / "scenes" / "ball_drop.yaml"
-NODE = ["-m", "mbsim_ros.cli", "run", "--config", "config/arm7.yaml", "--ros-args",
-        "-p", "print_status:=true"]
+NODE = ["-m", "mbsim_ros.cli", "run", "--config", str(ROOT / "config" / "arm7.yaml"),
+        "--ros-args", "-p", "print_status:=true"]
 SCENARIOS = ("import", "euler", "variational", "compliant", "node")
 NODE_TIMEOUT = 900.0  # s: a liveness bound, far above any cold start measured
 
@@ -60,7 +69,6 @@ def child(name: str) -> None:
                              took - inner))
 
     event.register("numba:compile", Timer())
-    sys.path.insert(0, str(ROOT))
     from mbsim_ros import Simulator
     phases = {"import": time.perf_counter() - start}
     if name != "import":
@@ -78,11 +86,41 @@ def child(name: str) -> None:
     print(json.dumps({"phases": phases, "compiled": compiled}))
 
 
-def environment(cache: str, variable: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+@dataclass
+class Install:
+    """Where the children run mbsim_ros from: ``python`` started in ``cwd``, with ``path``
+    first on PYTHONPATH (the checkout) or nothing (the package installed in python's venv)."""
+    python: str
+    cwd: Path
+    path: Path | None
+
+
+def environment(cache: str, variable: str, install: Install) -> dict:
+    """The children's: their cache ``cache``; from the checkout, no shipped code (`make wheel`
+    leaves some in it)."""
+    env = dict(os.environ)
+    if install.path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(install.path), *filter(None, [os.environ.get("PYTHONPATH")])])
+        env["MBSIM_ROS_SHIPPED_DIR"] = os.devnull
     env[variable] = cache
     return env
+
+
+def install_wheel(wheel: str, venv: Path) -> Install:
+    """A fresh venv in ``venv`` with ``wheel`` installed, its dependencies this interpreter's
+    (a .pth file adds its site folder after the venv's own: the venv's mbsim_ros is found
+    first)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    ours = next(p for p in sys.path if p.endswith("site-packages"))
+    Path(site, "dependencies.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--ignore-installed",  # else pip uninstalls this interpreter's mbsim_ros
+                    "--prefix", str(venv), wheel], check=True)
+    return Install(str(python), venv, None)
 
 
 def children_cpu() -> float:
@@ -90,19 +128,19 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_child(name: str, env: dict) -> tuple[tuple[float, float], dict]:
+def run_child(name: str, env: dict, install: Install) -> tuple[tuple[float, float], dict]:
     """((wall s, CPU s) of the child process, its report)."""
     start, cpu = time.perf_counter(), children_cpu()
-    out = subprocess.run([sys.executable, __file__, "--child", name], env=env, check=True,
-                         capture_output=True, text=True, cwd=ROOT).stdout
+    out = subprocess.run([install.python, __file__, "--child", name], env=env, check=True,
+                         capture_output=True, text=True, cwd=install.cwd).stdout
     return (time.perf_counter() - start, children_cpu() - cpu), json.loads(out.splitlines()[-1])
 
 
-def run_node(env: dict) -> tuple[tuple[float, float], list[str]]:
+def run_node(env: dict, install: Install) -> tuple[tuple[float, float], list[str]]:
     """(wall s from spawn to the node's first status line, the node's CPU s until it exits),
     and the lines it printed before that status line."""
     start, cpu = time.perf_counter(), children_cpu()
-    process = subprocess.Popen([sys.executable, *NODE], env=env, cwd=ROOT, text=True,
+    process = subprocess.Popen([install.python, *NODE], env=env, text=True, cwd=install.cwd,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     before = []
     try:
@@ -121,15 +159,15 @@ def run_node(env: dict) -> tuple[tuple[float, float], list[str]]:
         process.wait(timeout=30)
 
 
-def measure(name: str, cache: str, variable: str) -> dict:
+def measure(name: str, cache: str, variable: str, install: Install) -> dict:
     """The cold and then the warm run of one scenario in the cache directory ``cache``."""
-    env = environment(cache, variable)
+    env = environment(cache, variable, install)
     if name == "node":
-        cold, told = run_node(env)
-        warm, _ = run_node(env)
+        cold, told = run_node(env, install)
+        warm, _ = run_node(env, install)
         return {"cold": cold, "warm": warm, "told": told}
-    cold, report = run_child(name, env)
-    warm, warm_report = run_child(name, env)
+    cold, report = run_child(name, env, install)
+    warm, warm_report = run_child(name, env, install)
     return {"cold": cold, "warm": warm, "phases": report["phases"],
             "warm phases": warm_report["phases"], "compiled": report["compiled"]}
 
@@ -161,13 +199,19 @@ def main() -> None:
     parser.add_argument("--cache-variable", default="MBSIM_ROS_CACHE_DIR",
                         help="the variable that points the cache at the empty directory "
                              "(NUMBA_CACHE_DIR for sources older than MBSIM_ROS_CACHE_DIR)")
+    parser.add_argument("--wheel", help="run the package installed from this wheel "
+                        "(make wheel), with the compiled code it carries")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
+    venv = Path(tempfile.mkdtemp(prefix="mbsim-wheel-")) if args.wheel else None
+    install = install_wheel(args.wheel, venv) if venv else Install(sys.executable, ROOT, ROOT)
+    print(f"mbsim_ros from {args.wheel or ROOT}, load average {os.getloadavg()[0]:.1f}",
+          flush=True)
     results = {}
     for name in args.only.split(","):
         with tempfile.TemporaryDirectory(prefix="mbsim-cold-") as cache:
-            result = results[name] = measure(name, cache, args.cache_variable)
+            result = results[name] = measure(name, cache, args.cache_variable, install)
         phases = " | ".join(f"{k} {v:.2f}" for k, v in result.get("phases", {}).items())
         warm = " | ".join(f"{k} {v:.2f}" for k, v in result.get("warm phases", {}).items())
         (cold, cold_cpu), (hot, hot_cpu) = result["cold"], result["warm"]
@@ -178,6 +222,8 @@ def main() -> None:
             print("  printed before the first status line:\n    "
                   + "\n    ".join(result["told"] or ["(nothing)"]))
     kernel_table(results, args.top)
+    if venv is not None:
+        shutil.rmtree(venv)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,33 @@ path within the package (numba's default files them by the absolute path of thei
 copy of the same sources shares one cache: a colcon install tree, a worktree, the source checkout.
 """
 import hashlib
+import json
 import logging
 import os
+import platform
+import shutil
+import sys
 from pathlib import Path
 
 import numba
 from numba import njit
 from numba.core import event
 from numba.core.caching import UserProvidedCacheLocator
+from numba.core.registry import cpu_target
 
+# -- Portable machine code ----------------------------------------------------------------------
+# numba compiles for this machine's CPU by default, and files each cached function under its name
+# and features. We compile for LLVM's generic CPU of the architecture instead: the same speed
+# within noise on our benches (docs/SPEED.md, "Compiled code shipped with the package") and a
+# cache that any machine of the architecture can load, so a wheel can ship its compiled code.
+# numba reads the setting when it first generates code, so it is set here, before any of ours is
+# compiled or loaded; NUMBA_CPU_NAME set by the user wins, and so does a process that generated
+# code before importing us (then the shipped code does not match and is not used).
+PORTABLE_CPU = "generic"
+if os.environ.get("NUMBA_CPU_NAME") is None \
+        and "_toplevel_target_context" not in vars(cpu_target):
+    numba.config.CPU_NAME = PORTABLE_CPU
+    numba.config.CPU_FEATURES = ""
 
 # Sources whose text ends up in compiled code: kernels, the workspace declarations they inline,
 # and the modules whose constants numba freezes into them (status codes, the Model's columns).
@@ -79,8 +97,66 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mbsim_ros" / "numba"
 
 
+# -- Compiled code shipped with the package -----------------------------------------------------
+# A wheel built by `make wheel` carries, in mbsim_ros/_compiled/<digest>, the cache that
+# `mbsim-ros warm --ship` compiled for the generic CPU. A process whose own cache for these
+# sources does not exist yet starts from a copy of it: its first run loads instead of compiling.
+SHIPPED_MANIFEST = "manifest.json"
+
+
+def shipped_root() -> Path:
+    """Where the shipped compiled code lives: ``$MBSIM_ROS_SHIPPED_DIR``, else the package's own
+    ``_compiled`` folder (empty in a source checkout)."""
+    return Path(os.environ.get("MBSIM_ROS_SHIPPED_DIR") or Path(_PACKAGE_DIR) / "_compiled")
+
+
+def code_identity() -> dict:
+    """What a cached function's machine code depends on besides its source: numba's version
+    (numba discards an index written by another), the interpreter (the cache's file names carry
+    its tag), the architecture and the CPU compiled for."""
+    return {"numba": numba.__version__, "python": sys.implementation.cache_tag,
+            "machine": platform.machine(), "cpu": numba.config.CPU_NAME}
+
+
+def seed_cache(cache_dir: Path, shipped: Path) -> bool:
+    """Start ``cache_dir`` (absent) as a copy of the shipped compiled code ``shipped`` when
+    that was compiled for what this process runs (code_identity); whether it did. The copy is
+    made beside it and renamed into place, so processes starting together never see half of
+    it (the first rename wins, the others drop their copy)."""
+    manifest = shipped / SHIPPED_MANIFEST
+    if cache_dir.exists() or not manifest.is_file() \
+            or json.loads(manifest.read_text()) != code_identity():
+        return False
+    copy = cache_dir.with_name(f".{cache_dir.name}.{os.getpid()}.seeding")
+    try:
+        cache_dir.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(shipped, copy)
+        copy.rename(cache_dir)
+    except OSError:  # another process seeded it (or its numba made the folder) first; or the
+        shutil.rmtree(copy, ignore_errors=True)  # cache's place is not writable: compile
+        return False
+    return True
+
+
+def ship_cache(cache_root_dir: Path, into: Path) -> Path:
+    """Copy the cache compiled under ``cache_root_dir`` for these sources into ``into`` with
+    its manifest, for a wheel to carry (`mbsim-ros warm --ship`); the folder written."""
+    if numba.config.CPU_NAME != PORTABLE_CPU:
+        raise RuntimeError(f"the cache is compiled for CPU {numba.config.CPU_NAME!r}, not "
+                           f"{PORTABLE_CPU!r}: unset NUMBA_CPU_NAME to ship it")
+    digest = _source_digest()
+    shipped = into / digest
+    shutil.rmtree(shipped, ignore_errors=True)
+    shutil.copytree(cache_root_dir / digest, shipped)
+    (shipped / SHIPPED_MANIFEST).write_text(json.dumps(code_identity()))
+    return shipped
+
+
 if not os.environ.get("NUMBA_CACHE_DIR"):
-    numba.config.CACHE_DIR = str(cache_root() / _source_digest())
+    _digest = _source_digest()
+    numba.config.CACHE_DIR = str(cache_root() / _digest)
+    if numba.config.CPU_NAME == PORTABLE_CPU:
+        seed_cache(Path(numba.config.CACHE_DIR), shipped_root() / _digest)
     if hasattr(numba.config, "CACHE_LOCATOR_CLASSES") \
             and not numba.config.CACHE_LOCATOR_CLASSES:  # older numba: by absolute path
         numba.config.CACHE_LOCATOR_CLASSES = ",".join(

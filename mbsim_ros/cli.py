@@ -312,6 +312,8 @@ def cmd_warm(args) -> int:
     integrator's configs are compiled by a process of their own, side by side."""
     paths = args.configs or [None]
     groups = warm_groups(paths, args.integrator)
+    if args.ship:
+        return warm_and_ship(groups, args.integrator, args.jobs, Path(args.ship))
     if args.jobs > 1 and len(groups) > 1:
         return warm_side_by_side(groups, args.integrator, args.jobs)
     for path in paths:
@@ -335,9 +337,30 @@ def warm_groups(paths: list, chosen_integrator: str | None) -> list[list]:
     return list(groups.values())
 
 
-def warm_side_by_side(groups: list[list], chosen_integrator: str | None, jobs: int) -> int:
-    """`mbsim-ros warm --jobs 1` on each group in a process of its own, `jobs` at a time;
-    the first failing process's exit code, else 0."""
+def warm_and_ship(groups: list[list], chosen_integrator: str | None, jobs: int,
+                  into: Path) -> int:
+    """Compile the groups' kernels into an empty cache of their own (each group in a process,
+    as warm_side_by_side), then copy that cache into ``into`` with its manifest: the compiled
+    code a wheel ships (`make wheel`; mbsim_ros/_jit.py, "Compiled code shipped with the
+    package")."""
+    import tempfile
+
+    from . import _jit  # (imported by name: the sources that import from it key the cache)
+
+    with tempfile.TemporaryDirectory(prefix="mbsim-ship-") as root:
+        # nothing from an earlier build: an empty cache, and no shipped code to start it from
+        env = dict(os.environ, MBSIM_ROS_CACHE_DIR=root, MBSIM_ROS_SHIPPED_DIR=root)
+        code = warm_side_by_side(groups, chosen_integrator, max(jobs, 1), env)
+        if code:
+            return code
+        print(f"mbsim-ros warm: shipped in {_jit.ship_cache(Path(root), into)}", flush=True)
+    return 0
+
+
+def warm_side_by_side(groups: list[list], chosen_integrator: str | None, jobs: int,
+                      env: dict | None = None) -> int:
+    """`mbsim-ros warm --jobs 1` on each group in a process of its own (in ``env``, default
+    this process's), `jobs` at a time; the first failing process's exit code, else 0."""
     import subprocess
 
     chosen = ["--integrator", chosen_integrator] if chosen_integrator else []
@@ -346,7 +369,7 @@ def warm_side_by_side(groups: list[list], chosen_integrator: str | None, jobs: i
     running, code = [], 0
     while pending or running:
         while pending and len(running) < jobs:
-            running.append(subprocess.Popen(pending.pop(0)))
+            running.append(subprocess.Popen(pending.pop(0), env=env))
         process = running.pop(0)
         code = code or process.wait()
     return code
@@ -373,18 +396,22 @@ WARM_TOUCHDOWN_S = 1.0  # s: how long a scene's warm steps wait for a contact to
 
 
 def warm_steps(sim, suite) -> None:
-    """A fused step, a general one (as with servos or actuator models) and a sensor update;
-    with a scene, general steps (through actuator models) until a contact pushes, at most
-    WARM_TOUCHDOWN_S: the kernels that only a contact step calls from Python (the Delassus
-    matrix, the cone solve, impacts), which a later run's Simulator then loads at
-    construction instead of compiling them at its first touchdown (docs/SPEED.md)."""
+    """A fused step, a general one (as with servos or actuator models), a sensor update and a
+    servo command loaded as the node and the library load them; with a scene, general steps
+    (through actuator models) until a contact pushes, at most WARM_TOUCHDOWN_S: the kernels
+    that only a contact step calls from Python (the Delassus matrix, the cone solve, impacts),
+    which a later run's Simulator then loads at construction instead of compiling them at its
+    first touchdown (docs/SPEED.md)."""
     from .actuators import Actuators
 
     sim.step()
     state, data = sim.state, sim.data
-    sim.integrator.step(state.q, state.v, np.zeros(sim.model.nv), data.q_next, data.v_next)
+    nv = sim.model.nv
+    sim.integrator.step(state.q, state.v, np.zeros(nv), data.q_next, data.v_next)
     if suite is not None:
         suite.update()
+    for mode in (np.zeros(nv), np.zeros(nv, dtype=np.int64)):  # effort: nothing servoed
+        sim.servos.load(mode, np.zeros(nv), np.zeros(nv))  # the node's (floats) and the API's
     if sim.scene is None or not sim.model.nv:
         return
     sim.reset()
@@ -490,6 +517,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="processes compiling side by side, one per integrator the configs "
                         "use (default: the machine's cores)")
+    p.add_argument("--ship", metavar="DIR", help="compile into an empty cache of its own and "
+                   "copy it, with its manifest, into DIR/<digest of the sources>: the compiled "
+                   "code a wheel carries (make wheel: DIR is mbsim_ros/_compiled)")
     p.set_defaults(func=cmd_warm)
     p = sub.add_parser("plot", help="plot joint positions, energy and (recorded with --forces) "
                        "joint and closure forces of a simulate result")

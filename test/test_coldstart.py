@@ -3,9 +3,13 @@ integrator's kernels, and the first compilation into an empty cache says so, onc
 runs in a fresh process (what is compiled is per process); the timeouts are liveness bounds."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LIVENESS = 900  # s: an empty cache compiles an integrator in about a minute on a loaded machine
@@ -23,11 +27,13 @@ event.register("numba:compile", Count())
 """
 
 
-def run(code: str, cache: Path | None = None) -> subprocess.CompletedProcess:
+def run(code: str, cache: Path | None = None, shipped: Path | None = None,
+        **variables: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    if cache is not None:
-        env["MBSIM_ROS_CACHE_DIR"] = str(cache)
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]), **variables)
+    if cache is not None:  # an empty cache, and no shipped code (`make wheel` leaves some in
+        env["MBSIM_ROS_CACHE_DIR"] = str(cache)  # the checkout) unless the test gives it
+        env["MBSIM_ROS_SHIPPED_DIR"] = str(shipped or os.devnull)
     result = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, text=True,
                             capture_output=True, timeout=LIVENESS)
     assert result.returncode == 0, result.stderr
@@ -130,3 +136,113 @@ def test_warm_compiles_each_integrator_in_a_process_of_its_own():
                              str(ROOT / "config" / "missing.yaml")], cwd=ROOT, text=True,
                             capture_output=True, timeout=LIVENESS)
     assert failed.returncode != 0 and "missing.yaml" in failed.stderr
+
+
+def test_kernels_compile_for_the_generic_cpu():
+    """numba's codegen, once mbsim_ros is imported, targets LLVM's generic CPU with no extra
+    features (what makes a cache portable); NUMBA_CPU_NAME set by the user wins."""
+    code = """
+import mbsim_ros.sim
+from numba.core.registry import cpu_target
+print(cpu_target.target_context.codegen().magic_tuple()[1:])
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU_")}
+    out = subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=str(ROOT)),
+                         cwd=ROOT, text=True, capture_output=True, timeout=LIVENESS)
+    assert out.stdout.splitlines()[-1] == "('generic', '')", out.stderr
+    assert run(code, NUMBA_CPU_NAME="x86-64").stdout.splitlines()[-1].startswith("('x86-64', ")
+
+
+# An Euler Simulator's first steps, counting what numba's compiler does (mbsim_ros._jit's
+# CompilerActivity: compiles are cache misses, loads are cache hits).
+FIRST_STEPS = """
+import json, os
+from mbsim_ros import Simulator
+from mbsim_ros._jit import CompilerActivity
+from mbsim_ros.model import load_urdf, shipped_urdf
+import numba
+with CompilerActivity() as activity:
+    sim = Simulator(load_urdf(shipped_urdf("arm7")), 1e-3, "euler")
+    sim.step()
+    sim.step()
+seeded = os.path.isfile(os.path.join(numba.config.CACHE_DIR, "manifest.json"))
+print(json.dumps([activity.compiles, activity.loads, seeded]))
+"""
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory) -> Path:
+    """`mbsim-ros warm --ship` of the arm with the Euler integrator (the smallest compile):
+    the folder a wheel would carry as mbsim_ros/_compiled."""
+    into = tmp_path_factory.mktemp("compiled")
+    config = str(ROOT / "config" / "arm7.yaml")
+    out = run("import sys; from mbsim_ros.cli import main; "
+              f"sys.exit(main(['warm', '--integrator', 'euler', '--ship', {str(into)!r}, "
+              f"{config!r}]))")
+    assert "mbsim-ros warm: shipped in " in out.stdout
+    return into
+
+
+def test_shipped_code_starts_an_empty_cache_and_nothing_compiles(shipped, tmp_path):
+    """A process with an empty cache and the shipped code: its Simulator's first steps load
+    every function and compile none; its cache now is a copy of the shipped one."""
+    (digest,) = [path.name for path in shipped.iterdir()]
+    manifest = json.loads((shipped / digest / "manifest.json").read_text())
+    assert manifest["cpu"] == "generic"
+    compiles, loads, seeded = json.loads(
+        run(FIRST_STEPS, tmp_path, shipped).stdout.splitlines()[-1])
+    assert (compiles, seeded) == (0, True)
+    assert loads > 0  # the Euler step's kernels and the construction's checks, from the copy
+    assert (tmp_path / digest / "manifest.json").is_file()
+
+
+def test_shipped_code_for_another_numba_is_not_used(shipped, tmp_path):
+    """The manifest names another numba version: the cache starts empty and the first steps
+    compile (as without shipped code), saying so."""
+    other = tmp_path / "other"
+    shutil.copytree(shipped, other)
+    (manifest,) = other.glob("*/manifest.json")
+    manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), numba="0.0.0")))
+    out = run(FIRST_STEPS, tmp_path / "cache", other)
+    compiles, loads, seeded = json.loads(out.stdout.splitlines()[-1])
+    assert compiles > 5 and not seeded
+    assert "compiling the euler integrator's kernels" in out.stderr
+
+
+def test_seeding_copies_once_and_never_over_a_cache(tmp_path):
+    """seed_cache copies the shipped folder into an absent cache only: a second seed (another
+    process, later) leaves the cache as it is, and no half copy is left beside it."""
+    from mbsim_ros._jit import SHIPPED_MANIFEST, code_identity, seed_cache
+
+    shipped, cache = tmp_path / "shipped", tmp_path / "cache" / "digest"
+    (shipped / "package").mkdir(parents=True)
+    (shipped / "package" / "f.nbi").write_text("index")
+    (shipped / SHIPPED_MANIFEST).write_text(json.dumps(code_identity()))
+    assert seed_cache(cache, shipped)
+    assert (cache / "package" / "f.nbi").read_text() == "index"
+    (cache / "package" / "f.nbi").write_text("compiled since")
+    assert not seed_cache(cache, shipped)
+    assert (cache / "package" / "f.nbi").read_text() == "compiled since"
+    assert sorted(path.name for path in cache.parent.iterdir()) == ["digest"]
+
+
+def test_the_node_from_shipped_code_compiles_nothing(shipped, tmp_path):
+    """`mbsim-ros run` with an empty cache and the shipped code of the same config: its first
+    status line comes with no compile notice before it (its warm-up, sensors and servo loads
+    were all shipped)."""
+    from ros_harness import NodeProcess, unique_domain_id
+
+    env = dict(os.environ, MBSIM_ROS_CACHE_DIR=str(tmp_path / "cache"),
+               MBSIM_ROS_SHIPPED_DIR=str(shipped), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    node = NodeProcess(unique_domain_id(), "--config", str(ROOT / "config" / "arm7.yaml"),
+                       "--ros-args", "-p", "integrator:=euler", "-p", "print_status:=true",
+                       log_dir=tmp_path, env=env)
+    try:
+        deadline = time.monotonic() + LIVENESS
+        while "| rate " not in node.log() and node.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        log = node.log()
+    finally:
+        node.stop()
+    assert "| rate " in log, log
+    assert "compiling" not in log, log
