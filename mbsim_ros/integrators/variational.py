@@ -256,7 +256,7 @@ def extrapolate_guess(h, h_last, v, x_last, x):
     """IG2 for a substep that starts where the last one (length h_last, increment x_last)
     ended: x(h) = h v + c h^2 through x(-h_last) = -x_last, which the symmetric step makes
     exact (stepping back by h_last from where it ended returns to its start, q (+) -x_last),
-    so the guess errs by O(h^2 (h + h_last)) h^3-terms instead of IG2's O(h^2)."""
+    so the guess errs by O(h^2 (h + h_last)) instead of IG2's O(h^2)."""
     ratio = (h / h_last) ** 2
     for k in range(x.shape[0]):
         x[k] = h * v[k] + ratio * (h_last * v[k] - x_last[k])
@@ -604,14 +604,14 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
     worst = 0.0
     for level in range(settings[S_SPLIT_LEVELS] + 1):
         pieces = 1 << level
-        if level > 0:  # the last piece solved did not end at the stage start
-            vw.last_h[0] = 0.0
         for k in range(nq):
             qv[Q_PIECE, k] = qv[Q_CUR, k]
         for k in range(nv):
             vec[V_PPIECE, k] = vec[V_PCUR, k]
         worst = 0.0
         for piece in range(pieces):
+            if level > 0:  # a split stage's pieces are the steps at h / pieces (IG2 each)
+                vw.last_h[0] = 0.0
             code = substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
                            h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, servo, iq, saturated,
                            settings, ig3, broyden, tol, ws, vws, q_out, p_out, stats)
