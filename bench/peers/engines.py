@@ -62,7 +62,9 @@ class Ours(Engine):
     def __init__(self, desc: Description, dt: float, integrator: str = "variational",
                  **options) -> None:
         order = options.get("order", 2)
-        self.label = "ours Euler" if integrator == "euler" else f"ours variational o{order}"
+        suffix = " Suzuki" if options.get("composition") == "suzuki" else ""
+        self.label = "ours Euler" if integrator == "euler" \
+            else f"ours variational o{order}{suffix}"
         self.sim = Simulator(desc.model(), dt, integrator, **options)
 
     def reset(self, q, v):
@@ -302,6 +304,8 @@ class Dart(Engine):
 CONFIGS: dict[str, tuple[str | None, Callable[[Description, float], Engine]]] = {
     "ours variational o2": (None, lambda d, dt: Ours(d, dt)),
     "ours variational o4": (None, lambda d, dt: Ours(d, dt, order=4)),
+    "ours variational o4 Suzuki": (None, lambda d, dt: Ours(d, dt, order=4,
+                                                            composition="suzuki")),
     "ours Euler": (None, lambda d, dt: Ours(d, dt, "euler", velocity_terms="explicit")),
     "pinocchio ABA+Euler": ("pinocchio", Pinocchio),
     "MuJoCo Euler": ("mujoco", lambda d, dt: MuJoCo(d, dt, "Euler")),

@@ -8,7 +8,8 @@ x <- x + h (M(q_k) + a + h c/2)^-1 r, so stiff damping never stalls it. Newton r
 best iterate; a step that neither solves is split in halves (up to ``split_levels`` times).
 Position-momentum form: the state is (q_k, p_k); the reported velocity is
 v_k = (M(q_k) + a)^-1 p_k (docs/VARIATIONAL.md). ``order=4`` composes three steps of
-dt * (g1, g2, g1) (Yoshida's triple jump).
+dt * (g1, g2, g1) (Yoshida's triple jump), or with ``composition="suzuki"`` five of
+dt * (s, s, 1 - 4 s, s, s) (Suzuki's fractal).
 """
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ from .servo import any_servo, clear_saturation, servo_forces, servo_saturation
 S_ROOT, S_GUESS, S_MAX_ITER, S_ANDERSON, S_NEWTON_MAX, S_SPLIT_LEVELS = range(6)
 YOSHIDA_G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 YOSHIDA_G2 = -(2.0 ** (1.0 / 3.0)) / (2.0 - 2.0 ** (1.0 / 3.0))
+# Suzuki 1990, Fractal decomposition of exponential operators, eq. (3.14) with m = 2:
+# S4(h) = S2(s h) S2(s h) S2((1 - 4 s) h) S2(s h) S2(s h), s = 1 / (4 - 4^(1/3))
+SUZUKI_S = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
+COMPOSITIONS = {"yoshida": (YOSHIDA_G1, YOSHIDA_G2, YOSHIDA_G1),
+                "suzuki": (SUZUKI_S, SUZUKI_S, 1.0 - 4.0 * SUZUKI_S, SUZUKI_S, SUZUKI_S)}
 # The residual's rounding floor, in units of the double's epsilon times its terms (rounding_floor):
 # a root finder that stops improving at or below it is accepted there (the tolerance asked for
 # less than rounding allows); above it, stagnation is not convergence.
@@ -53,7 +59,8 @@ V_PRECOND, V_LINEAR, V_XBEST, V_PPIECE = range(12, 16)
 # the substep's force with the servos' (servo.servo_forces) and the servos' linear terms
 V_UTOTAL, V_SERVO_LINEAR = range(16, 18)
 V_ADDED = 18  # the diagonal added to M in the factorisation IA_k, U_k, Dinv_k hold
-N_VECTORS = 19
+V_XLAST = 19  # the increment x of the last substep solved in this step (its length: last_h)
+N_VECTORS = 20
 # rows of the (n_configurations, nq) block; Q_KIN: the q of the kinematics oR_k ... oY_k hold
 Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE, Q_KIN = range(5)
 N_CONFIGURATIONS = 5
@@ -73,7 +80,8 @@ VARIATIONAL = Layout("VariationalViews", [
     ("F", (MAX_ANDERSON, "nv")), ("G", (MAX_ANDERSON, "nv")),           # Anderson's histories
     ("AtA", (MAX_ANDERSON, MAX_ANDERSON)), ("rhs", (2, MAX_ANDERSON)),
     ("dense", (2, "nv", "nv")), ("S8", (8, 6, 6)), ("powers", (31, 6)),  # Newton's Jacobian
-    ("tmp2", (2, 6)), ("R3", (2, 3, 3)), ("cached", (2,))], __name__)
+    ("tmp2", (2, 6)), ("R3", (2, 3, 3)), ("cached", (2,)),
+    ("last_h", (1,))], __name__)  # the length of the substep in row V_XLAST (0.0: none)
 carve_variational = VARIATIONAL.carve  # carve_variational(vws, nj, nv, nq) -> VariationalViews
 
 
@@ -199,7 +207,7 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cached) = vw
+     dense, S8, powers, tmp2, R3, cached, last_h) = vw
     b, x, dx, v_k = vec[V_B], vec[V_X], vec[V_DX], vec[V_VK]
     precond, linear, servo_linear = vec[V_PRECOND], vec[V_LINEAR], vec[V_SERVO_LINEAR]
     added = vec[V_ADDED]
@@ -228,9 +236,11 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     if guess == 1:
         for k in range(nv):
             x[k] = 0.0
-    elif guess == 2:
+    elif guess == 2 and last_h[0] == 0.0:
         for k in range(nv):
             x[k] = h * v_k[k]
+    elif guess == 2:  # a later substep of the step: the parabola through the last one
+        extrapolate_guess(h, last_h[0], v_k, vec[V_XLAST], x)
     elif ig3 is not None:  # the Euler step's velocity; rows V_WORK, V_Y, V_GNEW are free
         code = explicit_velocity(joint_int, joint_real, gravity, damping, armature, h, q, v_k,
                                  u, servo, iq, saturated, ws, vec[V_WORK:V_WORK + 3], dx)
@@ -239,6 +249,17 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
         for k in range(nv):
             x[k] = h * dx[k]
     return OK
+
+
+@step
+def extrapolate_guess(h, h_last, v, x_last, x):
+    """IG2 for a substep that starts where the last one (length h_last, increment x_last)
+    ended: x(h) = h v + c h^2 through x(-h_last) = -x_last, which the symmetric step makes
+    exact (stepping back by h_last from where it ended returns to its start, q (+) -x_last),
+    so the guess errs by O(h^2 (h + h_last)) instead of IG2's O(h^2)."""
+    ratio = (h / h_last) ** 2
+    for k in range(x.shape[0]):
+        x[k] = h * v[k] + ratio * (h_last * v[k] - x_last[k])
 
 
 @step
@@ -291,7 +312,7 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
     dyn, vw = views(ws, vws, joint_int.shape[0], nv, q.shape[0])
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cached) = vw
+     dense, S8, powers, tmp2, R3, cached, last_h) = vw
     r, x, dx, work, y, row = vec[V_R], vec[V_X], vec[V_DX], vec[V_WORK], vec[V_Y], vec[V_GNEW]
     best = keep_if_best(rnorm, np.inf, x, vec[V_XBEST])
     H = dense[1]
@@ -346,7 +367,7 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
     dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cached) = vw
+     dense, S8, powers, tmp2, R3, cached, last_h) = vw
     r, x, work, q_base = vec[V_R], vec[V_X], vec[V_WORK], qv[Q_TRIAL]
     Jac = dense[0]
     iterations = 0
@@ -389,7 +410,7 @@ def finish_step(joint_int, joint_real, gravity, armature, h, u, ws, vws, q_out, 
     dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cached) = vw
+     dense, S8, powers, tmp2, R3, cached, last_h) = vw
     x = vec[V_X]
     cached[C_KINEMATICS] = cached[C_FACTOR] = 0.0
     for k in range(nq):
@@ -482,7 +503,7 @@ def friction_before(joint_int, armature, friction, h, u, nq, vws, u_eff) -> bool
     if not any_friction:
         return False
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
-     dense, S8, powers, tmp2, R3, cached) = carve_variational(vws, nj, nv, nq)
+     dense, S8, powers, tmp2, R3, cached, last_h) = carve_variational(vws, nj, nv, nq)
     diagonal, x = vec[V_DIAG], vec[V_X]
     mass_matrix_diagonal(joint_int, armature, oS_k, oY_k, Kc.reshape((nj, 36)), tmp2[0],
                          diagonal)
@@ -512,7 +533,8 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
     solved again while a servo's effort (at the midpoint) newly saturates; the final max |r|
     is left in its row; stats as solve_friction."""
     nv = p.shape[0]
-    vec = views(ws, vws, joint_int.shape[0], nv, q.shape[0])[1].vec
+    vw = views(ws, vws, joint_int.shape[0], nv, q.shape[0])[1]
+    vec = vw.vec
     u_total, v_mid = vec[V_UTOTAL], vec[V_DX]
     servoed = any_servo(iq)
     if servoed:
@@ -537,6 +559,9 @@ def substep(joint_int, joint_real, gravity, damping, friction, armature, Yb, h, 
     finish_step(joint_int, joint_real, gravity, armature, h, u_total, ws, vws, q_out, p_out)
     if has_friction:
         friction_after(friction, h, p_out)
+    for k in range(nv):  # the next substep's guess (begin_step) starts from this one
+        vec[V_XLAST, k] = vec[V_X, k]
+    vw.last_h[0] = h
     return OK
 
 
@@ -585,6 +610,8 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
             vec[V_PPIECE, k] = vec[V_PCUR, k]
         worst = 0.0
         for piece in range(pieces):
+            if level > 0:  # a split stage's pieces are the steps at h / pieces (IG2 each)
+                vw.last_h[0] = 0.0
             code = substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
                            h / pieces, qv[Q_PIECE], vec[V_PPIECE], u, servo, iq, saturated,
                            settings, ig3, broyden, tol, ws, vws, q_out, p_out, stats)
@@ -625,6 +652,7 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     stats[0] = 0
     stats[1] = 0
     stats[2] = 1
+    vw.last_h[0] = 0.0  # (a step is a function of its state: no guess from the last step)
     worst = 0.0
     for s in range(substeps.shape[0]):
         code = split_substep(joint_int, joint_real, gravity, damping, friction, armature, Yb,
@@ -729,7 +757,8 @@ class VariationalIntegrator(Integrator):
     """Options: solver (the root finder: "riqn" | "newton" | "broyden"), initial_guess ("IG1" |
     "IG2" | "IG3"), tolerance (on max |r| relative to 1 + max |p_k + dt/2 u|), max_iterations,
     anderson (history depth, 0 = plain RIQN), newton_fallback_iterations, split_levels (how many
-    times a step that cannot be solved is halved before it fails), order (2 | 4)."""
+    times a step that cannot be solved is halved before it fails), order (2 | 4),
+    composition (order 4's substeps: "yoshida" | "suzuki", COMPOSITIONS)."""
 
     renamed_options = {"root_finder": "solver"}
     options_schema = VariationalOptions
@@ -740,7 +769,7 @@ class VariationalIntegrator(Integrator):
                  initial_guess: str = "IG2", tolerance: float = 1e-10,
                  max_iterations: int = 50, anderson: int = 0,
                  newton_fallback_iterations: int = 20, split_levels: int = 3,
-                 order: int = 2) -> None:
+                 order: int = 2, composition: str = "yoshida") -> None:
         super().__init__(model, dt)
         self.settings = np.array([ROOT_FINDERS[solver], GUESSES[initial_guess],
                                   max_iterations, anderson, newton_fallback_iterations,
@@ -751,8 +780,7 @@ class VariationalIntegrator(Integrator):
         self.choices = (True if initial_guess == "IG3" else None,
                         True if solver == "broyden" else None)
         self.tolerance = float(tolerance)
-        self.substeps = np.array([1.0]) if order == 2 else np.array(
-            [YOSHIDA_G1, YOSHIDA_G2, YOSHIDA_G1])
+        self.substeps = np.array([1.0] if order == 2 else COMPOSITIONS[composition])
         self.Yb = np.zeros((model.njoints, 10))
         for i in range(model.njoints):
             body_inertia(model.joint_real[i], self.Yb[i])
@@ -808,11 +836,13 @@ class VariationalIntegrator(Integrator):
 
     def failure_message(self, code: int) -> str:
         message = _FAILURES.get(code, f"kernel code {code}")
-        if code == SINGULAR and self.substeps.shape[0] == 3 and (
+        if code == SINGULAR and self.substeps.shape[0] > 1 and (
                 self.servos.active or np.any(self.model.damping > 0.0)):
-            message += (" in a substep of negative length: order 4 (Yoshida) runs damping and "
-                        "servo dampers backwards, and M + a - 1.7 h (c + kd) / 2 lost its "
-                        "positive definiteness on a light joint; use order 2 (docs/CONTROL.md)")
+            back = -self.substeps.min()  # Yoshida 1.70, Suzuki 0.66
+            message += (f" in a substep of negative length: order 4 runs damping and servo "
+                        f"dampers backwards, and M + a - {back:.2g} h (c + kd) / 2 lost its "
+                        f"positive definiteness on a light joint; use order 2 "
+                        f"(docs/CONTROL.md)")
         return message
 
     def commit(self) -> None:
