@@ -39,9 +39,9 @@ from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
-from .jacobian_assembly import (NEED_PAIR_ROWS, ROWS_FIND, ROWS_GIVEN, ROWS_NONE, SEPARATED,
-                                SINGULAR_BRANCH, SLIDING, SUPPORTED, contact_jacobians_kernel,
-                                law_derivatives)
+from .jacobian_assembly import (JACOBIAN_ARRAYS, NEED_PAIR_ROWS, ROWS_FIND, ROWS_GIVEN,
+                                ROWS_NONE, SEPARATED, SINGULAR_BRANCH, SLIDING, SUPPORTED,
+                                contact_jacobians_kernel, law_derivatives)
 from .jacobian_kernels import (branch_system, frame_rate_jacobian, integration_kernel,
                                lu_inverse, row_derivatives_kernel)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
@@ -81,7 +81,7 @@ class Branch:
                                               np.empty(m), np.empty(m))
         free, K = np.empty(m, dtype=np.int64), np.empty((2 * m, 2 * m))
         n, ns = branch_system(P, gradient, gamma, kind, mu, SEPARATED, SLIDING,
-                              np.empty(m, dtype=np.bool_), sliding, tangent, slip, multiplier,
+                              np.empty(m, dtype=np.int64), sliding, tangent, slip, multiplier,
                               free, np.empty(m, dtype=np.int64), K)
         self.free, self.K, self.m = free[:n], K[:n + ns, :n + ns], m
         self.sliding = [(int(sliding[s]), tangent[s], float(slip[s]), float(multiplier[s]))
@@ -109,11 +109,11 @@ class Branch:
 
 
 class _Assembly:
-    """jacobian_assembly.contact_jacobians_kernel's arguments: the model's tables, the
-    integrator's buffers (bound again when the integrator replaced one: its rows or contacts
-    grew) and the workspace (made once per ProcessModel, kept on its ContactSteps, and again
-    with a larger row capacity), and the kernel's compiled entry for their types (called
-    directly: the dispatcher would type the ~90 arrays at every call)."""
+    """jacobian_assembly.contact_jacobians_kernel's arrays as one JACOBIAN_ARRAYS table: the
+    model's tables, the integrator's buffers (bound again when the integrator replaced one:
+    its rows or contacts grew) and the workspace (made once per ProcessModel, kept on its
+    ContactSteps, and again with a larger row capacity), and the kernel's compiled entry for
+    their types (called directly: the dispatcher would type the arguments at every call)."""
 
     def __init__(self, process) -> None:
         model, nv, nj = process.model, process.nv, process.model.njoints
@@ -139,18 +139,17 @@ class _Assembly:
         nv, nj, m = self.nv, self.model[0].shape[0], capacity
         p, k = m + 2, 3 * nv
         self.branch = (np.empty(m * m), np.empty(m * m), np.empty(m * m), np.empty(m),
-                       np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.int64),
+                       np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64),
                        np.empty((m, 2)), np.empty(m), np.empty(m), np.empty(m, dtype=np.int64),
                        np.empty(m, dtype=np.int64), np.empty(4 * m * m),
                        np.empty(2 * m, dtype=np.int64), np.empty(2 * m * k), np.zeros(m),
                        np.empty(nv))
         self.dG = np.zeros(m * nv * nv)
-        self.blocks = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)),
-                       np.empty((nv, nv)), self.dG, np.empty(m), np.empty(m),
-                       np.empty(2 * nv * k), np.empty(m * k), np.empty(m * nv), np.empty(m * k),
-                       np.empty(m * k), np.empty(m * k), np.empty(nv * k), np.empty(nv * k),
+        self.blocks = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)), self.dG,
+                       np.empty(m), np.empty(m), np.empty(m * k), np.empty(m * nv),
+                       np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty(nv * k),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
-                       np.empty(nv * k))
+                       np.empty(nv))
         self.delassus = (np.empty((nv, nv)), np.empty(nv, dtype=np.int64), np.empty(nv * m),
                          np.empty(m), np.empty(nv * p), np.empty(nj * p * 6),
                          np.empty(nj * p * 6), np.empty((nv, 6)), np.empty(nv * p * 6),
@@ -160,9 +159,9 @@ class _Assembly:
                          np.empty((4, nv)), np.empty(m * nv))
         self.capacity, self.contacts = capacity, contacts
 
-    def arguments_for(self, x) -> tuple:
-        """The kernel's arguments after x, rows_mode and contact_block (bound again when the
-        integrator replaced a buffer)."""
+    def table(self) -> np.ndarray:
+        """The kernel's JACOBIAN_ARRAYS table (bound again when the integrator replaced a
+        buffer)."""
         it = self.integrator
         buf = it._buffers
         bound = (buf, it._contact_int, it._impacts)
@@ -171,27 +170,28 @@ class _Assembly:
                 self._rows(buf.capacity, len(it._contact_int))
             implicit = it._implicit if self.implicit else (np.empty((0, 0)),
                                                            np.empty(0, dtype=np.int64))
-            mats, vecs, ints = buf.solver
             shapes = it._shape_arrays[0]
-            self.step_arrays = (implicit[0], implicit[1], it._counts, it._contact_int,
-                                it._contact_real, shapes[2], shapes[5], it._frames[2], buf.G,
-                                buf.directions, buf.kind, buf.mu, buf.gamma, buf.phi, buf.k,
-                                buf.b, buf.W, buf.u, mats, vecs, ints, it._impacts.phase,
-                                it._constants[0], it._v_star, it._v_step)
-            self.bound, self.entry = bound, None
-        return (self.implicit, self.model, self.step_arrays, self.dynamics, self.branch,
-                self.blocks, self.delassus, self.state)
+            step_arrays = (implicit[0], implicit[1], it._counts, it._contact_int,
+                           it._contact_real, shapes[2], shapes[5], it._frames[2], buf.G,
+                           buf.directions, buf.kind, buf.mu, buf.gamma, buf.phi, buf.k, buf.b,
+                           buf.W, buf.u, *buf.solver, it._impacts.phase, it._constants[0],
+                           it._v_star, it._v_step, it._M, it._parent, buf.Z)
+            self._bound = JACOBIAN_ARRAYS.bind((*self.model, *step_arrays, *self.dynamics,
+                                                *self.branch, *self.blocks, *self.delassus,
+                                                self.state))
+            self.bound = bound
+        return self._bound.table
 
     def __call__(self, x, rows_mode: int, contact_block: bool) -> int:
         """The kernel on the step just taken (its return code)."""
-        tail = self.arguments_for(x)
+        table = self.table()
         if self.entry is None:
             kernel = contact_jacobians_kernel
             signature = tuple(kernel.typeof_pyval(a)
-                              for a in (x, rows_mode, contact_block, *tail))
-            contact_jacobians_kernel.compile(signature)  # (from the compiled-code cache)
-            self.entry = contact_jacobians_kernel.overloads[signature].entry_point
-        return self.entry(x, rows_mode, contact_block, *tail)
+                              for a in (x, rows_mode, contact_block, self.implicit, table))
+            kernel.compile(signature)  # (from the compiled-code cache)
+            self.entry = kernel.overloads[signature].entry_point
+        return self.entry(x, rows_mode, contact_block, self.implicit, table)
 
     def pair_rows(self) -> bool:
         """The rows' q-derivatives with pairs of shapes (_row_derivatives) into the buffer
@@ -330,7 +330,7 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
 
 
 class _Tables:
-    """A model's tables for the configuration columns: joint_of (nv), support (nv x nv: dof
+    """A model's tables for the configuration columns: joint_of (nv), support (nv x nv, 1.0: dof
     b's joint is dof k's joint or an ancestor, so moving b turns S_k), chain (njoints x nv:
     dof k moves body i), free (the free-flyers' first dofs)."""
 
@@ -342,7 +342,8 @@ class _Tables:
         self.chain = np.zeros((nj, nv))
         for i in range(nj):
             self.chain[i, _body_dofs(model, i)] = 1.0
-        self.support = self.chain[self.joint_of].T > 0.0  # [b, k]: b moves k's joint
+        self.support = np.ascontiguousarray(self.chain[self.joint_of].T > 0.0,
+                                            dtype=float)  # [b, k]: b moves k's joint
         self.free = np.array([model.idx_v[j] for j in range(nj)
                               if model.joint_kinds[j] == "free_flyer"], dtype=np.int64)
 

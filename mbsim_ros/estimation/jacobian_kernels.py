@@ -571,51 +571,91 @@ def sparse_product(A, B, out):
                     out[r, j] += a * B[s, j]
 
 
-@kernel
-def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, G, dG, v_star, scale, start, dq_dc, rhs, product, changes,
-                          moved, free, du, stationarity):
-    """The blocks' changes of v* and v1 before the impulses' (contact_jacobians.step_jacobians),
-    their k columns side by side (q if ``configuration``, v if ``implicit``, u; each nv
-    wide): moved[0] = dv*, moved[1] = dv1 without the impulses (2 x nv x k), with K^-1 =
-    ``inverse`` and q: K^-1 P(w) (shifted[0], [1]); v: 1 + h K^-1 (M~ C(y) - B(y) - D) at
-    y = v*, v1 (frame_rates[1:], rates); u: h K^-1. Then the rows' free velocities
-    free = G dv* (m x k); du = dG v* + G dv*_q (m x nv, the configuration block's; dG[b] =
-    dG_b, m x nv); the stationarity residual's change dq/dc dc of the v and u blocks
-    (dc = scale G dv*, plus start G for v: a loading impact's closing root; stationarity's q
-    columns are left). rhs, product: nv x (k - nv) scratch, changes: m x (k - first_v)
-    scratch. Products row by row (each entry's sum in order, the row's columns side by
-    side: sparse_product)."""
-    nv, m = inverse.shape[0], G.shape[0]
-    k = moved.shape[2]
-    first_v = nv if configuration else 0
-    solved = k - nv if implicit else 0  # (the u block: h K^-1, no product)
-    for half in range(2):
-        for j in range(solved):
-            block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v
-            if block == 0:
-                for r in range(nv):
-                    rhs[r, j] = shifted[half, r, b]
-                continue
-            C = frame_rates[half + 1]
+@step
+def lu_solve_transposed(LU, pivots, B):
+    """B <- K^-T B (n x k, in place) from solvers/lu.py's factors of K (P K = L U, so
+    K^T = U^T L^T P): U^T forward, L^T backward, the row swaps undone in reverse, row by row
+    with the k columns side by side (lu_solve_rows' transposed)."""
+    n, k = B.shape
+    for i in range(n):
+        for s in range(i):
+            factor = LU[s, i]
+            if factor != 0.0:
+                for j in range(k):
+                    B[i, j] -= factor * B[s, j]
+        for j in range(k):
+            B[i, j] = B[i, j] / LU[i, i]
+    for i in range(n - 1, -1, -1):
+        for s in range(i + 1, n):
+            factor = LU[s, i]
+            if factor != 0.0:
+                for j in range(k):
+                    B[i, j] -= factor * B[s, j]
+    for i in range(n - 1, -1, -1):
+        p = pivots[i]
+        if p != i:
+            for j in range(k):
+                B[i, j], B[p, j] = B[p, j], B[i, j]
+
+
+@step
+def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, solved, out):
+    """The q and v blocks' right-hand sides of v*'s (half 0) or v1's (half 1) change before
+    the impulses' (K dv = out), into out's first ``solved`` columns: q (if ``configuration``):
+    P(w) (shifted[half]); v: h (M~ C(y) - B(y) - D) at y = v*, v1 (frame_rates[half + 1],
+    rates[half]; the identity of dv/dv is added after the solve)."""
+    nv = M.shape[0]
+    for j in range(solved):
+        block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v
+        if block == 0:
             for r in range(nv):
-                rhs[r, j] = 0.0
-            for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
-                if C[s, b] != 0.0:
-                    for r in range(nv):
-                        rhs[r, j] += M[r, s] * C[s, b]
-            for r in range(nv):
-                rhs[r, j] = rhs[r, j] - rates[half, r, b] - (damping[r] if r == b else 0.0)
-        sparse_product(inverse, rhs, product)
-        out = moved[half]
+                out[r, j] = shifted[half, r, b]
+            continue
+        C = frame_rates[half + 1]
         for r in range(nv):
-            for j in range(first_v):  # the q block
-                out[r, j] = product[r, j]
-            for j in range(first_v, solved):  # the v block
-                out[r, j] = product[r, j] * h + (1.0 if r == j - first_v else 0.0)
-            for j in range(solved, k):
-                out[r, j] = inverse[r, j - solved] * h
-    sparse_product(G, moved[0], free)
+            out[r, j] = 0.0
+        for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
+            if C[s, b] != 0.0:
+                for r in range(nv):
+                    out[r, j] += M[r, s] * C[s, b]
+        for r in range(nv):
+            out[r, j] = h * (out[r, j] - rates[half, r, b] - (damping[r] if r == b else 0.0))
+
+
+@kernel
+def free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, configuration,
+                          implicit, G, dG, v_star, scale, start, dq_dc, rhs, transposed,
+                          changes, free, du, stationarity):
+    """The rows' free velocities' changes before the impulses' (contact_jacobians.
+    step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
+    ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 (step_rhs) (+ 1 on
+    the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides, G K^-1
+    from one solve with K^T (LU, pivots: the step matrix's factors); du = dG v* + G dv*_q
+    (m x nv, the configuration block's; dG[b] = dG_b, m x nv); the stationarity residual's
+    change dq/dc dc of the v and u blocks (dc = scale G dv*, plus start G for v: a loading
+    impact's closing root; stationarity's q columns are left). rhs: nv x (k - nv) scratch,
+    transposed: nv x m scratch (K^-T G^T), changes: m x (k - first_v) scratch."""
+    nv, m = LU.shape[0], G.shape[0]
+    k = free.shape[1]
+    first_v = nv if configuration else 0
+    solved = k - nv if implicit else 0  # (the u block: h K^-1, no right-hand side)
+    for s in range(nv):
+        for r in range(m):
+            transposed[s, r] = G[r, s]
+    lu_solve_transposed(LU, pivots, transposed)
+    step_rhs(0, shifted, M, frame_rates, rates, damping, h, configuration, solved, rhs)
+    for r in range(m):
+        for j in range(solved):
+            free[r, j] = 0.0
+        for s in range(nv):  # (each entry's sum in order, the row's columns side by side)
+            a = transposed[s, r]
+            if a != 0.0:
+                for j in range(solved):
+                    free[r, j] += a * rhs[s, j]
+        for j in range(first_v, solved):
+            free[r, j] += G[r, j - first_v]
+        for j in range(solved, k):
+            free[r, j] = h * transposed[j - solved, r]
     if configuration:
         for b in range(nv):
             for r in range(m):
@@ -633,28 +673,35 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
 
 
 @kernel
-def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to_q, to_v,
-                  turn, dv1, correction, state):
-    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = moved[1] +
-    K^-1 (G^T dgamma (+ dG^T gamma = ``turned`` on the configuration columns)) when
-    ``impulses``, then state = [to_q dv1; to_v dv1] (the integration's derivatives) and,
-    on the configuration columns, the turn of the free-flyer's step at fixed v1 (``turn``).
-    dv1, correction: nv x k scratch."""
-    nv, k = inverse.shape[0], dv1.shape[1]
-    sparse_product(G.T, dgamma, correction)  # (zero without impulses: dgamma zero)
-    if impulses and configuration:
-        for r in range(nv):
-            for j in range(nv):
-                correction[r, j] += turned[r, j]
-    if impulses:
-        sparse_product(inverse, correction, dv1)
-    else:
-        for r in range(nv):
-            for j in range(k):
-                dv1[r, j] = 0.0
+def state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
+                  impulses, configuration, implicit, to_q, to_v, turn, dv1, state):
+    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (step_rhs
+    at v1 + h on the u block + G^T dgamma (+ dG^T gamma = ``turned`` on the configuration
+    columns) when ``impulses``) (+ 1 on the v block), one solve with the step matrix's
+    factors (LU, pivots), then state = [to_q dv1; to_v dv1] (the integration's derivatives)
+    and, on the configuration columns, the turn of the free-flyer's step at fixed v1
+    (``turn``). dv1: nv x k."""
+    nv, k, m = LU.shape[0], dv1.shape[1], G.shape[0]
+    first_v = nv if configuration else 0
+    solved = k - nv if implicit else 0
+    step_rhs(1, shifted, M, frame_rates, rates, damping, h, configuration, solved, dv1)
     for r in range(nv):
-        for j in range(k):
-            dv1[r, j] = moved[1, r, j] + dv1[r, j]
+        for j in range(solved, k):
+            dv1[r, j] = h if r == j - solved else 0.0
+        if impulses:
+            for s in range(m):  # G^T dgamma
+                g = G[s, r]
+                if g != 0.0:
+                    for j in range(k):
+                        dv1[r, j] += g * dgamma[s, j]
+            if configuration:
+                for j in range(nv):
+                    dv1[r, j] += turned[r, j]
+    lu_solve_rows(LU, pivots, dv1)
+    for r in range(nv):
+        for j in range(first_v, solved):
+            if r == j - first_v:
+                dv1[r, j] += 1.0
     sparse_product(to_q, dv1, state[:nv])
     sparse_product(to_v, dv1, state[nv:])
     if configuration:
