@@ -156,7 +156,9 @@ class _Assembly:
                          np.empty(nv * p * 6), np.empty((nv, nv)), np.empty((nv, nv)),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
-                         np.empty((4, nv)), np.empty(m * nv))
+                         np.empty((4, nv)), np.empty(m * nv), np.empty(m * nv, dtype=np.int64),
+                         np.empty(m * nv, dtype=np.int64), np.empty(m, dtype=np.int64),
+                         np.empty(nv * m, dtype=np.int64), np.empty(nv, dtype=np.int64))
         self.capacity, self.contacts = capacity, contacts
 
     def table(self) -> np.ndarray:
@@ -304,13 +306,40 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
     """(d x'/d q, d x'/d v, d x'/d u) from one step at (x, u) and one compiled call
     (jacobian_assembly.contact_jacobians_kernel), the first two with implicit velocity terms
     only (else None; the first None also where the rows' q-derivatives are not known: some
-    pairs of shapes, a limit in recovery). Their columns side by side through one product
-    with K^-1 for v* and v1 and one solve of the branch's system: per block, v* moves by dv*
-    (q: K^-1 P(v* - v); v: 1 + h K^-1 (-B(v*) - D + M~ C(v*)); u: h K^-1), the rows' free
-    velocities and laws with it (q: also the rows, the Delassus matrix and the laws moved
-    with q), the impulses by the branch's linearisation, and v1 by K^-1 (G^T dgamma (+ dG^T
-    gamma for q)) beside its own terms (q: K^-1 P(v1 - v); v: at v1; u: as v*).
+    pairs of shapes, a limit in recovery). Their columns side by side: per block, v* moves
+    by dv* (q: K^-1 P(v* - v); v: 1 + h K^-1 (-B(v*) - D + M~ C(v*)); u: h K^-1), the rows'
+    free velocities G dv* through G K^-1 (one solve with K^T) and the laws with them (q:
+    also the rows, the Delassus matrix and the laws moved with q), the impulses by the
+    branch's linearisation (one solve of its system), and v1 by one solve with K of its own
+    terms (q: P(v1 - v); v: at v1; u: as v*) plus G^T dgamma (+ dG^T gamma for q).
     ``contact_block`` False drops the impulses' term (a check that must fail)."""
+    code, state = _assembled(process, x, u, contact_block)
+    blocks = (code == SUPPORTED, process._contact.jacobian_workspace.implicit, True)
+    nv = process.nv
+    out, first = [], 0
+    for on in blocks:
+        out.append(state[:, first:first + nv].copy() if on else None)
+        first += nv if on else 0
+    return tuple(out)
+
+
+def state_jacobians(process, x, u) -> tuple:
+    """(A, B, known) of the compliant step with implicit velocity terms from one step and
+    one compiled call (step_jacobians' blocks, copied once): A (ndx x ndx) with its
+    configuration columns where ``known`` (else left for the caller: step_jacobians' first
+    None), B (ndx x nv)."""
+    code, state = _assembled(process, x, u, True)
+    nv = process.nv
+    if code == SUPPORTED:
+        return state[:, :2 * nv].copy(), state[:, 2 * nv:].copy(), True
+    A = np.empty((2 * nv, 2 * nv))
+    A[:, nv:] = state[:, :nv]
+    return A, state[:, nv:].copy(), False
+
+
+def _assembled(process, x, u, contact_block: bool) -> tuple:
+    """(the compiled call's code, its output: 2 nv x k, the blocks' columns side by side) of
+    one step at (x, u) and the compiled call on it (contact_block: step_jacobians')."""
     x = np.ascontiguousarray(x, dtype=float)
     _take_step(process, x[:process.nq], x[process.nq:], u)
     assembly = _assembly(process)
@@ -319,14 +348,9 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
         code = assembly(x, ROWS_GIVEN if assembly.pair_rows() else ROWS_NONE, contact_block)
     if code == SINGULAR_BRANCH:
         raise RuntimeError("the contact solve's branch is singular at its solution")
-    blocks = (code == SUPPORTED, assembly.implicit, True)
     nv = process.nv
-    state = assembly.state[:2 * nv * nv * sum(blocks)].reshape((2 * nv, -1))
-    out, first = [], 0
-    for on in blocks:
-        out.append(state[:, first:first + nv].copy() if on else None)
-        first += nv if on else 0
-    return tuple(out)
+    k = nv * (1 + assembly.implicit + (code == SUPPORTED))
+    return code, assembly.state[:2 * nv * k].reshape((2 * nv, k))
 
 
 class _Tables:

@@ -181,7 +181,8 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("momentum_b", F64, 1), ("turned", F64, 2), ("turned_pushed", F64, 2), ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
     ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("column_4", F64, 2),
-    ("transposed_b", F64, 1),
+    ("transposed_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
+    ("dof_rows_b", I64, 1), ("dof_count", I64, 1),
     ("state", F64, 1)], __name__)
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
@@ -210,8 +211,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
      dv1_b, zeros_m, centres_b, rhs_nv, row_nv,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
      turned, turned_pushed, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, column_4, transposed_b,
-     state) = unpack_jacobian(table)
+     scratch_b, residual_b, column_4, transposed_b, moves_b, row_dofs_b, row_count, dof_rows_b,
+     dof_count, state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
     n, m = counts[C_CONTACTS], counts[C_ROWS]
@@ -313,6 +314,18 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
             solve_l(L_step, parent, row_nv)
             for s in range(nv):
                 A[s, r] = row_nv[s]
+        moves = moves_b[:m * nv].reshape((m, nv))  # dof k moves row r's bodies
+        for r in range(m):
+            for s in range(nv):
+                moves[r, s] = 0
+        for contact in range(n):
+            for side in range(2):
+                body = contact_int[contact, side]
+                if body >= 0:
+                    for r in range(3 * contact, 3 * contact + 3):
+                        for s in range(nv):
+                            if chain[body, s] != 0.0:
+                                moves[r, s] = 1
         p = m + 2
         nj = joint_int.shape[0]
         diagonal = diagonal_b[:m * nv].reshape((m, nv))
@@ -323,7 +336,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
                         below_p[:nj * p * 6].reshape((nj, p, 6)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m],
                         turned_x_b[:nv * p * 6].reshape((nv, p, 6)),
-                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, turned, turned_pushed,
+                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, moves,
+                        row_dofs_b[:m * nv].reshape((m, nv)), row_count[:m],
+                        dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, turned_pushed,
                         column_4, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))

@@ -204,18 +204,33 @@ def lu_inverse(LU, pivots, out):
 
 
 @kernel
-def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     column, transposed, dW_gamma, dW_pushed, diagonal, trace):
+def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
+                     row_dofs, row_count, dof_rows, dof_count, turned, turned_pushed, column,
+                     transposed, dW_gamma, dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
     needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
     (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g, turned_pushed = dG_b^T p
     (nv x nv, column b); dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y -
-    A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. The mass matrix's part
-    from motion_tables' turned_x and momentum: y^T dM_b z = -(turned(y) . h(z) + turned(z) .
-    h(y)). column: 4 x nv scratch; transposed: m x nv scratch (A^T)."""
+    A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero
+    unless dof b moves the row's bodies (``moves[r, b]``, m x nv: the rows of the contacts'
+    chains; a limit's or joint friction's row is constant), and then zero off the dofs that
+    move them: the sums run over those only (row_dofs, row_count, dof_rows, dof_count:
+    m x nv, m, nv x m, nv scratch); A^T dG_b^T (g, p) for every b at once as a product.
+    The mass matrix's part from motion_tables' turned_x and momentum: y^T dM_b z =
+    -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the world.
+    column: 4 x nv scratch (2 rows used); transposed: m x nv scratch (A^T)."""
     m, nv = A.shape[1], A.shape[0]
+    for b in range(nv):
+        dof_count[b] = 0
+    for r in range(m):
+        row_count[r] = 0
+        for k in range(nv):
+            if moves[r, k]:
+                row_dofs[r, row_count[r]] = k
+                row_count[r] += 1
+                dof_rows[k, dof_count[k]] = r
+                dof_count[k] += 1
     for k in range(nv):
-        column[2, k], column[3, k] = X[k, m], X[k, m + 1]  # A g, A p
         for r in range(m):
             transposed[r, k] = A[k, r]
     for b in range(nv):
@@ -223,31 +238,49 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned
         for k in range(nv):
             column[0, k] = 0.0
             column[1, k] = 0.0
-        for r in range(m):  # (each column's sum over r in order)
+        for i in range(dof_count[b]):  # (each column's sum over the rows b moves, in order)
+            r = dof_rows[b, i]
             g, p = gamma[r], pushed[r]
-            for k in range(nv):
+            for t in range(row_count[r]):
+                k = row_dofs[r, t]
                 column[0, k] += D[r, k] * g
                 column[1, k] += D[r, k] * p
         for k in range(nv):
             turned[k, b] = column[0, k]
             turned_pushed[k, b] = column[1, k]
+    for r in range(m):  # A^T dG_b^T (g, p): the rows of A^T turned, side by side
+        for b in range(nv):
+            dW_gamma[r, b] = 0.0
+            dW_pushed[r, b] = 0.0
+        for k in range(nv):
+            a = transposed[r, k]
+            if a != 0.0:
+                for b in range(nv):
+                    dW_gamma[r, b] += a * turned[k, b]
+                    dW_pushed[r, b] += a * turned_pushed[k, b]
+    for b in range(nv):
+        D = dG[b]
         trace[b] = 0.0
+        rooted = joint_int[joint_of[b], I_PARENT] < 0  # (turned_x zero)
         for r in range(m):
             moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
-            for k in range(nv):
-                d, a = D[r, k], transposed[r, k]
-                moved_gamma += d * column[2, k] + a * column[0, k]
-                moved_pushed += d * column[3, k] + a * column[1, k]
-                crossed += d * a
+            if moves[r, b]:  # dG_b A (g, p)
+                for t in range(row_count[r]):
+                    k = row_dofs[r, t]
+                    d = D[r, k]
+                    moved_gamma += d * X[k, m]  # (A g, A p)
+                    moved_pushed += d * X[k, m + 1]
+                    crossed += d * transposed[r, k]
             mass_gamma, mass_pushed, own = 0.0, 0.0, 0.0
-            for e in range(6):
-                mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
-                               + momentum[b, r, e] * turned_x[b, m, e])
-                mass_pushed += (turned_x[b, r, e] * momentum[b, m + 1, e]
-                                + momentum[b, r, e] * turned_x[b, m + 1, e])
-                own += turned_x[b, r, e] * momentum[b, r, e]
-            dW_gamma[r, b] = moved_gamma + mass_gamma  # (A^T dM_b A g = -mass_gamma)
-            dW_pushed[r, b] = moved_pushed + mass_pushed
+            if not rooted:
+                for e in range(6):
+                    mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
+                                   + momentum[b, r, e] * turned_x[b, m, e])
+                    mass_pushed += (turned_x[b, r, e] * momentum[b, m + 1, e]
+                                    + momentum[b, r, e] * turned_x[b, m + 1, e])
+                    own += turned_x[b, r, e] * momentum[b, r, e]
+            dW_gamma[r, b] += moved_gamma + mass_gamma  # (A^T dM_b A g = -mass_gamma)
+            dW_pushed[r, b] += moved_pushed + mass_pushed
             diagonal[r, b] = 2.0 * crossed + 2.0 * own
             trace[b] += diagonal[r, b]
 
@@ -712,13 +745,15 @@ def state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dga
 
 @kernel
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, column,
-                    transposed, dW_gamma, dW_pushed, diagonal, trace):
+                    X, pushed, turned_x, momentum, dG, moves, row_dofs, row_count, dof_rows,
+                    dof_count, turned, turned_pushed, column, transposed, dW_gamma, dW_pushed,
+                    diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes. Scratch: ov, below (njoints x (m + 2) x 6),
-    force (nv x 6), column (4 x nv), transposed (m x nv)."""
+    over X's columns, then delassus_changes (over the dofs that move each row: moves).
+    Scratch: ov, below (njoints x (m + 2) x 6), force (nv x 6), column (4 x nv), transposed
+    (m x nv), row_dofs, row_count, dof_rows, dof_count (delassus_changes')."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -733,8 +768,9 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     column, transposed, dW_gamma, dW_pushed, diagonal, trace)
+    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
+                     row_dofs, row_count, dof_rows, dof_count, turned, turned_pushed, column,
+                     transposed, dW_gamma, dW_pushed, diagonal, trace)
 
 
 @kernel
