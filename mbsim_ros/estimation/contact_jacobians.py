@@ -177,7 +177,8 @@ class _Assembly:
                            it._contact_real, shapes[2], shapes[5], it._frames[2], buf.G,
                            buf.directions, buf.kind, buf.mu, buf.gamma, buf.phi, buf.k, buf.b,
                            buf.W, buf.u, *buf.solver, it._impacts.phase, it._constants[0],
-                           it._v_star, it._v_step, it._M, it._parent, buf.Z)
+                           it._v_star, it._v_step, it._M, it._parent, buf.Z, it._frames[0],
+                           it._frames[1])
             self._bound = JACOBIAN_ARRAYS.bind((*self.model, *step_arrays, *self.dynamics,
                                                 *self.branch, *self.blocks, *self.delassus,
                                                 self.state))

@@ -23,7 +23,7 @@ from ..integrators.compliant_kernels import solve_l
 from ..layout import ArrayTable
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
                                integration_kernel, law_changes, lu_solve_rows, mass_pass,
-                               row_derivatives_kernel, sparse_product, state_changes,
+                               row_derivatives_kernel, row_supports, sparse_product, state_changes,
                                stationarity_change, step_dynamics)
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
@@ -160,7 +160,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("W_all", F64, 2),
     ("u_all", F64, 1), ("mats", F64, 3), ("vecs", F64, 2), ("ints", I64, 2), ("phase", I64, 1),
     ("law", F64, 1), ("v_star", F64, 1), ("v1", F64, 1), ("L_step", F64, 2), ("parent", I64, 1),
-    ("Z_all", F64, 2),
+    ("Z_all", F64, 2), ("oR_step", F64, 3), ("op_step", F64, 2),
     ("oR", F64, 3), ("op", F64, 2), ("oS", F64, 2), ("oY", F64, 2), ("Yc", F64, 2), ("ov", F64, 2),
     ("oa", F64, 2), ("F_sub", F64, 2), ("df", F64, 2), ("momenta", F64, 2), ("coriolis", F64, 3),
     ("crossed", F64, 2), ("tmp", F64, 2), ("column_nv", F64, 1), ("tau", F64, 1), ("y", F64, 1),
@@ -202,7 +202,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
     (joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support,
      K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
-     vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all,
+     vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step,
      oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, column_nv, tau, y,
      a, zero_nv, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
@@ -243,22 +243,26 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
                                        + radius * contact_real[contact, 3 + e])
         row_derivatives_kernel(oS_step, support, chain, contact_int[:n, 0],
                                contact_real[:n, 0:3], centres, directions, dG)
-    # the step's dynamics and the factors of its matrix K (M~ with explicit velocity terms),
-    # the integration's derivatives
+    moves, row_dofs = moves_b[:m * nv].reshape((m, nv)), row_dofs_b[:m * nv].reshape((m, nv))
+    if supported:  # dG's nonzero entries
+        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m],
+                     dof_rows_b[:nv * m].reshape((nv, m)), dof_count)
+    # the step's dynamics (on its kinematics: oS_step) and the factors of its matrix K (M~
+    # with explicit velocity terms), the integration's derivatives
     if implicit:
         velocities[0, :] = v_star
         velocities[1, :] = v1
-        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, q,
-                      v, velocities, oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis,
-                      crossed, tmp, column_nv, tau, y, a, zero_nv, a_world, Rq, pq, M,
+        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, v,
+                      velocities, oR_step, op_step, oS_step, oY, Yc, ov, oa, F_sub, df, momenta,
+                      coriolis, crossed, tmp, column_nv, tau, y, a, zero_nv, a_world, M,
                       frame_rates, shifted, rates, roots)
-        LU, pivots = K_lu, K_pivots
+        LU, pivots, subspaces = K_lu, K_pivots, oS_step
     else:
         mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],
                   Rq, pq, M)
         M_lu[:, :] = M
         lu_factor(M_lu, mass_pivots)
-        LU, pivots = M_lu, mass_pivots
+        LU, pivots, subspaces = M_lu, mass_pivots, oS
     integration_kernel(free_dofs, h, v1, to_q, to_v, turn)
     # the branch
     impulses = m > 0 and contact_block
@@ -299,7 +303,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
     stationarity = stationarity_b[:m * k].reshape((m, k))
     first_v = nv if supported else 0
     free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, supported,
-                          implicit, G, dG, v_star, scale[:m], start[:m],
+                          implicit, G, dG, moves, row_dofs, row_count[:m], v_star, scale[:m],
+                          start[:m],
                           dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
                           rhs_nv[:nv * (k - nv)].reshape((nv, k - nv)),
                           transposed_b[:nv * m].reshape((nv, m)),
@@ -314,30 +319,18 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
             solve_l(L_step, parent, row_nv)
             for s in range(nv):
                 A[s, r] = row_nv[s]
-        moves = moves_b[:m * nv].reshape((m, nv))  # dof k moves row r's bodies
-        for r in range(m):
-            for s in range(nv):
-                moves[r, s] = 0
-        for contact in range(n):
-            for side in range(2):
-                body = contact_int[contact, side]
-                if body >= 0:
-                    for r in range(3 * contact, 3 * contact + 3):
-                        for s in range(nv):
-                            if chain[body, s] != 0.0:
-                                moves[r, s] = 1
         p = m + 2
         nj = joint_int.shape[0]
         diagonal = diagonal_b[:m * nv].reshape((m, nv))
         dW_gamma = dW_gamma_b[:m * nv].reshape((m, nv))
         dW_pushed = dW_pushed_b[:m * nv].reshape((m, nv))
-        delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of,
+        delassus_tables(A, gamma, c, H, weight, subspaces, Yc, joint_int, joint_of,
                         ov_p[:nj * p * 6].reshape((nj, p, 6)),
                         below_p[:nj * p * 6].reshape((nj, p, 6)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m],
                         turned_x_b[:nv * p * 6].reshape((nv, p, 6)),
-                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, moves,
-                        row_dofs_b[:m * nv].reshape((m, nv)), row_count[:m],
+                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, moves, row_dofs,
+                        row_count[:m],
                         dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, turned_pushed,
                         column_4, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
                         diagonal, trace)

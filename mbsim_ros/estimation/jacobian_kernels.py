@@ -17,7 +17,7 @@ import numpy as np
 from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
-                                   motion_cross_force, motion_cross_motion)
+                                   motion_cross_force, motion_cross_motion, world_inertia)
 from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
 from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
@@ -203,6 +203,37 @@ def lu_inverse(LU, pivots, out):
     lu_solve_rows(LU, pivots, out)
 
 
+@step
+def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, dof_count):
+    """Which dofs move which rows (m rows): moves[r, k] = 1 where dof k moves one of the
+    bodies of row r's contact (the model's chain table; a joint limit's or joint friction's
+    row is constant: none), so dG_b's row r is zero unless moves[r, b], and zero off the
+    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]], dof k's
+    rows dof_rows[k, :dof_count[k]]."""
+    m, nv = moves.shape
+    for r in range(m):
+        for k in range(nv):
+            moves[r, k] = 0
+    for contact in range(n):
+        for side in range(2):
+            body = contact_int[contact, side]
+            if body >= 0:
+                for r in range(3 * contact, 3 * contact + 3):
+                    for k in range(nv):
+                        if chain[body, k] != 0.0:
+                            moves[r, k] = 1
+    for k in range(nv):
+        dof_count[k] = 0
+    for r in range(m):
+        row_count[r] = 0
+        for k in range(nv):
+            if moves[r, k]:
+                row_dofs[r, row_count[r]] = k
+                row_count[r] += 1
+                dof_rows[k, dof_count[k]] = r
+                dof_count[k] += 1
+
+
 @kernel
 def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
                      row_dofs, row_count, dof_rows, dof_count, turned, turned_pushed, column,
@@ -212,24 +243,13 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joi
     (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g, turned_pushed = dG_b^T p
     (nv x nv, column b); dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y -
     A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero
-    unless dof b moves the row's bodies (``moves[r, b]``, m x nv: the rows of the contacts'
-    chains; a limit's or joint friction's row is constant), and then zero off the dofs that
-    move them: the sums run over those only (row_dofs, row_count, dof_rows, dof_count:
-    m x nv, m, nv x m, nv scratch); A^T dG_b^T (g, p) for every b at once as a product.
+    unless dof b moves the row's bodies (``moves[r, b]``), and then zero off the dofs that
+    move them: the sums run over those only (row_supports' lists); A^T dG_b^T (g, p) for
+    every b at once as a product.
     The mass matrix's part from motion_tables' turned_x and momentum: y^T dM_b z =
     -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the world.
     column: 4 x nv scratch (2 rows used); transposed: m x nv scratch (A^T)."""
     m, nv = A.shape[1], A.shape[0]
-    for b in range(nv):
-        dof_count[b] = 0
-    for r in range(m):
-        row_count[r] = 0
-        for k in range(nv):
-            if moves[r, k]:
-                row_dofs[r, row_count[r]] = k
-                row_count[r] += 1
-                dof_rows[k, dof_count[k]] = r
-                dof_count[k] += 1
     for k in range(nv):
         for r in range(m):
             transposed[r, k] = A[k, r]
@@ -438,13 +458,19 @@ def chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b, tmp, mo
 
 @step
 def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp, Rq, pq, M):
-    """One kinematics pass at q (oR, op, oS, oY) and M = M(q) + h diag(damping) by the
-    composite-rigid-body algorithm (crba_backward; Featherstone 2008, "Rigid body dynamics
-    algorithms", Sec. 6.2): Yc the composite inertias. tmp: a 6-vector."""
-    nj, nv = joint_int.shape[0], M.shape[0]
-    for i in range(nj):
+    """One kinematics pass at q (oR, op, oS, oY) and composite_mass."""
+    for i in range(joint_int.shape[0]):
         kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
-    for i in range(nj):
+    composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M)
+
+
+@step
+def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
+    """M = M(q) + h diag(damping) by the composite-rigid-body algorithm (crba_backward;
+    Featherstone 2008, "Rigid body dynamics algorithms", Sec. 6.2) from the bodies' world
+    inertias oY and motion subspaces oS: Yc the composite inertias. tmp: a 6-vector."""
+    nv = M.shape[0]
+    for i in range(joint_int.shape[0]):
         for r in range(10):
             Yc[i, r] = oY[i, r]
     for r in range(nv):
@@ -456,14 +482,14 @@ def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc
 
 
 @kernel
-def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, q, v,
+def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, v,
                   velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
-                  column, tau, y, a, zero, a_world, Rq, pq, M, frame_rates, shifted, rates,
-                  roots):
-    """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from one
-    kinematics pass, for the velocities v* and v1 (``velocities``, 2 x nv):
-    M = M(q) + h diag(damping) (crba_backward: Yc the composite inertias, oS the world motion
-    subspaces); frame_rates (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
+                  column, tau, y, a, zero, a_world, M, frame_rates, shifted, rates, roots):
+    """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
+    step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), for
+    the velocities v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
+    M = M(q) + h diag(damping) (composite_mass: Yc the composite inertias); frame_rates
+    (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
     shifted[g] = P(w), w = velocities[g] - v, the implicit step's right-hand side moved with
     q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
     a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
@@ -472,14 +498,14 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
     dof moves (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column
     for the dofs of joints on the world);
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
-    Scratch: oR, op, oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
-    coriolis, crossed,
-    tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), a_world,
-    Rq, pq, roots (nv x nv: root_column's columns, the same at every pair)."""
+    Scratch: oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
+    coriolis, crossed, tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), a_world,
+    roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
-    mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0], Rq, pq,
-              M)
+    for i in range(nj):
+        world_inertia(joint_real[i], oR[i], op[i], oY[i])
+    composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp[0], M)
     frame_rate_jacobian(free, v, frame_rates[0])
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
@@ -657,14 +683,15 @@ def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, so
 
 @kernel
 def free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, G, dG, v_star, scale, start, dq_dc, rhs, transposed,
-                          changes, free, du, stationarity):
+                          implicit, G, dG, moves, row_dofs, row_count, v_star, scale, start,
+                          dq_dc, rhs, transposed, changes, free, du, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
     step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
     ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 (step_rhs) (+ 1 on
     the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides, G K^-1
     from one solve with K^T (LU, pivots: the step matrix's factors); du = dG v* + G dv*_q
-    (m x nv, the configuration block's; dG[b] = dG_b, m x nv); the stationarity residual's
+    (m x nv, the configuration block's; dG[b] = dG_b, m x nv, over row_supports' entries);
+    the stationarity residual's
     change dq/dc dc of the v and u blocks (dc = scale G dv*, plus start G for v: a loading
     impact's closing root; stationarity's q columns are left). rhs: nv x (k - nv) scratch,
     transposed: nv x m scratch (K^-T G^T), changes: m x (k - first_v) scratch."""
@@ -690,11 +717,13 @@ def free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h
         for j in range(solved, k):
             free[r, j] = h * transposed[j - solved, r]
     if configuration:
-        for b in range(nv):
-            for r in range(m):
+        for r in range(m):
+            for b in range(nv):
                 total = 0.0
-                for s in range(nv):
-                    total += dG[b, r, s] * v_star[s]
+                if moves[r, b]:
+                    for t in range(row_count[r]):
+                        s = row_dofs[r, t]
+                        total += dG[b, r, s] * v_star[s]
                 du[r, b] = total + free[r, b]
     for r in range(m):
         for j in range(first_v, k):
