@@ -1,11 +1,12 @@
 """A and B of the compliant step through its contact solve in one compiled call after the step
 (contact_jacobians.step_jacobians; docs/ESTIMATION.md, "Jacobians through contact: cost and
-accuracy"): the step matrix's inverse, the step's dynamics, the contact rows' q-derivatives,
+accuracy"): the step's dynamics (on the step's kinematics), the contact rows' q-derivatives,
 the solve's branch and its factors, the three blocks' columns (configuration, velocity,
-effort) side by side, the impulses' change by the implicit function theorem on the solve's
-optimality conditions (Amos and Kolter 2017, "OptNet", eq. 6) and the integration's
-derivatives, over buffers made once per ProcessModel (contact_jacobians._Assembly) and grown
-with the integrator's row buffers. The laws' derivatives (law_derivatives) are also the
+effort) side by side through solves with the step matrix's LU factors, the impulses' change
+by the implicit function theorem on the solve's optimality conditions (Amos and Kolter 2017,
+"OptNet", eq. 6) and the integration's derivatives, over buffers made once per ProcessModel
+(contact_jacobians._Assembly) and grown with the integrator's row buffers, all passed as one
+JACOBIAN_ARRAYS table. The laws' derivatives (law_derivatives) are also the
 material's and the masses' columns' (contact_jacobians.parameter_jacobian)."""
 from __future__ import annotations
 
@@ -180,7 +181,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned_x_b", F64, 1),
     ("momentum_b", F64, 1), ("turned", F64, 2), ("turned_pushed", F64, 2), ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
-    ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("column_4", F64, 2),
+    ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("column_2", F64, 2),
     ("transposed_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
     ("dof_rows_b", I64, 1), ("dof_count", I64, 1),
     ("state", F64, 1)], __name__)
@@ -211,7 +212,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
      dv1_b, zeros_m, centres_b, rhs_nv, row_nv,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
      turned, turned_pushed, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, column_4, transposed_b, moves_b, row_dofs_b, row_count, dof_rows_b,
+     scratch_b, residual_b, column_2, transposed_b, moves_b, row_dofs_b, row_count, dof_rows_b,
      dof_count, state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
@@ -332,7 +333,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
                         momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, moves, row_dofs,
                         row_count[:m],
                         dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, turned_pushed,
-                        column_4, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
+                        column_2, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
         dc = dc_b[:m * nv].reshape((m, nv))

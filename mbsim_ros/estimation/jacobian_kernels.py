@@ -1,10 +1,11 @@
 """Compiled loops of the Jacobians through contact (contact_jacobians.py, docs/ESTIMATION.md
-"Jacobians through contact: cost and accuracy"): the step matrix's inverse from its LU
-factors, the world-aligned integration's derivatives, the contact rows' q-derivatives, the
+"Jacobians through contact: cost and accuracy"): solves with the step matrix's LU factors
+(its inverse, K^-1 B, K^-T B), the world-aligned integration's derivatives, the contact rows'
+q-derivatives and which dofs move which rows, the
 composite inertias and the mass matrix's q-derivative as a bilinear form (one pass over the
 bodies for every column), the Delassus matrix's q-derivative where the solve's linearisation
 needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 3-, 6- and
-18-vectors was most of their cost. And the step's dynamics in one kinematics pass
+18-vectors was most of their cost. And the step's dynamics on the step's own kinematics
 (step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative at the
 four (velocity, acceleration) pairs the implicit step's right-hand side needs and its
 v-derivative at two velocities, with dynamics/'s compiled passes. jacobian_assembly calls them
@@ -248,7 +249,7 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joi
     every b at once as a product.
     The mass matrix's part from motion_tables' turned_x and momentum: y^T dM_b z =
     -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the world.
-    column: 4 x nv scratch (2 rows used); transposed: m x nv scratch (A^T)."""
+    column: 2 x nv scratch; transposed: m x nv scratch (A^T)."""
     m, nv = A.shape[1], A.shape[0]
     for k in range(nv):
         for r in range(m):
@@ -780,9 +781,9 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes (over the dofs that move each row: moves).
-    Scratch: ov, below (njoints x (m + 2) x 6), force (nv x 6), column (4 x nv), transposed
-    (m x nv), row_dofs, row_count, dof_rows, dof_count (delassus_changes')."""
+    over X's columns, then delassus_changes (over the dofs that move each row: moves and
+    row_supports' lists). Scratch: ov, below (njoints x (m + 2) x 6), force (nv x 6), column
+    (2 x nv), transposed (m x nv)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
