@@ -125,10 +125,11 @@ def agreement(model, integrator, x, u, A, B) -> tuple[float, float]:
 def contact_costs(quick: bool) -> None:
     """Solo12 standing (config/scenes/solo12_standing.yaml, compliant, 60 steps under its
     feet's feed-forward and a soft joint PD): one step, the exact A and B through the contact
-    solve (``jacobians``: one step and one compiled call), A and B by central
-    differences, and B's agreement with the differences of a model solved to its rounding
-    floor (tolerance 1e-16)."""
+    solve (``jacobians``: one step and one compiled call; the compiled call alone, on the
+    step just taken), A and B by central differences, and B's agreement with the
+    differences of a model solved to its rounding floor (tolerance 1e-16)."""
     from mbsim_ros import Simulator
+    from mbsim_ros.estimation.jacobian_assembly import ROWS_FIND
     from mbsim_ros.scenarios import StandingController, one_dof
 
     scene = "config/scenes/solo12_standing.yaml"
@@ -158,13 +159,16 @@ def contact_costs(quick: bool) -> None:
         x = process.x_from(sim.q, sim.v)
         one_step = median_time(lambda: process.step(x, u), repeats)
         both = median_time(lambda: process.jacobians(x, u), repeats)
+        assembly = process._contact.jacobian_workspace  # (made by the first jacobians)
+        call = timings(lambda: assembly(x, ROWS_FIND, True), 10 * repeats)
         fd_b = median_time(lambda: process.finite_difference_jacobians(x, u, eps=1e-6)[1],
                            max(2, repeats // 5))
         B = process.jacobians(x, u)[1]
         _, B_fd = process.finite_difference_jacobians(x, u, eps=1e-6, eps_u=1e-3)
         error = float(np.abs(B - B_fd).max() / np.abs(B_fd).max())
         print(f"  {label}: step {one_step * 1e3:.3f} ms, jacobians (A and B, exact) "
-              f"{both * 1e3:.3f} ms ({both / one_step:.1f} steps), central differences A and B "
+              f"{both * 1e3:.3f} ms ({both / one_step:.1f} steps; its compiled call "
+              f"{call[0] * 1e6:.0f} us, best {call[1] * 1e6:.0f}), central differences A and B "
               f"{fd_b * 1e3:.2f} ms ({fd_b / one_step:.0f} steps; B alone "
               f"{2 * process.nu} steps), B against them: {error:.1e}")
 

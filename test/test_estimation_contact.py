@@ -650,6 +650,37 @@ def test_jacobians_cost_one_step_and_one_compiled_call():
     assert np.isfinite(A).all() and np.abs(B).max() > 0.0
 
 
+def test_the_jacobians_table_follows_the_integrators_buffers():
+    """The compiled call's arrays are one table of addresses (jacobian_assembly.
+    JACOBIAN_ARRAYS): when the integrator replaces its row buffers (here: a held memory of a
+    larger capacity), the table is bound again to the new ones and the Jacobians stay the
+    same."""
+    from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS
+
+    sim, u = solo12_standing()
+    process = ProcessModel.from_simulator(sim)
+    saved = sim.get_state().integrator
+    process.hold_memory(saved)
+    x = process.x_from(sim.q, sim.v)
+    A, B = process.jacobians(x, u)
+    integrator = process._contact.integrators[0]
+    before = integrator._buffers
+    memory = np.asarray(saved["memory"])
+    grown = np.zeros((memory.shape[0], 2 * memory.shape[1] + 8), dtype=np.int64)
+    grown[:, :memory.shape[1]] = memory
+    process.hold_memory({**saved, "memory": grown})
+    A_grown, B_grown = process.jacobians(x, u)
+    buffers = integrator._buffers
+    assert buffers is not before and buffers.capacity > before.capacity
+    views = JACOBIAN_ARRAYS.unpack(process._contact.jacobian_workspace.table())
+    for name, array in (("G_all", buffers.G), ("gamma_all", buffers.gamma),
+                        ("Z_all", buffers.Z), ("mats", buffers.solver[0])):
+        assert (getattr(views, name).__array_interface__["data"][0]
+                == array.__array_interface__["data"][0]), name
+    np.testing.assert_allclose(A_grown, A, rtol=0.0, atol=1e-12 * np.abs(A).max())
+    np.testing.assert_allclose(B_grown, B, rtol=0.0, atol=1e-12 * np.abs(B).max())
+
+
 # spheres against a static box (on a face and over an edge), a sphere on another sphere, a
 # brick on the floor with spheres against its top face and edge, a block on a second static
 # box: pairs of shapes

@@ -39,9 +39,9 @@ from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
-from .jacobian_assembly import (NEED_PAIR_ROWS, ROWS_FIND, ROWS_GIVEN, ROWS_NONE, SEPARATED,
-                                SINGULAR_BRANCH, SLIDING, SUPPORTED, contact_jacobians_kernel,
-                                law_derivatives)
+from .jacobian_assembly import (JACOBIAN_ARRAYS, NEED_PAIR_ROWS, ROWS_FIND, ROWS_GIVEN,
+                                ROWS_NONE, SEPARATED, SINGULAR_BRANCH, SLIDING, SUPPORTED,
+                                contact_jacobians_kernel, law_derivatives)
 from .jacobian_kernels import (branch_system, frame_rate_jacobian, integration_kernel,
                                lu_inverse, row_derivatives_kernel)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
@@ -81,7 +81,7 @@ class Branch:
                                               np.empty(m), np.empty(m))
         free, K = np.empty(m, dtype=np.int64), np.empty((2 * m, 2 * m))
         n, ns = branch_system(P, gradient, gamma, kind, mu, SEPARATED, SLIDING,
-                              np.empty(m, dtype=np.bool_), sliding, tangent, slip, multiplier,
+                              np.empty(m, dtype=np.int64), sliding, tangent, slip, multiplier,
                               free, np.empty(m, dtype=np.int64), K)
         self.free, self.K, self.m = free[:n], K[:n + ns, :n + ns], m
         self.sliding = [(int(sliding[s]), tangent[s], float(slip[s]), float(multiplier[s]))
@@ -109,11 +109,11 @@ class Branch:
 
 
 class _Assembly:
-    """jacobian_assembly.contact_jacobians_kernel's arguments: the model's tables, the
-    integrator's buffers (bound again when the integrator replaced one: its rows or contacts
-    grew) and the workspace (made once per ProcessModel, kept on its ContactSteps, and again
-    with a larger row capacity), and the kernel's compiled entry for their types (called
-    directly: the dispatcher would type the ~90 arrays at every call)."""
+    """jacobian_assembly.contact_jacobians_kernel's arrays as one JACOBIAN_ARRAYS table: the
+    model's tables, the integrator's buffers (bound again when the integrator replaced one:
+    its rows or contacts grew) and the workspace (made once per ProcessModel, kept on its
+    ContactSteps, and again with a larger row capacity), and the kernel's compiled entry for
+    their types (called directly: the dispatcher would type the arguments at every call)."""
 
     def __init__(self, process) -> None:
         model, nv, nj = process.model, process.nv, process.model.njoints
@@ -139,30 +139,31 @@ class _Assembly:
         nv, nj, m = self.nv, self.model[0].shape[0], capacity
         p, k = m + 2, 3 * nv
         self.branch = (np.empty(m * m), np.empty(m * m), np.empty(m * m), np.empty(m),
-                       np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.int64),
+                       np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64),
                        np.empty((m, 2)), np.empty(m), np.empty(m), np.empty(m, dtype=np.int64),
                        np.empty(m, dtype=np.int64), np.empty(4 * m * m),
                        np.empty(2 * m, dtype=np.int64), np.empty(2 * m * k), np.zeros(m),
                        np.empty(nv))
         self.dG = np.zeros(m * nv * nv)
-        self.blocks = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)),
-                       np.empty((nv, nv)), self.dG, np.empty(m), np.empty(m),
-                       np.empty(2 * nv * k), np.empty(m * k), np.empty(m * nv), np.empty(m * k),
-                       np.empty(m * k), np.empty(m * k), np.empty(nv * k), np.empty(nv * k),
+        self.blocks = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)), self.dG,
+                       np.empty(m), np.empty(m), np.empty(m * k), np.empty(m * nv),
+                       np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty(nv * k),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
-                       np.empty(nv * k))
+                       np.empty(nv))
         self.delassus = (np.empty((nv, nv)), np.empty(nv, dtype=np.int64), np.empty(nv * m),
                          np.empty(m), np.empty(nv * p), np.empty(nj * p * 6),
                          np.empty(nj * p * 6), np.empty((nv, 6)), np.empty(nv * p * 6),
                          np.empty(nv * p * 6), np.empty((nv, nv)), np.empty((nv, nv)),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
-                         np.empty((4, nv)), np.empty(m * nv))
+                         np.empty((2, nv)), np.empty(m * nv), np.empty(m * nv, dtype=np.int64),
+                         np.empty(m * nv, dtype=np.int64), np.empty(m, dtype=np.int64),
+                         np.empty(nv * m, dtype=np.int64), np.empty(nv, dtype=np.int64))
         self.capacity, self.contacts = capacity, contacts
 
-    def arguments_for(self, x) -> tuple:
-        """The kernel's arguments after x, rows_mode and contact_block (bound again when the
-        integrator replaced a buffer)."""
+    def table(self) -> np.ndarray:
+        """The kernel's JACOBIAN_ARRAYS table (bound again when the integrator replaced a
+        buffer)."""
         it = self.integrator
         buf = it._buffers
         bound = (buf, it._contact_int, it._impacts)
@@ -171,27 +172,29 @@ class _Assembly:
                 self._rows(buf.capacity, len(it._contact_int))
             implicit = it._implicit if self.implicit else (np.empty((0, 0)),
                                                            np.empty(0, dtype=np.int64))
-            mats, vecs, ints = buf.solver
             shapes = it._shape_arrays[0]
-            self.step_arrays = (implicit[0], implicit[1], it._counts, it._contact_int,
-                                it._contact_real, shapes[2], shapes[5], it._frames[2], buf.G,
-                                buf.directions, buf.kind, buf.mu, buf.gamma, buf.phi, buf.k,
-                                buf.b, buf.W, buf.u, mats, vecs, ints, it._impacts.phase,
-                                it._constants[0], it._v_star, it._v_step)
-            self.bound, self.entry = bound, None
-        return (self.implicit, self.model, self.step_arrays, self.dynamics, self.branch,
-                self.blocks, self.delassus, self.state)
+            step_arrays = (implicit[0], implicit[1], it._counts, it._contact_int,
+                           it._contact_real, shapes[2], shapes[5], it._frames[2], buf.G,
+                           buf.directions, buf.kind, buf.mu, buf.gamma, buf.phi, buf.k, buf.b,
+                           buf.W, buf.u, *buf.solver, it._impacts.phase, it._constants[0],
+                           it._v_star, it._v_step, it._M, it._parent, buf.Z, it._frames[0],
+                           it._frames[1])
+            self._bound = JACOBIAN_ARRAYS.bind((*self.model, *step_arrays, *self.dynamics,
+                                                *self.branch, *self.blocks, *self.delassus,
+                                                self.state))
+            self.bound = bound
+        return self._bound.table
 
     def __call__(self, x, rows_mode: int, contact_block: bool) -> int:
         """The kernel on the step just taken (its return code)."""
-        tail = self.arguments_for(x)
+        table = self.table()
         if self.entry is None:
             kernel = contact_jacobians_kernel
             signature = tuple(kernel.typeof_pyval(a)
-                              for a in (x, rows_mode, contact_block, *tail))
-            contact_jacobians_kernel.compile(signature)  # (from the compiled-code cache)
-            self.entry = contact_jacobians_kernel.overloads[signature].entry_point
-        return self.entry(x, rows_mode, contact_block, *tail)
+                              for a in (x, rows_mode, contact_block, self.implicit, table))
+            kernel.compile(signature)  # (from the compiled-code cache)
+            self.entry = kernel.overloads[signature].entry_point
+        return self.entry(x, rows_mode, contact_block, self.implicit, table)
 
     def pair_rows(self) -> bool:
         """The rows' q-derivatives with pairs of shapes (_row_derivatives) into the buffer
@@ -304,13 +307,40 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
     """(d x'/d q, d x'/d v, d x'/d u) from one step at (x, u) and one compiled call
     (jacobian_assembly.contact_jacobians_kernel), the first two with implicit velocity terms
     only (else None; the first None also where the rows' q-derivatives are not known: some
-    pairs of shapes, a limit in recovery). Their columns side by side through one product
-    with K^-1 for v* and v1 and one solve of the branch's system: per block, v* moves by dv*
-    (q: K^-1 P(v* - v); v: 1 + h K^-1 (-B(v*) - D + M~ C(v*)); u: h K^-1), the rows' free
-    velocities and laws with it (q: also the rows, the Delassus matrix and the laws moved
-    with q), the impulses by the branch's linearisation, and v1 by K^-1 (G^T dgamma (+ dG^T
-    gamma for q)) beside its own terms (q: K^-1 P(v1 - v); v: at v1; u: as v*).
+    pairs of shapes, a limit in recovery). Their columns side by side: per block, v* moves
+    by dv* (q: K^-1 P(v* - v); v: 1 + h K^-1 (-B(v*) - D + M~ C(v*)); u: h K^-1), the rows'
+    free velocities G dv* through G K^-1 (one solve with K^T) and the laws with them (q:
+    also the rows, the Delassus matrix and the laws moved with q), the impulses by the
+    branch's linearisation (one solve of its system), and v1 by one solve with K of its own
+    terms (q: P(v1 - v); v: at v1; u: as v*) plus G^T dgamma (+ dG^T gamma for q).
     ``contact_block`` False drops the impulses' term (a check that must fail)."""
+    code, state = _assembled(process, x, u, contact_block)
+    blocks = (code == SUPPORTED, process._contact.jacobian_workspace.implicit, True)
+    nv = process.nv
+    out, first = [], 0
+    for on in blocks:
+        out.append(state[:, first:first + nv].copy() if on else None)
+        first += nv if on else 0
+    return tuple(out)
+
+
+def state_jacobians(process, x, u) -> tuple:
+    """(A, B, known) of the compliant step with implicit velocity terms from one step and
+    one compiled call (step_jacobians' blocks, copied once): A (ndx x ndx) with its
+    configuration columns where ``known`` (else left for the caller: step_jacobians' first
+    None), B (ndx x nv)."""
+    code, state = _assembled(process, x, u, True)
+    nv = process.nv
+    if code == SUPPORTED:
+        return state[:, :2 * nv].copy(), state[:, 2 * nv:].copy(), True
+    A = np.empty((2 * nv, 2 * nv))
+    A[:, nv:] = state[:, :nv]
+    return A, state[:, nv:].copy(), False
+
+
+def _assembled(process, x, u, contact_block: bool) -> tuple:
+    """(the compiled call's code, its output: 2 nv x k, the blocks' columns side by side) of
+    one step at (x, u) and the compiled call on it (contact_block: step_jacobians')."""
     x = np.ascontiguousarray(x, dtype=float)
     _take_step(process, x[:process.nq], x[process.nq:], u)
     assembly = _assembly(process)
@@ -319,18 +349,13 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
         code = assembly(x, ROWS_GIVEN if assembly.pair_rows() else ROWS_NONE, contact_block)
     if code == SINGULAR_BRANCH:
         raise RuntimeError("the contact solve's branch is singular at its solution")
-    blocks = (code == SUPPORTED, assembly.implicit, True)
     nv = process.nv
-    state = assembly.state[:2 * nv * nv * sum(blocks)].reshape((2 * nv, -1))
-    out, first = [], 0
-    for on in blocks:
-        out.append(state[:, first:first + nv].copy() if on else None)
-        first += nv if on else 0
-    return tuple(out)
+    k = nv * (1 + assembly.implicit + (code == SUPPORTED))
+    return code, assembly.state[:2 * nv * k].reshape((2 * nv, k))
 
 
 class _Tables:
-    """A model's tables for the configuration columns: joint_of (nv), support (nv x nv: dof
+    """A model's tables for the configuration columns: joint_of (nv), support (nv x nv, 1.0: dof
     b's joint is dof k's joint or an ancestor, so moving b turns S_k), chain (njoints x nv:
     dof k moves body i), free (the free-flyers' first dofs)."""
 
@@ -342,7 +367,8 @@ class _Tables:
         self.chain = np.zeros((nj, nv))
         for i in range(nj):
             self.chain[i, _body_dofs(model, i)] = 1.0
-        self.support = self.chain[self.joint_of].T > 0.0  # [b, k]: b moves k's joint
+        self.support = np.ascontiguousarray(self.chain[self.joint_of].T > 0.0,
+                                            dtype=float)  # [b, k]: b moves k's joint
         self.free = np.array([model.idx_v[j] for j in range(nj)
                               if model.joint_kinds[j] == "free_flyer"], dtype=np.int64)
 

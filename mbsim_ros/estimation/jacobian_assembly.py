@@ -1,11 +1,12 @@
 """A and B of the compliant step through its contact solve in one compiled call after the step
 (contact_jacobians.step_jacobians; docs/ESTIMATION.md, "Jacobians through contact: cost and
-accuracy"): the step matrix's inverse, the step's dynamics, the contact rows' q-derivatives,
+accuracy"): the step's dynamics (on the step's kinematics), the contact rows' q-derivatives,
 the solve's branch and its factors, the three blocks' columns (configuration, velocity,
-effort) side by side, the impulses' change by the implicit function theorem on the solve's
-optimality conditions (Amos and Kolter 2017, "OptNet", eq. 6) and the integration's
-derivatives, over buffers made once per ProcessModel (contact_jacobians._Assembly) and grown
-with the integrator's row buffers. The laws' derivatives (law_derivatives) are also the
+effort) side by side through solves with the step matrix's LU factors, the impulses' change
+by the implicit function theorem on the solve's optimality conditions (Amos and Kolter 2017,
+"OptNet", eq. 6) and the integration's derivatives, over buffers made once per ProcessModel
+(contact_jacobians._Assembly) and grown with the integrator's row buffers, all passed as one
+JACOBIAN_ARRAYS table. The laws' derivatives (law_derivatives) are also the
 material's and the masses' columns' (contact_jacobians.parameter_jacobian)."""
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E
 from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..solvers.lu import lu_factor
+from ..integrators.compliant_kernels import solve_l
+from ..layout import ArrayTable
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
-                               integration_kernel, law_changes, lu_inverse, lu_solve_rows,
-                               mass_pass, row_derivatives_kernel, sparse_product, state_changes,
+                               integration_kernel, law_changes, lu_solve_rows, mass_pass,
+                               row_derivatives_kernel, row_supports, sparse_product, state_changes,
                                stationarity_change, step_dynamics)
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
@@ -141,33 +144,76 @@ def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradien
     return n, ns, factored
 
 
+# The compiled call's arrays as one argument (layout.ArrayTable; contact_jacobians._Assembly
+# binds them): the model's tables; the step's buffers (its step matrix's LU factors, its rows,
+# the solve's arrays, the LTL factor of M~ and its rows z_r = L^-T g_r, compliant_step.py);
+# the workspace of the step's dynamics, of the branch, of the blocks and of the Delassus
+# changes; the output
+F64, I64 = "float64", "int64"
+JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
+    ("joint_int", I64, 2), ("joint_real", F64, 2), ("gravity", F64, 1), ("armature", F64, 1),
+    ("damping", F64, 1), ("free_dofs", I64, 1), ("joint_of", I64, 1), ("chain", F64, 2),
+    ("support", F64, 2),
+    ("K_lu", F64, 2), ("K_pivots", I64, 1), ("counts", I64, 1), ("contact_int", I64, 2),
+    ("contact_real", F64, 2), ("shape_kinds", I64, 1), ("shape_sizes", F64, 2), ("oS_step", F64, 2),
+    ("G_all", F64, 2), ("directions", F64, 2), ("kind_all", I64, 1), ("mu_all", F64, 1),
+    ("gamma_all", F64, 1), ("phi_all", F64, 1), ("k_all", F64, 1), ("b_all", F64, 1),
+    ("W_all", F64, 2),
+    ("u_all", F64, 1), ("mats", F64, 3), ("vecs", F64, 2), ("ints", I64, 2), ("phase", I64, 1),
+    ("law", F64, 1), ("v_star", F64, 1), ("v1", F64, 1), ("L_step", F64, 2), ("parent", I64, 1),
+    ("Z_all", F64, 2), ("oR_step", F64, 3), ("op_step", F64, 2),
+    ("oR", F64, 3), ("op", F64, 2), ("oS", F64, 2), ("oY", F64, 2), ("Yc", F64, 2), ("ov", F64, 2),
+    ("oa", F64, 2), ("F_sub", F64, 2), ("df", F64, 2), ("momenta", F64, 2), ("coriolis", F64, 3),
+    ("crossed", F64, 2), ("tmp", F64, 2), ("column_nv", F64, 1), ("tau", F64, 1), ("y", F64, 1),
+    ("a", F64, 1), ("zero_nv", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
+    ("M", F64, 2),
+    ("frame_rates", F64, 3), ("shifted", F64, 3), ("rates", F64, 3), ("velocities", F64, 2),
+    ("roots", F64, 2),
+    ("weighted_b", F64, 1), ("P_b", F64, 1), ("dq_dc_b", F64, 1), ("gradient", F64, 1),
+    ("zero_rows", I64, 1), ("sliding", I64, 1), ("tangent", F64, 2), ("slip", F64, 1),
+    ("multiplier", F64, 1), ("free_rows", I64, 1), ("position", I64, 1), ("K_b", F64, 1),
+    ("kkt_pivots", I64, 1), ("rhs_b", F64, 1), ("no_weight", F64, 1), ("friction_change", F64, 1),
+    ("to_q", F64, 2), ("to_v", F64, 2), ("turn", F64, 2), ("dG_b", F64, 1), ("scale", F64, 1),
+    ("start", F64, 1), ("free_b", F64, 1), ("du_b", F64, 1), ("stationarity_b", F64, 1),
+    ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("dv1_b", F64, 1), ("zeros_m", F64, 1),
+    ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("row_nv", F64, 1),
+    ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
+    ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned_x_b", F64, 1),
+    ("momentum_b", F64, 1), ("turned", F64, 2), ("turned_pushed", F64, 2), ("dW_gamma_b", F64, 1),
+    ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
+    ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("column_2", F64, 2),
+    ("transposed_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
+    ("dof_rows_b", I64, 1), ("dof_count", I64, 1),
+    ("state", F64, 1)], __name__)
+unpack_jacobian = JACOBIAN_ARRAYS.unpack
+
+
 @kernel
-def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_arrays,
-                             dynamics, branch, blocks, delassus, state):
-    """d x' / d (q, v, u) of the compliant step just taken (its buffers: ``step_arrays``) into
-    ``state``'s first 2 nv k entries (2 nv x k: the configuration columns where ``implicit``
-    and the rows' q-derivatives are known, the velocity columns where ``implicit``, the
-    effort columns), by contact_jacobians.step_jacobians' rules (its docstring,
-    docs/ESTIMATION.md). rows_mode:
+def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
+    """d x' / d (q, v, u) of the compliant step just taken (its buffers in the
+    JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k:
+    the configuration columns where ``implicit`` and the rows' q-derivatives are known, the
+    velocity columns where ``implicit``, the effort columns), by contact_jacobians.
+    step_jacobians' rules (its docstring, docs/ESTIMATION.md). rows_mode:
     ROWS_FIND (the ground's and terrain's contacts' rows here; NEED_PAIR_ROWS returned, and
-    nothing done, where a pair of shapes is in contact), ROWS_GIVEN (``blocks``' dG written
+    nothing done, where a pair of shapes is in contact), ROWS_GIVEN (the table's dG written
     by the caller), ROWS_NONE (no configuration columns). Returns SUPPORTED,
     NO_CONFIGURATION (no configuration columns: explicit velocity terms, a limit in recovery,
     ROWS_NONE), NEED_PAIR_ROWS or SINGULAR_BRANCH (the branch's system singular)."""
-    joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support = model
-    (K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
+    (joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support,
+     K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
-     vecs, ints, phase, law, v_star, v1) = step_arrays
-    (oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp, column_nv, tau, y, a,
-     zero_nv, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities,
-     roots) = dynamics
-    (weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
-     free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change) = branch
-    (inverse, to_q, to_v, turn, dG_b, scale, start, moved_b, free_b, du_b, stationarity_b,
-     changes_b, dgamma_b, dv1_b, correction_b, zeros_m, centres_b, rhs_nv, product_nv) = blocks
-    (M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b, turned,
-     turned_pushed, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, column_4, transposed_b) = delassus
+     vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step,
+     oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, column_nv, tau, y,
+     a, zero_nv, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots,
+     weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
+     free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
+     to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
+     dv1_b, zeros_m, centres_b, rhs_nv, row_nv,
+     M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
+     turned, turned_pushed, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
+     scratch_b, residual_b, column_2, transposed_b, moves_b, row_dofs_b, row_count, dof_rows_b,
+     dof_count, state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
     n, m = counts[C_CONTACTS], counts[C_ROWS]
@@ -198,24 +244,26 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
                                        + radius * contact_real[contact, 3 + e])
         row_derivatives_kernel(oS_step, support, chain, contact_int[:n, 0],
                                contact_real[:n, 0:3], centres, directions, dG)
-    # the step matrix's inverse, its dynamics, the integration's derivatives
+    moves, row_dofs = moves_b[:m * nv].reshape((m, nv)), row_dofs_b[:m * nv].reshape((m, nv))
+    if supported:  # dG's nonzero entries
+        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m],
+                     dof_rows_b[:nv * m].reshape((nv, m)), dof_count)
+    # the step's dynamics (on its kinematics: oS_step) and the factors of its matrix K (M~
+    # with explicit velocity terms), the integration's derivatives
     if implicit:
-        lu_inverse(K_lu, K_pivots, inverse)
         velocities[0, :] = v_star
         velocities[1, :] = v1
-        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, q,
-                      v, velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed,
-                      tmp, column_nv, tau, y, a, zero_nv, a_world, Rq, pq, M,
+        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, v,
+                      velocities, oR_step, op_step, oS_step, oY, Yc, ov, oa, F_sub, df, momenta,
+                      coriolis, crossed, tmp, column_nv, tau, y, a, zero_nv, a_world, M,
                       frame_rates, shifted, rates, roots)
+        LU, pivots, subspaces = K_lu, K_pivots, oS_step
     else:
         mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],
                   Rq, pq, M)
         M_lu[:, :] = M
         lu_factor(M_lu, mass_pivots)
-        for r in range(nv):
-            for s in range(nv):
-                inverse[r, s] = 1.0 if r == s else 0.0
-        lu_solve_rows(M_lu, mass_pivots, inverse)
+        LU, pivots, subspaces = M_lu, mass_pivots, oS
     integration_kernel(free_dofs, h, v1, to_q, to_v, turn)
     # the branch
     impulses = m > 0 and contact_block
@@ -242,7 +290,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
             K_b[:4 * m * m].reshape((2 * m, 2 * m)), kkt_pivots)
         if not factored:
             return SINGULAR_BRANCH
-    # the blocks' changes of v* and v1 before the impulses', the rows' free velocities
+    # the blocks' changes of v* before the impulses', the rows' free velocities
     for r in range(m):
         scale[r], start[r] = 1.0, 0.0
     for contact in range(n):
@@ -251,49 +299,50 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
                                                v, contact)
             scale[3 * contact] = 1.0 - mass * w1 / slope
             start[3 * contact] = mass * (w1 - w0) / slope
-    moved = moved_b[:2 * nv * k].reshape((2, nv, k))
     free = free_b[:m * k].reshape((m, k))
     du = du_b[:m * nv].reshape((m, nv))
     stationarity = stationarity_b[:m * k].reshape((m, k))
     first_v = nv if supported else 0
-    free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, supported,
-                          implicit, G, dG, v_star, scale[:m], start[:m],
+    free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, supported,
+                          implicit, G, dG, moves, row_dofs, row_count[:m], v_star, scale[:m],
+                          start[:m],
                           dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
                           rhs_nv[:nv * (k - nv)].reshape((nv, k - nv)),
-                          product_nv[:nv * (k - nv)].reshape((nv, k - nv)),
-                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)), moved, free,
-                          du, stationarity)
+                          transposed_b[:nv * m].reshape((nv, m)),
+                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)), free, du,
+                          stationarity)
     # the configuration block's residual: the rows, the Delassus matrix and the laws moved
     if impulses and supported:
-        M_lu[:, :] = M
-        lu_factor(M_lu, mass_pivots)
-        A = A_b[:nv * m].reshape((nv, m))  # M~^-1 G^T
-        for s in range(nv):
-            for r in range(m):
-                A[s, r] = G[r, s]
-        lu_solve_rows(M_lu, mass_pivots, A)
+        A = A_b[:nv * m].reshape((nv, m))  # M~^-1 G^T = L^-1 z_r (the step's M~ = L^T L)
+        for r in range(m):
+            for s in range(nv):
+                row_nv[s] = Z_all[r, s]
+            solve_l(L_step, parent, row_nv)
+            for s in range(nv):
+                A[s, r] = row_nv[s]
         p = m + 2
         nj = joint_int.shape[0]
         diagonal = diagonal_b[:m * nv].reshape((m, nv))
         dW_gamma = dW_gamma_b[:m * nv].reshape((m, nv))
         dW_pushed = dW_pushed_b[:m * nv].reshape((m, nv))
-        delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of,
+        delassus_tables(A, gamma, c, H, weight, subspaces, Yc, joint_int, joint_of,
                         ov_p[:nj * p * 6].reshape((nj, p, 6)),
                         below_p[:nj * p * 6].reshape((nj, p, 6)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m],
                         turned_x_b[:nv * p * 6].reshape((nv, p, 6)),
-                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, turned, turned_pushed,
-                        column_4, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
+                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, moves, row_dofs,
+                        row_count[:m],
+                        dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, turned_pushed,
+                        column_2, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
         dc = dc_b[:m * nv].reshape((m, nv))
         law_derivatives(kind_all[:m], k_all[:m], b_all[:m], phi_all[:m], W_all, G_all, u_all, v,
                         contact_real, phase, law, n, trace, diagonal, du, G, dG, True,
                         friction_change, d_inverse, dc)
-        stationarity_change(H, weight, gamma, pushed[:m], dW_gamma, dW_pushed, d_inverse, dc,
-                            scratch_b[:m * nv].reshape((m, nv)),
-                            residual_b[:m * nv].reshape((m, nv)))
         residual = residual_b[:m * nv].reshape((m, nv))
+        stationarity_change(H, weight, gamma, pushed[:m], dW_gamma, dW_pushed, d_inverse, dc,
+                            scratch_b[:m * nv].reshape((m, nv)), residual)
         for r in range(m):
             for j in range(nv):
                 stationarity[r, j] = residual[r, j]
@@ -312,7 +361,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, model, step_
         for a_row in range(n_free):
             for j in range(k):
                 dgamma[free_rows[a_row], j] = rhs[a_row, j]
-    state_changes(inverse, G, dgamma, turned, impulses, supported, moved, to_q, to_v, turn,
-                  dv1_b[:nv * k].reshape((nv, k)), correction_b[:nv * k].reshape((nv, k)),
-                  state[:2 * nv * k].reshape((2 * nv, k)))
+    state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
+                  impulses, supported, implicit, to_q, to_v, turn,
+                  dv1_b[:nv * k].reshape((nv, k)), state[:2 * nv * k].reshape((2 * nv, k)))
     return SUPPORTED if supported else NO_CONFIGURATION

@@ -1,10 +1,11 @@
 """Compiled loops of the Jacobians through contact (contact_jacobians.py, docs/ESTIMATION.md
-"Jacobians through contact: cost and accuracy"): the step matrix's inverse from its LU
-factors, the world-aligned integration's derivatives, the contact rows' q-derivatives, the
+"Jacobians through contact: cost and accuracy"): solves with the step matrix's LU factors
+(its inverse, K^-1 B, K^-T B), the world-aligned integration's derivatives, the contact rows'
+q-derivatives and which dofs move which rows, the
 composite inertias and the mass matrix's q-derivative as a bilinear form (one pass over the
 bodies for every column), the Delassus matrix's q-derivative where the solve's linearisation
 needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 3-, 6- and
-18-vectors was most of their cost. And the step's dynamics in one kinematics pass
+18-vectors was most of their cost. And the step's dynamics on the step's own kinematics
 (step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative at the
 four (velocity, acceleration) pairs the implicit step's right-hand side needs and its
 v-derivative at two velocities, with dynamics/'s compiled passes. jacobian_assembly calls them
@@ -17,7 +18,7 @@ import numpy as np
 from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
-                                   motion_cross_force, motion_cross_motion)
+                                   motion_cross_force, motion_cross_motion, world_inertia)
 from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
 from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
@@ -203,19 +204,54 @@ def lu_inverse(LU, pivots, out):
     lu_solve_rows(LU, pivots, out)
 
 
+@step
+def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, dof_count):
+    """Which dofs move which rows (m rows): moves[r, k] = 1 where dof k moves one of the
+    bodies of row r's contact (the model's chain table; a joint limit's or joint friction's
+    row is constant: none), so dG_b's row r is zero unless moves[r, b], and zero off the
+    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]], dof k's
+    rows dof_rows[k, :dof_count[k]]."""
+    m, nv = moves.shape
+    for r in range(m):
+        for k in range(nv):
+            moves[r, k] = 0
+    for contact in range(n):
+        for side in range(2):
+            body = contact_int[contact, side]
+            if body >= 0:
+                for r in range(3 * contact, 3 * contact + 3):
+                    for k in range(nv):
+                        if chain[body, k] != 0.0:
+                            moves[r, k] = 1
+    for k in range(nv):
+        dof_count[k] = 0
+    for r in range(m):
+        row_count[r] = 0
+        for k in range(nv):
+            if moves[r, k]:
+                row_dofs[r, row_count[r]] = k
+                row_count[r] += 1
+                dof_rows[k, dof_count[k]] = r
+                dof_count[k] += 1
+
+
 @kernel
-def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     column, transposed, dW_gamma, dW_pushed, diagonal, trace):
+def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
+                     row_dofs, row_count, dof_rows, dof_count, turned, turned_pushed, column,
+                     transposed, dW_gamma, dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
     needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
     (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g, turned_pushed = dG_b^T p
     (nv x nv, column b); dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y -
-    A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. The mass matrix's part
-    from motion_tables' turned_x and momentum: y^T dM_b z = -(turned(y) . h(z) + turned(z) .
-    h(y)). column: 4 x nv scratch; transposed: m x nv scratch (A^T)."""
+    A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero
+    unless dof b moves the row's bodies (``moves[r, b]``), and then zero off the dofs that
+    move them: the sums run over those only (row_supports' lists); A^T dG_b^T (g, p) for
+    every b at once as a product.
+    The mass matrix's part from motion_tables' turned_x and momentum: y^T dM_b z =
+    -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the world.
+    column: 2 x nv scratch; transposed: m x nv scratch (A^T)."""
     m, nv = A.shape[1], A.shape[0]
     for k in range(nv):
-        column[2, k], column[3, k] = X[k, m], X[k, m + 1]  # A g, A p
         for r in range(m):
             transposed[r, k] = A[k, r]
     for b in range(nv):
@@ -223,31 +259,49 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned
         for k in range(nv):
             column[0, k] = 0.0
             column[1, k] = 0.0
-        for r in range(m):  # (each column's sum over r in order)
+        for i in range(dof_count[b]):  # (each column's sum over the rows b moves, in order)
+            r = dof_rows[b, i]
             g, p = gamma[r], pushed[r]
-            for k in range(nv):
+            for t in range(row_count[r]):
+                k = row_dofs[r, t]
                 column[0, k] += D[r, k] * g
                 column[1, k] += D[r, k] * p
         for k in range(nv):
             turned[k, b] = column[0, k]
             turned_pushed[k, b] = column[1, k]
+    for r in range(m):  # A^T dG_b^T (g, p): the rows of A^T turned, side by side
+        for b in range(nv):
+            dW_gamma[r, b] = 0.0
+            dW_pushed[r, b] = 0.0
+        for k in range(nv):
+            a = transposed[r, k]
+            if a != 0.0:
+                for b in range(nv):
+                    dW_gamma[r, b] += a * turned[k, b]
+                    dW_pushed[r, b] += a * turned_pushed[k, b]
+    for b in range(nv):
+        D = dG[b]
         trace[b] = 0.0
+        rooted = joint_int[joint_of[b], I_PARENT] < 0  # (turned_x zero)
         for r in range(m):
             moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
-            for k in range(nv):
-                d, a = D[r, k], transposed[r, k]
-                moved_gamma += d * column[2, k] + a * column[0, k]
-                moved_pushed += d * column[3, k] + a * column[1, k]
-                crossed += d * a
+            if moves[r, b]:  # dG_b A (g, p)
+                for t in range(row_count[r]):
+                    k = row_dofs[r, t]
+                    d = D[r, k]
+                    moved_gamma += d * X[k, m]  # (A g, A p)
+                    moved_pushed += d * X[k, m + 1]
+                    crossed += d * transposed[r, k]
             mass_gamma, mass_pushed, own = 0.0, 0.0, 0.0
-            for e in range(6):
-                mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
-                               + momentum[b, r, e] * turned_x[b, m, e])
-                mass_pushed += (turned_x[b, r, e] * momentum[b, m + 1, e]
-                                + momentum[b, r, e] * turned_x[b, m + 1, e])
-                own += turned_x[b, r, e] * momentum[b, r, e]
-            dW_gamma[r, b] = moved_gamma + mass_gamma  # (A^T dM_b A g = -mass_gamma)
-            dW_pushed[r, b] = moved_pushed + mass_pushed
+            if not rooted:
+                for e in range(6):
+                    mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
+                                   + momentum[b, r, e] * turned_x[b, m, e])
+                    mass_pushed += (turned_x[b, r, e] * momentum[b, m + 1, e]
+                                    + momentum[b, r, e] * turned_x[b, m + 1, e])
+                    own += turned_x[b, r, e] * momentum[b, r, e]
+            dW_gamma[r, b] += moved_gamma + mass_gamma  # (A^T dM_b A g = -mass_gamma)
+            dW_pushed[r, b] += moved_pushed + mass_pushed
             diagonal[r, b] = 2.0 * crossed + 2.0 * own
             trace[b] += diagonal[r, b]
 
@@ -405,13 +459,19 @@ def chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b, tmp, mo
 
 @step
 def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp, Rq, pq, M):
-    """One kinematics pass at q (oR, op, oS, oY) and M = M(q) + h diag(damping) by the
-    composite-rigid-body algorithm (crba_backward; Featherstone 2008, "Rigid body dynamics
-    algorithms", Sec. 6.2): Yc the composite inertias. tmp: a 6-vector."""
-    nj, nv = joint_int.shape[0], M.shape[0]
-    for i in range(nj):
+    """One kinematics pass at q (oR, op, oS, oY) and composite_mass."""
+    for i in range(joint_int.shape[0]):
         kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
-    for i in range(nj):
+    composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M)
+
+
+@step
+def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
+    """M = M(q) + h diag(damping) by the composite-rigid-body algorithm (crba_backward;
+    Featherstone 2008, "Rigid body dynamics algorithms", Sec. 6.2) from the bodies' world
+    inertias oY and motion subspaces oS: Yc the composite inertias. tmp: a 6-vector."""
+    nv = M.shape[0]
+    for i in range(joint_int.shape[0]):
         for r in range(10):
             Yc[i, r] = oY[i, r]
     for r in range(nv):
@@ -423,14 +483,14 @@ def mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc
 
 
 @kernel
-def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, q, v,
+def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, v,
                   velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
-                  column, tau, y, a, zero, a_world, Rq, pq, M, frame_rates, shifted, rates,
-                  roots):
-    """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from one
-    kinematics pass, for the velocities v* and v1 (``velocities``, 2 x nv):
-    M = M(q) + h diag(damping) (crba_backward: Yc the composite inertias, oS the world motion
-    subspaces); frame_rates (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
+                  column, tau, y, a, zero, a_world, M, frame_rates, shifted, rates, roots):
+    """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
+    step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), for
+    the velocities v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
+    M = M(q) + h diag(damping) (composite_mass: Yc the composite inertias); frame_rates
+    (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
     shifted[g] = P(w), w = velocities[g] - v, the implicit step's right-hand side moved with
     q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
     a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
@@ -439,14 +499,14 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
     dof moves (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column
     for the dofs of joints on the world);
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
-    Scratch: oR, op, oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
-    coriolis, crossed,
-    tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), a_world,
-    Rq, pq, roots (nv x nv: root_column's columns, the same at every pair)."""
+    Scratch: oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
+    coriolis, crossed, tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), a_world,
+    roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
-    mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0], Rq, pq,
-              M)
+    for i in range(nj):
+        world_inertia(joint_real[i], oR[i], op[i], oY[i])
+    composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp[0], M)
     frame_rate_jacobian(free, v, frame_rates[0])
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
@@ -571,57 +631,100 @@ def sparse_product(A, B, out):
                     out[r, j] += a * B[s, j]
 
 
-@kernel
-def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, G, dG, v_star, scale, start, dq_dc, rhs, product, changes,
-                          moved, free, du, stationarity):
-    """The blocks' changes of v* and v1 before the impulses' (contact_jacobians.step_jacobians),
-    their k columns side by side (q if ``configuration``, v if ``implicit``, u; each nv
-    wide): moved[0] = dv*, moved[1] = dv1 without the impulses (2 x nv x k), with K^-1 =
-    ``inverse`` and q: K^-1 P(w) (shifted[0], [1]); v: 1 + h K^-1 (M~ C(y) - B(y) - D) at
-    y = v*, v1 (frame_rates[1:], rates); u: h K^-1. Then the rows' free velocities
-    free = G dv* (m x k); du = dG v* + G dv*_q (m x nv, the configuration block's; dG[b] =
-    dG_b, m x nv); the stationarity residual's change dq/dc dc of the v and u blocks
-    (dc = scale G dv*, plus start G for v: a loading impact's closing root; stationarity's q
-    columns are left). rhs, product: nv x (k - nv) scratch, changes: m x (k - first_v)
-    scratch. Products row by row (each entry's sum in order, the row's columns side by
-    side: sparse_product)."""
-    nv, m = inverse.shape[0], G.shape[0]
-    k = moved.shape[2]
-    first_v = nv if configuration else 0
-    solved = k - nv if implicit else 0  # (the u block: h K^-1, no product)
-    for half in range(2):
-        for j in range(solved):
-            block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v
-            if block == 0:
-                for r in range(nv):
-                    rhs[r, j] = shifted[half, r, b]
-                continue
-            C = frame_rates[half + 1]
+@step
+def lu_solve_transposed(LU, pivots, B):
+    """B <- K^-T B (n x k, in place) from solvers/lu.py's factors of K (P K = L U, so
+    K^T = U^T L^T P): U^T forward, L^T backward, the row swaps undone in reverse, row by row
+    with the k columns side by side (lu_solve_rows' transposed)."""
+    n, k = B.shape
+    for i in range(n):
+        for s in range(i):
+            factor = LU[s, i]
+            if factor != 0.0:
+                for j in range(k):
+                    B[i, j] -= factor * B[s, j]
+        for j in range(k):
+            B[i, j] = B[i, j] / LU[i, i]
+    for i in range(n - 1, -1, -1):
+        for s in range(i + 1, n):
+            factor = LU[s, i]
+            if factor != 0.0:
+                for j in range(k):
+                    B[i, j] -= factor * B[s, j]
+    for i in range(n - 1, -1, -1):
+        p = pivots[i]
+        if p != i:
+            for j in range(k):
+                B[i, j], B[p, j] = B[p, j], B[i, j]
+
+
+@step
+def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, solved, out):
+    """The q and v blocks' right-hand sides of v*'s (half 0) or v1's (half 1) change before
+    the impulses' (K dv = out), into out's first ``solved`` columns: q (if ``configuration``):
+    P(w) (shifted[half]); v: h (M~ C(y) - B(y) - D) at y = v*, v1 (frame_rates[half + 1],
+    rates[half]; the identity of dv/dv is added after the solve)."""
+    nv = M.shape[0]
+    for j in range(solved):
+        block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v
+        if block == 0:
             for r in range(nv):
-                rhs[r, j] = 0.0
-            for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
-                if C[s, b] != 0.0:
-                    for r in range(nv):
-                        rhs[r, j] += M[r, s] * C[s, b]
-            for r in range(nv):
-                rhs[r, j] = rhs[r, j] - rates[half, r, b] - (damping[r] if r == b else 0.0)
-        sparse_product(inverse, rhs, product)
-        out = moved[half]
+                out[r, j] = shifted[half, r, b]
+            continue
+        C = frame_rates[half + 1]
         for r in range(nv):
-            for j in range(first_v):  # the q block
-                out[r, j] = product[r, j]
-            for j in range(first_v, solved):  # the v block
-                out[r, j] = product[r, j] * h + (1.0 if r == j - first_v else 0.0)
-            for j in range(solved, k):
-                out[r, j] = inverse[r, j - solved] * h
-    sparse_product(G, moved[0], free)
+            out[r, j] = 0.0
+        for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
+            if C[s, b] != 0.0:
+                for r in range(nv):
+                    out[r, j] += M[r, s] * C[s, b]
+        for r in range(nv):
+            out[r, j] = h * (out[r, j] - rates[half, r, b] - (damping[r] if r == b else 0.0))
+
+
+@kernel
+def free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, configuration,
+                          implicit, G, dG, moves, row_dofs, row_count, v_star, scale, start,
+                          dq_dc, rhs, transposed, changes, free, du, stationarity):
+    """The rows' free velocities' changes before the impulses' (contact_jacobians.
+    step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
+    ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 (step_rhs) (+ 1 on
+    the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides, G K^-1
+    from one solve with K^T (LU, pivots: the step matrix's factors); du = dG v* + G dv*_q
+    (m x nv, the configuration block's; dG[b] = dG_b, m x nv, over row_supports' entries);
+    the stationarity residual's
+    change dq/dc dc of the v and u blocks (dc = scale G dv*, plus start G for v: a loading
+    impact's closing root; stationarity's q columns are left). rhs: nv x (k - nv) scratch,
+    transposed: nv x m scratch (K^-T G^T), changes: m x (k - first_v) scratch."""
+    nv, m = LU.shape[0], G.shape[0]
+    k = free.shape[1]
+    first_v = nv if configuration else 0
+    solved = k - nv if implicit else 0  # (the u block: h K^-1, no right-hand side)
+    for s in range(nv):
+        for r in range(m):
+            transposed[s, r] = G[r, s]
+    lu_solve_transposed(LU, pivots, transposed)
+    step_rhs(0, shifted, M, frame_rates, rates, damping, h, configuration, solved, rhs)
+    for r in range(m):
+        for j in range(solved):
+            free[r, j] = 0.0
+        for s in range(nv):  # (each entry's sum in order, the row's columns side by side)
+            a = transposed[s, r]
+            if a != 0.0:
+                for j in range(solved):
+                    free[r, j] += a * rhs[s, j]
+        for j in range(first_v, solved):
+            free[r, j] += G[r, j - first_v]
+        for j in range(solved, k):
+            free[r, j] = h * transposed[j - solved, r]
     if configuration:
-        for b in range(nv):
-            for r in range(m):
+        for r in range(m):
+            for b in range(nv):
                 total = 0.0
-                for s in range(nv):
-                    total += dG[b, r, s] * v_star[s]
+                if moves[r, b]:
+                    for t in range(row_count[r]):
+                        s = row_dofs[r, t]
+                        total += dG[b, r, s] * v_star[s]
                 du[r, b] = total + free[r, b]
     for r in range(m):
         for j in range(first_v, k):
@@ -633,28 +736,35 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
 
 
 @kernel
-def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to_q, to_v,
-                  turn, dv1, correction, state):
-    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = moved[1] +
-    K^-1 (G^T dgamma (+ dG^T gamma = ``turned`` on the configuration columns)) when
-    ``impulses``, then state = [to_q dv1; to_v dv1] (the integration's derivatives) and,
-    on the configuration columns, the turn of the free-flyer's step at fixed v1 (``turn``).
-    dv1, correction: nv x k scratch."""
-    nv, k = inverse.shape[0], dv1.shape[1]
-    sparse_product(G.T, dgamma, correction)  # (zero without impulses: dgamma zero)
-    if impulses and configuration:
-        for r in range(nv):
-            for j in range(nv):
-                correction[r, j] += turned[r, j]
-    if impulses:
-        sparse_product(inverse, correction, dv1)
-    else:
-        for r in range(nv):
-            for j in range(k):
-                dv1[r, j] = 0.0
+def state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
+                  impulses, configuration, implicit, to_q, to_v, turn, dv1, state):
+    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (step_rhs
+    at v1 + h on the u block + G^T dgamma (+ dG^T gamma = ``turned`` on the configuration
+    columns) when ``impulses``) (+ 1 on the v block), one solve with the step matrix's
+    factors (LU, pivots), then state = [to_q dv1; to_v dv1] (the integration's derivatives)
+    and, on the configuration columns, the turn of the free-flyer's step at fixed v1
+    (``turn``). dv1: nv x k."""
+    nv, k, m = LU.shape[0], dv1.shape[1], G.shape[0]
+    first_v = nv if configuration else 0
+    solved = k - nv if implicit else 0
+    step_rhs(1, shifted, M, frame_rates, rates, damping, h, configuration, solved, dv1)
     for r in range(nv):
-        for j in range(k):
-            dv1[r, j] = moved[1, r, j] + dv1[r, j]
+        for j in range(solved, k):
+            dv1[r, j] = h if r == j - solved else 0.0
+        if impulses:
+            for s in range(m):  # G^T dgamma
+                g = G[s, r]
+                if g != 0.0:
+                    for j in range(k):
+                        dv1[r, j] += g * dgamma[s, j]
+            if configuration:
+                for j in range(nv):
+                    dv1[r, j] += turned[r, j]
+    lu_solve_rows(LU, pivots, dv1)
+    for r in range(nv):
+        for j in range(first_v, solved):
+            if r == j - first_v:
+                dv1[r, j] += 1.0
     sparse_product(to_q, dv1, state[:nv])
     sparse_product(to_v, dv1, state[nv:])
     if configuration:
@@ -665,13 +775,15 @@ def state_changes(inverse, G, dgamma, turned, impulses, configuration, moved, to
 
 @kernel
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, turned, turned_pushed, column,
-                    transposed, dW_gamma, dW_pushed, diagonal, trace):
+                    X, pushed, turned_x, momentum, dG, moves, row_dofs, row_count, dof_rows,
+                    dof_count, turned, turned_pushed, column, transposed, dW_gamma, dW_pushed,
+                    diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes. Scratch: ov, below (njoints x (m + 2) x 6),
-    force (nv x 6), column (4 x nv), transposed (m x nv)."""
+    over X's columns, then delassus_changes (over the dofs that move each row: moves and
+    row_supports' lists). Scratch: ov, below (njoints x (m + 2) x 6), force (nv x 6), column
+    (2 x nv), transposed (m x nv)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -686,8 +798,9 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, turned, turned_pushed,
-                     column, transposed, dW_gamma, dW_pushed, diagonal, trace)
+    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
+                     row_dofs, row_count, dof_rows, dof_count, turned, turned_pushed, column,
+                     transposed, dW_gamma, dW_pushed, diagonal, trace)
 
 
 @kernel

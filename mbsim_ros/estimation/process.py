@@ -24,7 +24,7 @@ from ..integrators.variational import (momentum_kernel, variational_step_kernel,
 from ..model import Model
 from ..spatial import Ad, dexp, exp_se3
 from .contact import CONTACT_INTEGRATORS, ContactSteps
-from .contact_jacobians import effort_jacobian, parameter_jacobian, step_jacobians
+from .contact_jacobians import effort_jacobian, parameter_jacobian, state_jacobians
 from .batch import (EULER_CHUNK, VARIATIONAL_CHUNK, euler_batch, euler_batch_parallel,
                     first_bad_row, thread_count, variational_batch, variational_batch_parallel)
 
@@ -371,13 +371,10 @@ class ProcessModel:
                 f"finite_difference_jacobians differentiates any step")
         if self.integrator.velocity_terms != "implicit":
             return self._state_differences(x, u, STATE_EPS), effort_jacobian(self, x, u)
-        configuration, velocity, B = step_jacobians(self, x, u)
-        if configuration is None:  # (some pairs of boxes, a limit in recovery)
-            A = self._state_differences(x, u, STATE_EPS, columns=range(self.nv))
-        else:
-            A = np.empty((self.ndx, self.ndx))
-            A[:, :self.nv] = configuration
-        A[:, self.nv:] = velocity
+        A, B, known = state_jacobians(self, x, u)
+        if not known:  # (some pairs of boxes, a limit in recovery)
+            nv = self.nv
+            A[:, :nv] = self._state_differences(x, u, STATE_EPS, columns=range(nv))[:, :nv]
         return A, B
 
     def _state_differences(self, x, u, eps: float, columns=None) -> np.ndarray:
