@@ -379,7 +379,9 @@ def warm_one(path: str | None, chosen_integrator: str | None) -> None:
     """Build the run of one config (None: the default robot) and take its warm steps."""
     config = _load_config(path)
     integrator = warm_integrator(config, chosen_integrator)
-    print(f"mbsim-ros warm: {path or DEFAULT_ROBOT}, {integrator}", flush=True)
+    # one write, line and newline: `--jobs` runs several of these on one pipe
+    sys.stdout.write(f"mbsim-ros warm: {path or DEFAULT_ROBOT}, {integrator}\n")
+    sys.stdout.flush()
     model_args = argparse.Namespace(config=path, urdf=None, floating_base=False,
                                     balance_inertia=False)
     try:
