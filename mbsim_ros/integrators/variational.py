@@ -236,8 +236,8 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     for k in range(nv):
         b[k] = p[k] + 0.5 * h * u[k]
     if not (cached[C_VELOCITY] == 1.0 and same_bits(p, vec[V_PKEPT])):
+        cached[C_VELOCITY] = 0.0  # (row V_VK no longer goes with row V_PKEPT)
         minv_apply(joint_int, oS_k, U_k, Dinv_k, p, pA, oa, v_k)
-        keep_velocity(p, v_k, vec[V_PKEPT], v_k, cached)
     if guess == 1:
         for k in range(nv):
             x[k] = 0.0
@@ -258,8 +258,9 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
 
 @step
 def keep_velocity(p, v, p_kept, v_kept, cached):
-    """Record v = (M + added)^-1 p from the factorisation held (rows V_PKEPT, V_VK): a
-    begin_step from the same p and factorisation takes it instead of applying it again."""
+    """Record the step's end v = (M + a)^-1 p from the factorisation it leaves (rows V_PKEPT,
+    V_VK): the next begin_step from the same p and factorisation takes it instead of applying
+    it again."""
     for k in range(p.shape[0]):
         p_kept[k] = p[k]
         v_kept[k] = v[k]
