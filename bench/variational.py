@@ -275,10 +275,13 @@ def profile(repeats: int) -> None:
 def rates(states: int = 5) -> None:
     """Per substep of the Suzuki step at 4 ms (each solved alone to 1e-13 by an order 2
     integrator of its length, from the states of the frontier's run every 100 steps): max |x -
-    guess| for IG2, the parabola through the last substep (the default) and a cubic through the
-    last two substeps' ends; and rho(I - P^-1 J), J = dr/dx at the solution, for P = -M(q_k)/h
-    (RIQN), -M(q_mid)/h, the symmetric part of J, J at IG2 (the first substep) and the first
-    substep's J at IG2 with its -M/h swapped for this substep's (the later ones)."""
+    guess| for IG2, IG3 (x = h v+, v+ the semi-implicit Euler velocity), the Taylor guess
+    h v + h^2 a / 2 (a: the forward dynamics), the parabola through the last substep (the
+    default) and a cubic through the last two substeps' ends; and rho(I - P^-1 J), J = dr/dx
+    at the solution, for P = -M(q_k)/h (RIQN), -M(q_mid)/h, the symmetric part of J, J at IG2
+    (the first substep) and the first substep's J at IG2 with its -M/h swapped for this
+    substep's (the later ones)."""
+    from mbsim_ros.dynamics import aba
     from mbsim_ros.dynamics.crba import crba
     from mbsim_ros.dynamics.drnea import del_residual
 
@@ -312,7 +315,8 @@ def rates(states: int = 5) -> None:
             q_next, v_next = np.empty(n), np.empty(n)
             integrator.step(q, v, np.zeros(n), q_next, v_next)
             x, J, M = q_next - q, jacobian(h, q, q_next, v), crba(model, q)
-            errors = {"IG2": h * v}
+            a = aba(model, q, v, np.zeros(n))
+            errors = {"IG2": h * v, "IG3": h * (v + h * a), "Taylor": h * v + 0.5 * h * h * a}
             if done:
                 h1, x1 = done[-1]
                 errors["parabola"] = h * v + (h / h1) ** 2 * (h1 * v - x1)
