@@ -9,6 +9,13 @@ Run: `.venv/bin/python bench/variational.py [--quick]` (or `make bench`).
 the frontier <= 2x), N times, each side by side in one process with it (bench/peers' own
 measures: the arm7 step at 1 ms, and the 10-link chain's accuracy-cost frontier, 10 s below an
 energy error of 1e-4, of order 2 and of order 4 composed both ways), with the load average.
+`--profile N`: the frontier's configuration (order 4 composed Suzuki's way, 4 ms, 10 s of the
+chain) in compiled loops, N times: its step (best of N 10 s runs), iterations per step, the
+pieces (a residual, the factorisation, an application of M^-1; best of 7 blocks) and what a
+substep costs besides its iterations; and the arm7 o2 step in `Simulator.rollout`.
+`--rates`: in the same run, per substep of a step, the error of the initial guesses and the
+spectral radius of the preconditioned iteration's matrix for several preconditioners (the
+exact Jacobian by central differences of `del_residual`).
 """
 from __future__ import annotations
 
@@ -20,8 +27,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from mbsim_ros import Simulator
+from mbsim_ros.integrators import variational as vi
 from mbsim_ros.model import chain_urdf, load_urdf, shipped_urdf
 
 FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"
@@ -177,13 +186,176 @@ def against_mujoco(repeats: int) -> None:
               + ratios({k: f.wall for k, f in front.items()}), flush=True)
 
 
+@njit
+def advance_loop(steps, tau, table, dt, ig3, broyden, tol, inv_dt, iterations) -> int:
+    """`steps` fused steps in a compiled loop, their iterations summed into iterations[0]."""
+    stats = vi.unpack_variational(table).stats
+    for s in range(steps):
+        if vi.variational_advance(tau, table, dt, ig3, broyden, tol, inv_dt) != 0:
+            return s
+        iterations[0] += stats[0]
+    return steps
+
+
+@njit
+def piece_loop(piece, n, joint_int, joint_real, Yb, h, q, p, ws, vws, out) -> None:
+    """n calls of one piece of a substep at its state: 0 a residual, 1 the factorisation of
+    M, 2 an application of M^-1 (rows of the variational workspace as the step leaves them)."""
+    nv, nq = p.shape[0], q.shape[0]
+    dyn, vw = vi.views(ws, vws, joint_int.shape[0], nv, nq)
+    added = vw.vec[vi.V_ADDED]
+    for _ in range(n):
+        if piece == 0:
+            vi.residual(joint_int, joint_real, Yb, h, q, nv, ws, vws)
+        elif piece == 1:
+            vi.minv_factor(joint_int, added, vw.oS_k, vw.oY_k, vw.IA_k, vw.U_k, vw.Dinv_k,
+                           dyn.small, dyn.tmp)
+        else:
+            vi.minv_apply(joint_int, vw.oS_k, vw.U_k, vw.Dinv_k, p, dyn.pA, dyn.oa, out)
+
+
+def best_us(call, calls: int, blocks: int = 7) -> float:
+    call()
+    best = np.inf
+    for _ in range(blocks):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best / calls * 1e6
+
+
+def profile(repeats: int) -> None:
+    """The frontier's configuration in compiled loops (docs/SPEED.md, "The energy frontier,
+    round 5")."""
+    model = load_urdf(chain_urdf(10, axes="y", link_length=1.0, link_mass=1.0))
+    dt, seconds, q0 = 4e-3, 10.0, np.full(10, 0.3)
+    steps, tau, load = int(round(seconds / dt)), np.zeros(10), os.getloadavg()[0]
+    runs = []
+    for _ in range(repeats):
+        sim = Simulator(model, dt, "variational", order=4, composition="suzuki")
+        sim.reset(q0)
+        arguments = sim.integrator.fused(sim.state, sim.data)[2]
+        iterations = np.zeros(1, dtype=np.int64)
+        advance_loop(1, tau, *arguments, iterations)  # (compiles the loop once)
+        sim.reset(q0)
+        iterations[0] = 0
+        start = time.perf_counter()
+        if advance_loop(steps, tau, *arguments, iterations) != steps:
+            raise RuntimeError("a step failed")
+        runs.append((time.perf_counter() - start) / steps * 1e6)
+    its = iterations[0] / steps
+    for _ in range(300):  # a state in the middle of the run
+        sim.step()
+    it, m, n = sim.integrator, sim.model, 20000
+    h = dt * vi.SUZUKI_S
+    vi.VARIATIONAL.views(it._vws, m.njoints, m.nv, m.nq).vec[vi.V_X][:] = h * sim.v
+    out = np.empty(m.nv)
+    pieces = [best_us(lambda: piece_loop(k, n, m.joint_int, m.joint_real, it.Yb, h,
+                                         sim.q.copy(), it.p, it._ws, it._vws, out), n)
+              for k in range(3)]
+    substeps = len(vi.COMPOSITIONS["suzuki"])
+    besides = (min(runs) - its * (pieces[0] + pieces[2])) / substeps
+    arm = load_urdf(shipped_urdf("arm7"))
+    sim = Simulator(arm, 1e-3, "variational")
+    taus = np.zeros((3000, arm.nv))
+
+    def rollout():
+        sim.reset(np.full(arm.nv, 0.5))
+        sim.rollout(taus)
+    arm7 = best_us(rollout, taus.shape[0], repeats)
+    print(f"load {load:.2f} -> {os.getloadavg()[0]:.2f} | the chain, Suzuki at 4 ms, compiled "
+          f"loop: {min(runs):.2f} us a step (runs {', '.join(f'{r:.1f}' for r in runs)}), "
+          f"{its:.3f} iterations, {its + substeps:.2f} residual evaluations | a residual "
+          f"{pieces[0]:.3f}, the factorisation {pieces[1]:.3f}, M^-1 applied {pieces[2]:.3f} us"
+          f" | a substep besides its iterations {besides:.2f} us ({besides - pieces[0]:.2f} "
+          f"without its guess's residual) | arm7 o2 at 1 ms in Simulator.rollout "
+          f"{arm7:.2f} us a step")
+
+
+def rates(states: int = 5) -> None:
+    """Per substep of the Suzuki step at 4 ms (each solved alone to 1e-13 by an order 2
+    integrator of its length, from the states of the frontier's run every 100 steps): max |x -
+    guess| for IG2, IG3 (x = h v+, v+ the semi-implicit Euler velocity), the Taylor guess
+    h v + h^2 a / 2 (a: the forward dynamics), the parabola through the last substep (the
+    default) and a cubic through the last two substeps' ends; and rho(I - P^-1 J), J = dr/dx
+    at the solution, for P = -M(q_k)/h (RIQN), -M(q_mid)/h, the symmetric part of J, J at IG2
+    (the first substep) and the first substep's J at IG2 with its -M/h swapped for this
+    substep's (the later ones)."""
+    from mbsim_ros.dynamics import aba
+    from mbsim_ros.dynamics.crba import crba
+    from mbsim_ros.dynamics.drnea import del_residual
+
+    model = load_urdf(chain_urdf(10, axes="y", link_length=1.0, link_mass=1.0))
+    dt, n = 4e-3, model.nv
+    lengths = [dt * c for c in vi.COMPOSITIONS["suzuki"]]
+    alone = {h: vi.VariationalIntegrator(model, h, tolerance=1e-13) for h in set(lengths)}
+    sim = Simulator(model, dt, "variational", order=4, composition="suzuki")
+    sim.reset(np.full(n, 0.3))
+
+    def jacobian(h, q, q_next, v):
+        q_prev, J, eps = q - h * v, np.empty((n, n)), 1e-7
+        for j in range(n):
+            e = np.zeros(n)
+            e[j] = eps
+            J[:, j] = (del_residual(model, h, q_prev, q, q_next + e)
+                       - del_residual(model, h, q_prev, q, q_next - e)) / (2 * eps)
+        return J
+
+    def rho(P, J):
+        return max(abs(np.linalg.eigvals(np.eye(n) - np.linalg.solve(P, J))))
+
+    for _ in range(states):
+        for _ in range(100):
+            sim.step()
+        q, v, p, done, first = sim.q.copy(), sim.v.copy(), sim.integrator.p.copy(), [], None
+        cells = []
+        for s, h in enumerate(lengths):
+            integrator = alone[h]
+            integrator.p[:] = p
+            q_next, v_next = np.empty(n), np.empty(n)
+            integrator.step(q, v, np.zeros(n), q_next, v_next)
+            x, J, M = q_next - q, jacobian(h, q, q_next, v), crba(model, q)
+            a = aba(model, q, v, np.zeros(n))
+            errors = {"IG2": h * v, "IG3": h * (v + h * a), "Taylor": h * v + 0.5 * h * h * a}
+            if done:
+                h1, x1 = done[-1]
+                errors["parabola"] = h * v + (h / h1) ** 2 * (h1 * v - x1)
+            if len(done) > 1:  # x(t) = v t + c2 t^2 + c3 t^3 through the two last ends
+                (h2, x2), (h1, x1) = done[-2:]
+                t = np.array([-h1, -h1 - h2])
+                c = np.linalg.solve(np.stack([t ** 2, t ** 3], 1),
+                                    np.stack([-x1 + v * h1, -(x1 + x2) + v * (h1 + h2)]))
+                errors["cubic"] = v * h + c[0] * h ** 2 + c[1] * h ** 3
+            radii = {"M(q_k)": rho(-M / h, J),
+                     "M(q_mid)": rho(-crba(model, q + 0.5 * x) / h, J),
+                     "sym J": rho(0.5 * (J + J.T), J)}
+            if first is None:
+                first = (jacobian(h, q, q + h * v, v), h, M)
+                radii["J(IG2)"] = rho(first[0], J)
+            else:
+                radii["first J"] = rho(first[0] + first[2] / first[1] - M / h, J)
+            cells.append(f"s{s} " + " ".join(f"{k} {np.abs(g - x).max():.1e}"
+                                            for k, g in errors.items())
+                         + "; rho " + " ".join(f"{k} {r:.1e}" for k, r in radii.items()))
+            done.append((h, x))
+            q, v, p = q_next, v_next, integrator._p_next.copy()
+        print(f"t = {sim.t:.1f} s: " + " | ".join(cells), flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--against-mujoco", type=int, metavar="N", default=0)
+    parser.add_argument("--profile", type=int, metavar="N", default=0)
+    parser.add_argument("--rates", action="store_true")
     args = parser.parse_args(argv)
-    if args.against_mujoco:
-        against_mujoco(args.against_mujoco)
+    if args.against_mujoco or args.profile or args.rates:
+        if args.rates:
+            rates()
+        if args.profile:
+            profile(args.profile)
+        if args.against_mujoco:
+            against_mujoco(args.against_mujoco)
         return 0
     FIGURES.mkdir(parents=True, exist_ok=True)
     steps = 30 if args.quick else 200

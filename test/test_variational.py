@@ -372,11 +372,11 @@ def test_friction_on_a_coupled_arm_is_stable_and_dissipative():
                                             ("arm7_undamped", {"solver": "newton"})])
 def test_the_kinematics_a_step_leaves_for_the_next_change_no_bit(label, options):
     """A step ends with the kinematics (and, without damping or servos, the factorisation of
-    M + a) at its new q in its workspace, and the next step from that q takes them instead of
-    computing them again: that step must be the one a fresh Simulator takes from the same
-    state, bit for bit."""
-    from mbsim_ros.integrators.variational import (C_FACTOR, C_KINEMATICS, Q_KIN, V_ADDED,
-                                                   VARIATIONAL)
+    M + a and the velocity it gave) at its new q in its workspace, and the next step from that
+    q (and that momentum, for the velocity) takes them instead of computing them again: that
+    step must be the one a fresh Simulator takes from the same state, bit for bit."""
+    from mbsim_ros.integrators.variational import (C_FACTOR, C_KINEMATICS, C_VELOCITY, Q_KIN,
+                                                   V_ADDED, V_PKEPT, V_VK, VARIATIONAL)
 
     text = shipped_urdf("arm7").read_text()
     model = load_urdf(text.replace('damping="0.1"', 'damping="0"') if label == "arm7_undamped"
@@ -393,9 +393,15 @@ def test_the_kinematics_a_step_leaves_for_the_next_change_no_bit(label, options)
         cache = VARIATIONAL.views(sim.integrator._vws, model.njoints, model.nv, model.nq)
         assert cache.cached[C_KINEMATICS] == 1.0  # the last step left them, at this q:
         np.testing.assert_array_equal(cache.qv[Q_KIN], sim.q)
-        if label == "arm7_undamped":  # and the factorisation the next step starts from
-            assert cache.cached[C_FACTOR] == 1.0
+        if label == "arm7_undamped":  # and the factorisation the next step starts from,
+            assert cache.cached[C_FACTOR] == 1.0  # with the velocity it gave
             np.testing.assert_array_equal(cache.vec[V_ADDED], model.armature)
+            assert cache.cached[C_VELOCITY] == 1.0
+            np.testing.assert_array_equal(cache.vec[V_VK], sim.v)
+            np.testing.assert_array_equal(cache.vec[V_PKEPT], sim.integrator.p)
+        if tau is taus[30]:  # the same q with another momentum: v_k is not the kept one
+            sim.reset(sim.q.copy(), rng.standard_normal(model.nv))
+            fresh.set_state(sim.get_state())
         a, b = sim.step(tau), fresh.step(tau)
         assert a.converged and b.converged
         assert (a.iterations, a.residual, a.substeps) == (b.iterations, b.residual, b.substeps)

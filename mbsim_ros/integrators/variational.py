@@ -60,13 +60,15 @@ V_PRECOND, V_LINEAR, V_XBEST, V_PPIECE = range(12, 16)
 V_UTOTAL, V_SERVO_LINEAR = range(16, 18)
 V_ADDED = 18  # the diagonal added to M in the factorisation IA_k, U_k, Dinv_k hold
 V_XLAST = 19  # the increment x of the last substep solved in this step (its length: last_h)
-N_VECTORS = 20
+V_PKEPT = 20  # the momentum whose velocity row V_VK holds (from the factorisation held)
+N_VECTORS = 21
 # rows of the (n_configurations, nq) block; Q_KIN: the q of the kinematics oR_k ... oY_k hold
 Q_NEXT, Q_TRIAL, Q_CUR, Q_PIECE, Q_KIN = range(5)
 N_CONFIGURATIONS = 5
-# entries of `cached`: 1.0 when oR_k, op_k, oS_k, oY_k are the kinematics at row Q_KIN, and when
-# IA_k, U_k, Dinv_k factor M + diag(row V_ADDED) at those kinematics (0.0: not known to be)
-C_KINEMATICS, C_FACTOR = range(2)
+# entries of `cached`: 1.0 when oR_k, op_k, oS_k, oY_k are the kinematics at row Q_KIN, when
+# IA_k, U_k, Dinv_k factor M + diag(row V_ADDED) at those kinematics, and when row V_VK is that
+# factorisation applied to row V_PKEPT (0.0: not known to be)
+C_KINEMATICS, C_FACTOR, C_VELOCITY = range(3)
 # Newton's backtracking: at most this many halvings of a step that raises the residual
 NEWTON_HALVINGS = 4
 
@@ -80,7 +82,7 @@ VARIATIONAL = Layout("VariationalViews", [
     ("F", (MAX_ANDERSON, "nv")), ("G", (MAX_ANDERSON, "nv")),           # Anderson's histories
     ("AtA", (MAX_ANDERSON, MAX_ANDERSON)), ("rhs", (2, MAX_ANDERSON)),
     ("dense", (2, "nv", "nv")), ("S8", (8, 6, 6)), ("powers", (31, 6)),  # Newton's Jacobian
-    ("tmp2", (2, 6)), ("R3", (2, 3, 3)), ("cached", (2,)),
+    ("tmp2", (2, 6)), ("R3", (2, 3, 3)), ("cached", (3,)),
     ("last_h", (1,))], __name__)  # the length of the substep in row V_XLAST (0.0: none)
 carve_variational = VARIATIONAL.carve  # carve_variational(vws, nj, nv, nq) -> VariationalViews
 
@@ -202,7 +204,8 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     IG2 x = h v_k, IG3 a semi-implicit Euler step with implicit damping; ``ig3`` None: compiled
     without IG3, see VariationalIntegrator.choices). The kinematics and the factorisation are
     taken as they are when they are already those of q (the last step ended at q: finish_step,
-    variational_step_kernel) and of this added diagonal: the same numbers, not computed again."""
+    variational_step_kernel) and of this added diagonal, and v_k when it is that of p (the
+    last step's v_out): the same numbers, not computed again."""
     nj, nv, nq = joint_int.shape[0], p.shape[0], q.shape[0]
     dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
@@ -215,7 +218,7 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
         precond[k] = armature[k] + 0.5 * h * damping[k] + h * servo_linear[k]
         linear[k] = precond[k] / h
     if not (cached[C_KINEMATICS] == 1.0 and same_bits(q, qv[Q_KIN])):
-        cached[C_KINEMATICS] = cached[C_FACTOR] = 0.0
+        cached[C_KINEMATICS] = cached[C_FACTOR] = cached[C_VELOCITY] = 0.0
         for i in range(nj):
             kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
         for k in range(nq):
@@ -224,7 +227,7 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
     for i in range(nj):
         gravity_wrench(oY_k[i], gravity, 0.5 * h, wg[i])
     if not (cached[C_FACTOR] == 1.0 and same_bits(precond, added)):
-        cached[C_FACTOR] = 0.0
+        cached[C_FACTOR] = cached[C_VELOCITY] = 0.0
         if not minv_factor(joint_int, precond, oS_k, oY_k, IA_k, U_k, Dinv_k, small, tmp):
             return SINGULAR
         for k in range(nv):
@@ -232,7 +235,9 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
         cached[C_FACTOR] = 1.0
     for k in range(nv):
         b[k] = p[k] + 0.5 * h * u[k]
-    minv_apply(joint_int, oS_k, U_k, Dinv_k, p, pA, oa, v_k)
+    if not (cached[C_VELOCITY] == 1.0 and same_bits(p, vec[V_PKEPT])):
+        cached[C_VELOCITY] = 0.0  # (row V_VK no longer goes with row V_PKEPT)
+        minv_apply(joint_int, oS_k, U_k, Dinv_k, p, pA, oa, v_k)
     if guess == 1:
         for k in range(nv):
             x[k] = 0.0
@@ -249,6 +254,17 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
         for k in range(nv):
             x[k] = h * dx[k]
     return OK
+
+
+@step
+def keep_velocity(p, v, p_kept, v_kept, cached):
+    """Record the step's end v = (M + a)^-1 p from the factorisation it leaves (rows V_PKEPT,
+    V_VK): the next begin_step from the same p and factorisation takes it instead of applying
+    it again."""
+    for k in range(p.shape[0]):
+        p_kept[k] = p[k]
+        v_kept[k] = v[k]
+    cached[C_VELOCITY] = 1.0
 
 
 @step
@@ -412,7 +428,7 @@ def finish_step(joint_int, joint_real, gravity, armature, h, u, ws, vws, q_out, 
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3, cached, last_h) = vw
     x = vec[V_X]
-    cached[C_KINEMATICS] = cached[C_FACTOR] = 0.0
+    cached[C_KINEMATICS] = cached[C_FACTOR] = cached[C_VELOCITY] = 0.0
     for k in range(nq):
         q_out[k] = qv[Q_NEXT, k]
         qv[Q_KIN, k] = q_out[k]
@@ -672,12 +688,13 @@ def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, a
     for k in range(nv):   # is begin_step's (a writable row; the Model's arrays are not)
         added[k] = armature[k]
     cached = vw.cached    # finish_step left the kinematics at q_out in oR_k ... oY_k
-    cached[C_FACTOR] = 0.0
+    cached[C_FACTOR] = cached[C_VELOCITY] = 0.0
     if not minv_factor(joint_int, added, vw.oS_k, vw.oY_k, vw.IA_k, vw.U_k, vw.Dinv_k, small,
                        tmp):
         return SINGULAR
-    cached[C_FACTOR] = 1.0  # (the next step's begin_step takes it when it adds no more)
-    minv_apply(joint_int, vw.oS_k, vw.U_k, vw.Dinv_k, p_out, pA, oa, v_out)
+    cached[C_FACTOR] = 1.0  # (the next step's begin_step takes it when it adds no more,
+    minv_apply(joint_int, vw.oS_k, vw.U_k, vw.Dinv_k, p_out, pA, oa, v_out)  # and v_out)
+    keep_velocity(p_out, v_out, vec[V_PKEPT], vec[V_VK], cached)
     if not (all_finite(q_out) and all_finite(p_out) and all_finite(v_out)):
         return DIVERGED
     return OK
