@@ -349,7 +349,7 @@ def warm_and_ship(groups: list[list], chosen_integrator: str | None, jobs: int,
 
     with tempfile.TemporaryDirectory(prefix="mbsim-ship-") as root:
         # nothing from an earlier build: an empty cache, and no shipped code to start it from
-        env = dict(os.environ, MBSIM_ROS_CACHE_DIR=root, MBSIM_ROS_SHIPPED_DIR=root)
+        env = dict(os.environ, MBSIM_ROS_CACHE_DIR=root, MBSIM_ROS_SHIPPED_DIR=os.devnull)
         code = warm_side_by_side(groups, chosen_integrator, max(jobs, 1), env)
         if code:
             return code
