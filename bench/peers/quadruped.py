@@ -34,6 +34,7 @@ STANDING = {"HAA": (0.1, 0.1, -0.1, -0.1), "HFE": 0.8, "KFE": -1.6}  # SRDF "sta
 BASE_HEIGHT = 0.235
 KP, KD = 5.0, 0.1  # N m / rad, N m s / rad
 DT = 1e-3
+TURN = 250  # steps each engine runs before the next takes its turn (quadruped)
 
 
 def solo12() -> Description:
@@ -174,33 +175,61 @@ class Standing:
     step_us: float  # median over the steps of one PD loop iteration: state, efforts, step
 
 
+class StandingRun:
+    """One engine's standing run, advanced a piece at a time so that the engines' runs can
+    take turns (quadruped): each then meets the machine's other jobs in the same proportion,
+    and the ratio of two medians is not decided by what a neighbour did in one engine's
+    window."""
+
+    def __init__(self, label: str, factory, desc: Description) -> None:
+        self.q_ref = standing(desc)
+        self.engine = _with_ground(label, factory(desc))
+        self.engine.reset(self.q_ref, np.zeros(desc.nv))
+        self.engine.place_root(start_position())
+        self.settle = int(round(0.5 / DT))
+        self.steps = 0
+        self.feet: list[np.ndarray] = []
+        self.times: list[np.ndarray] = []
+
+    def control_step(self) -> None:  # the PD loop's iteration: read-out, efforts, step
+        q, v = self.engine.state()
+        self.engine.apply(KP * (self.q_ref - q) - KD * v)
+        self.engine.step()
+
+    def _after(self, _: int) -> None:  # (untimed) the feet after settling
+        if self.steps >= self.settle:
+            self.feet.append(self.engine.points())
+        self.steps += 1
+
+    def advance(self, steps: int) -> None:
+        self.times.append(per_call(self.control_step, steps, after=self._after))
+
+    def result(self) -> Standing:
+        feet = np.array(self.feet)
+        slip = np.linalg.norm(feet[:, :, :2] - feet[0, :, :2], axis=2).max()
+        lowest = feet[:, :, 2].min()
+        return Standing(float(slip), float(max(0.0, FOOT_RADIUS - lowest)), float(lowest),
+                        float(np.median(np.concatenate(self.times))) * 1e6)
+
+
 def stand(label: str, factory, desc: Description, seconds: float) -> Standing:
-    q_ref = standing(desc)
-    engine = _with_ground(label, factory(desc))
-    engine.reset(q_ref, np.zeros(desc.nv))
-    engine.place_root(start_position())
-    steps, settle = int(round(seconds / DT)), int(round(0.5 / DT))
-    feet = []
-
-    def control_step() -> None:  # the PD loop's iteration: read-out, efforts, step
-        q, v = engine.state()
-        engine.apply(KP * (q_ref - q) - KD * v)
-        engine.step()
-
-    times = per_call(control_step, steps,
-                     after=lambda k: feet.append(engine.points()) if k >= settle else None)
-    feet = np.array(feet)
-    slip = np.linalg.norm(feet[:, :, :2] - feet[0, :, :2], axis=2).max()
-    lowest = feet[:, :, 2].min()
-    return Standing(float(slip), float(max(0.0, FOOT_RADIUS - lowest)), float(lowest),
-                    float(np.median(times)) * 1e6)
+    """One engine's standing run of `seconds`, on its own."""
+    run = StandingRun(label, factory, desc)
+    run.advance(int(round(seconds / DT)))
+    return run.result()
 
 
 ENGINES = {**OURS, **PEERS}
 
 
 def quadruped(quick: bool) -> dict[str, Standing]:
-    """Ours (every contact integrator) and the installed peers, the same run for each."""
+    """Ours (every contact integrator) and the installed peers, the same run for each; the
+    runs take turns in pieces of TURN steps (StandingRun)."""
     desc = solo12()
-    return {label: stand(label, factory, desc, 1.0 if quick else 3.0)
+    runs = {label: StandingRun(label, factory, desc)
             for label, (module, factory) in ENGINES.items() if available(module)}
+    steps = int(round((1.0 if quick else 3.0) / DT))
+    for _ in range(steps // TURN):
+        for run in runs.values():
+            run.advance(TURN)
+    return {label: run.result() for label, run in runs.items()}
