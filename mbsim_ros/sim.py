@@ -296,6 +296,7 @@ class Simulator:
         if self.model.nv:
             check_state(self.model, q, v)  # finite, unit quaternions
         q = start_within_limits(self.model, q, "the start configuration")
+        self._check_within_bounds(q, v, "reset")
         state = self.state
         state.q[:] = q
         state.v[:] = v
@@ -308,6 +309,14 @@ class Simulator:
             self.actuators.reset()
         self.integrator.reset(state.q, state.v)
         self.integrator.servos.reset()
+
+    def _check_within_bounds(self, q: np.ndarray, v: np.ndarray, what: str) -> None:
+        """ValueError when (q, v) is outside the physical bounds the step guards (the
+        divergence guard, integrators/bounds.py): a start the first step would refuse."""
+        departure = self.data.bounds.departure(q, v, 0, 0.0)
+        if departure is not None:
+            raise ValueError(f"{what}: {departure.beyond()} (the divergence guard's bound; "
+                             f"nothing changed)")
 
     def start_at(self, q, v=None) -> None:
         """reset(q, v), and make it the start that reset() without arguments returns to."""
@@ -336,12 +345,17 @@ class Simulator:
             raise ValueError("set_state: the state and this simulation differ in having "
                              "actuator models")
         state = self.state
-        for name in ("q", "v", "acceleration", "effort"):
+        names = ("q", "v", "acceleration", "effort")
+        for name in names:  # every check before anything changes
             live, value = getattr(state, name), getattr(saved, name)
             if live.shape != value.shape:
                 raise ValueError(f"set_state: {name} has shape {value.shape}, this model's "
                                  f"{live.shape}")
-            live[:] = value
+        if self.model.nv:
+            check_state(self.model, saved.q, saved.v)
+        self._check_within_bounds(saved.q, saved.v, "set_state")
+        for name in names:
+            getattr(state, name)[:] = getattr(saved, name)
         state.t0, state.steps = saved.t0, saved.steps
         state.failed = None if saved.failed is None else saved.failed.copy()
         self.integrator.load_state(saved.integrator)

@@ -12,6 +12,7 @@ the solver; with it, the run stops at the first step whose result is outside the
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -147,15 +148,43 @@ def test_bounds_by_joint_kind():
 
 
 def test_a_base_leaving_the_scene_box_is_named():
+    """0.1 mm inside the box's x side at 1 m/s outwards: the first step leaves it."""
     sim = Simulator.from_scene(SCENE)
-    q = sim.q.copy()
-    q[0] = sim.bounds.upper[0] + 0.01
-    sim.reset(q)
+    q, v = sim.q.copy(), np.zeros(sim.model.nv)
+    q[0], v[0] = sim.bounds.upper[0] - 1e-4, 1.0  # (the base's axes are the world's)
+    sim.reset(q, v)
     info = sim.step()
     assert not info.converged and info.departure.what.startswith("the x position of the "
                                                                  "floating base 'base_link'")
     assert info.departure.bound == sim.bounds.upper[0] and info.departure.step == 1
+    assert sim.bounds.upper[0] < info.departure.value < q[0] + 2.0 * sim.dt  # (at 1 m/s)
     np.testing.assert_array_equal(sim.q, q)
+
+
+def test_a_start_outside_the_bounds_is_refused_and_changes_nothing():
+    """reset and set_state refuse a state the first step would refuse, naming what is out
+    (a start 1 cm outside the scene's box; a joint at twice its speed bound); the simulation
+    goes on from where it was."""
+    sim = Simulator.from_scene(SCENE)
+    for _ in range(5):
+        sim.step()
+    before = sim.get_state()
+    q = sim.q.copy()
+    q[0] = sim.bounds.upper[0] + 0.01
+    with pytest.raises(ValueError, match="reset: the x position of the floating base "
+                                         "'base_link'.* is beyond its bound"):
+        sim.reset(q)
+    saved = sim.get_state()
+    saved.v[8] = 2.0 * sim.bounds.speed[8]
+    name = sim.model.joint_names[np.flatnonzero(sim.model.idx_v == 8)[0]]
+    with pytest.raises(ValueError, match=re.escape(f"set_state: the speed of joint '{name}' "
+                                                   f"{saved.v[8]:.4g} rad/s is beyond its")):
+        sim.set_state(saved)
+    after = sim.get_state()
+    np.testing.assert_array_equal(after.q, before.q)
+    np.testing.assert_array_equal(after.v, before.v)
+    assert after.steps == before.steps == 5
+    assert sim.step().converged
 
 
 @pytest.mark.parametrize("integrator", ["euler", "variational", "compliant"])
@@ -163,8 +192,9 @@ def test_fast_legitimate_motion_is_not_flagged_and_a_bound_is_exact(integrator):
     """A free body in zero gravity (no scene) thrown at 0.9 x BASE_SPEED, and spinning about
     its major principal axis at 0.9 x UNLIMITED_SPEED (0.3 x for the variational step, whose
     root finder is not made for 3 rad a step): 300 steps pass, by rollout and by step, keeping
-    their speeds; thrown at 1.01 x BASE_SPEED it is refused on the first step, naming the body
-    and the axis."""
+    their speeds; thrown at 1.01 x its bound (lowered in place) it is refused on the first
+    step, naming the body and the axis (a start beyond BASE_SPEED itself is refused by reset:
+    test_a_start_outside_the_bounds_is_refused_and_changes_nothing)."""
     model = load_urdf(free_body_urdf(0.0), floating_base=True)
     model.gravity = [0.0, 0.0, 0.0]
     sim = Simulator(model, 1e-3, integrator)
@@ -177,12 +207,13 @@ def test_fast_legitimate_motion_is_not_flagged_and_a_bound_is_exact(integrator):
             assert sim.step().converged
         np.testing.assert_allclose(sim.v, v0, rtol=1e-9, atol=1e-9 * np.max(v0))
     assert sim.q[0] == 0.0
-    sim.reset(v=[1.01 * BASE_SPEED, 0, 0, 0, 0, 0])
+    sim.reset(v=[0.9 * BASE_SPEED, 0, 0, 0, 0, 0])
+    sim.bounds.speed[0] = 0.9 / 1.01 * BASE_SPEED  # (edited in place: 1.01 x the bound)
     Q, _ = sim.rollout(np.zeros((3, 6)))
     assert np.all(np.isnan(Q)) and sim.steps == 0
     assert sim.failed.message.startswith(f"{message(OUT_OF_BOUNDS)}: the linear x velocity of "
                                          "the floating base 'body'")
-    assert math.isclose(sim.failed.departure.bound, BASE_SPEED)
+    assert math.isclose(sim.failed.departure.bound, 0.9 / 1.01 * BASE_SPEED)
 
 
 def test_a_standing_run_is_not_flagged():

@@ -66,10 +66,14 @@ class Departure:
     step: int
     t: float
 
-    def describe(self) -> str:
+    def beyond(self) -> str:
+        """What is beyond which bound, in words."""
         return (f"{self.what} {self.value:.4g} {self.unit} is beyond its bound "
-                f"{self.bound:.4g} {self.unit} at step {self.step} (t = {self.t:.6f} s); "
-                f"the state kept is the step before")
+                f"{self.bound:.4g} {self.unit}")
+
+    def describe(self) -> str:
+        return (f"{self.beyond()} at step {self.step} (t = {self.t:.6f} s); the state kept is "
+                f"the step before")
 
 
 class PhysicalBounds:
