@@ -591,8 +591,8 @@ def give_back(r, p_out):
     """p_k+1 += r, the residual the solve left at its x: that x solves the DEL exactly for the
     momentum p_k - r, so the substep is the exact discrete flow between a kick of -r and, with
     this, one of +r. The solve's error then enters the energy as (v_k+1 - v_k) . r instead of
-    v_k . r, O(h) smaller: a first-order correction of p_k+1(x), whose derivative in x is
-    -dr/dx + O(h) (docs/VARIATIONAL.md, "Fourth order")."""
+    v_k . r, O(h) smaller; equivalently the first-order correction of p_k+1(x) to the root,
+    dp_k+1/dx = -dr/dx (1 + O(h)) (docs/VARIATIONAL.md, "Fourth order")."""
     for k in range(p_out.shape[0]):
         p_out[k] += r[k]
 
