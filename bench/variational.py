@@ -13,9 +13,15 @@ energy error of 1e-4, of order 2 and of order 4 composed both ways), with the lo
 chain) in compiled loops, N times: its step (best of N 10 s runs), iterations per step, the
 pieces (a residual, the factorisation, an application of M^-1; best of 7 blocks) and what a
 substep costs besides its iterations; and the arm7 o2 step in `Simulator.rollout`.
+The same compiled loop, alternated with it, runs the step of before round 6 (tolerance 1e-10,
+nothing given back): its step and the ratio.
 `--rates`: in the same run, per substep of a step, the error of the initial guesses and the
 spectral radius of the preconditioned iteration's matrix for several preconditioners (the
 exact Jacobian by central differences of `del_residual`).
+`--give-back`: order 4 (both compositions) solved to 1e-10 ... 1e-7, with and without the
+residual given back to the momentum: the frontier's run (10 s of the curled chain, max relative
+energy error, iterations per step) and 100 s of the chain released at 0.3 rad (the band, and the
+drift: the mean of the last tenth less that of the first).
 """
 from __future__ import annotations
 
@@ -224,26 +230,39 @@ def best_us(call, calls: int, blocks: int = 7) -> float:
     return best / calls * 1e6
 
 
+def order_4(model, dt: float, given_back: bool = True, **options) -> Simulator:
+    """A Suzuki order-4 Simulator; given_back=False: the residual not given back to the
+    momentum (the step of before round 6, with tolerance=1e-10)."""
+    sim = Simulator(model, dt, "variational", order=4, **{"composition": "suzuki", **options})
+    sim.integrator.settings[vi.S_GIVE_BACK] = int(given_back)
+    return sim
+
+
+def loop_us(sim: Simulator, q0, steps: int) -> tuple[float, float]:
+    """(us a step, iterations a step) of `steps` fused steps from q0 in a compiled loop."""
+    tau, iterations = np.zeros(sim.model.nv), np.zeros(1, dtype=np.int64)
+    arguments = sim.integrator.fused(sim.state, sim.data)[2]
+    sim.reset(q0)
+    start = time.perf_counter()
+    if advance_loop(steps, tau, *arguments, iterations) != steps:
+        raise RuntimeError("a step failed")
+    return (time.perf_counter() - start) / steps * 1e6, iterations[0] / steps
+
+
 def profile(repeats: int) -> None:
     """The frontier's configuration in compiled loops (docs/SPEED.md, "The energy frontier,
-    round 5")."""
+    round 5" and "round 6")."""
     model = load_urdf(chain_urdf(10, axes="y", link_length=1.0, link_mass=1.0))
     dt, seconds, q0 = 4e-3, 10.0, np.full(10, 0.3)
-    steps, tau, load = int(round(seconds / dt)), np.zeros(10), os.getloadavg()[0]
-    runs = []
+    steps, load = int(round(seconds / dt)), os.getloadavg()[0]
+    sim, before = order_4(model, dt), order_4(model, dt, False, tolerance=1e-10)
+    loop_us(sim, q0, 1)  # (compiles the loop once)
+    runs, before_runs = [], []
     for _ in range(repeats):
-        sim = Simulator(model, dt, "variational", order=4, composition="suzuki")
-        sim.reset(q0)
-        arguments = sim.integrator.fused(sim.state, sim.data)[2]
-        iterations = np.zeros(1, dtype=np.int64)
-        advance_loop(1, tau, *arguments, iterations)  # (compiles the loop once)
-        sim.reset(q0)
-        iterations[0] = 0
-        start = time.perf_counter()
-        if advance_loop(steps, tau, *arguments, iterations) != steps:
-            raise RuntimeError("a step failed")
-        runs.append((time.perf_counter() - start) / steps * 1e6)
-    its = iterations[0] / steps
+        us, its = loop_us(sim, q0, steps)
+        runs.append(us)
+        us, its_before = loop_us(before, q0, steps)
+        before_runs.append(us)
     for _ in range(300):  # a state in the middle of the run
         sim.step()
     it, m, n = sim.integrator, sim.model, 20000
@@ -265,7 +284,9 @@ def profile(repeats: int) -> None:
     arm7 = best_us(rollout, taus.shape[0], repeats)
     print(f"load {load:.2f} -> {os.getloadavg()[0]:.2f} | the chain, Suzuki at 4 ms, compiled "
           f"loop: {min(runs):.2f} us a step (runs {', '.join(f'{r:.1f}' for r in runs)}), "
-          f"{its:.3f} iterations, {its + substeps:.2f} residual evaluations | a residual "
+          f"{its:.3f} iterations, {its + substeps:.2f} residual evaluations; before round 6 "
+          f"{min(before_runs):.2f} us, {its_before:.3f} iterations: "
+          f"{min(runs) / min(before_runs):.3f}x | a residual "
           f"{pieces[0]:.3f}, the factorisation {pieces[1]:.3f}, M^-1 applied {pieces[2]:.3f} us"
           f" | a substep besides its iterations {besides:.2f} us ({besides - pieces[0]:.2f} "
           f"without its guess's residual) | arm7 o2 at 1 ms in Simulator.rollout "
@@ -342,16 +363,53 @@ def rates(states: int = 5) -> None:
         print(f"t = {sim.t:.1f} s: " + " | ".join(cells), flush=True)
 
 
+def give_back() -> None:
+    """Order 4's energy against its tolerance, with and without the residual given back."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import peers.__main__ as peers
+    from peers.engines import Ours
+
+    chain = peers.energy_chain()
+    model, released = chain.model(), np.r_[0.3, np.zeros(9)]
+    for composition, dt in (("suzuki", 4e-3), ("yoshida", 2e-3)):
+        for tolerance in (1e-10, 1e-9, 1e-8, 1e-7):
+            for given_back in (False, True):
+                def factory(desc, dt):
+                    engine = Ours(desc, dt, order=4, composition=composition,
+                                  tolerance=tolerance)
+                    engine.sim.integrator.settings[vi.S_GIVE_BACK] = int(given_back)
+                    return engine
+                run = peers.energy_run(chain, factory, dt, 10.0)
+                sim = order_4(model, dt, given_back, composition=composition,
+                              tolerance=tolerance)
+                sim.reset(released)
+                e0, errors = sim.energy(), np.empty(int(round(100.0 / dt)))
+                iterations = 0
+                for k in range(errors.size):
+                    iterations += sim.step().iterations
+                    errors[k] = (sim.energy() - e0) / abs(e0)
+                tenth = errors.size // 10
+                print(f"{composition} {dt * 1e3:g} ms, tolerance {tolerance:.0e}, "
+                      f"{'given back' if given_back else 'kept     '}: frontier's run max "
+                      f"error {np.abs(run.error).max():.2e} | released 100 s: band "
+                      f"{np.abs(errors).max():.2e}, drift "
+                      f"{errors[-tenth:].mean() - errors[:tenth].mean():.1e}, "
+                      f"{iterations / errors.size:.2f} iterations a step", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--against-mujoco", type=int, metavar="N", default=0)
     parser.add_argument("--profile", type=int, metavar="N", default=0)
     parser.add_argument("--rates", action="store_true")
+    parser.add_argument("--give-back", action="store_true")
     args = parser.parse_args(argv)
-    if args.against_mujoco or args.profile or args.rates:
+    if args.against_mujoco or args.profile or args.rates or args.give_back:
         if args.rates:
             rates()
+        if args.give_back:
+            give_back()
         if args.profile:
             profile(args.profile)
         if args.against_mujoco:

@@ -43,8 +43,9 @@ class VariationalOptions(Schema):
     """root finder of the discrete Euler-Lagrange equations"""
     initial_guess: Literal[tuple(GUESSES)] = "IG2"
     """initial guess of the root finder (Lee et al. 2016, section 4)"""
-    tolerance: OpenUnit = 1e-10
-    """on max |r| relative to 1 + max |p_k + dt/2 u|"""
+    tolerance: Annotated[Real, Ge(0), Lt(1)] = 0.0
+    """on max |r| relative to 1 + max |p_k + dt/2 u|; 0: the order's, 1e-10 at order 2 and
+    1e-8 at order 4 (whose substeps give their residual back to the momentum)"""
     max_iterations: Count = 50
     """root-finder iterations per step"""
     anderson: Annotated[Whole, Ge(0), Le(MAX_ANDERSON - 1)] = 0
