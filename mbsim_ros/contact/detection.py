@@ -11,11 +11,13 @@ corners, 8 points on each cylinder rim, a mesh's hull points). Pairs (docs/COMPL
   heightfield (heightfield.py: the triangle under it, the contact normal its normal);
 - a sphere, cylinder or mesh point against a box (static, or on another model): exact, the
   box's closest point, or the face of least penetration when inside;
-- box against box (static, or on another model): the separating face axis of least
-  penetration among the 6 face normals, the other box's most opposed face clipped to that face
-  (vertex-face and face-face contacts; edge-edge is not checked), without the clipped vertices
-  that lie on an edge between two others (flush edges: docs/COMPLIANT.md, "Box against box on
-  flush edges");
+- box against box (static, or on another model): the separating axis of least penetration
+  among the 6 face normals and the 9 edge-edge directions (an edge axis only where it beats
+  the best face axis by EDGE_PREFERENCE: faces make the steadier manifold); on a face axis
+  the other box's most opposed face clipped to that face (vertex-face and face-face contacts),
+  without the clipped vertices that lie on an edge between two others (flush edges:
+  docs/COMPLIANT.md, "Box against box on flush edges"); on an edge axis one contact where the
+  two edges pass closest (edge-edge);
 - sphere against sphere on different bodies, sphere against cylinder (exact), mesh point
   against sphere, on different models.
 """
@@ -30,6 +32,11 @@ from .heightfield import terrain_gap
 WORLD = -1
 MESH_CONTACTS = 8  # a mesh keeps its deepest points per pair (ground, box, sphere)
 REDUNDANT = 1e-8  # box_box drops clipped vertices this close (times the face's size) to an edge
+# box_box takes an edge-edge axis only where its gap beats the best face axis's by this
+# fraction of the face axis's penetration (and 1e-12 m): near ties the face manifold (ODE's
+# dBoxBox prefers faces the same way, by 5 %)
+EDGE_PREFERENCE = 0.05
+PARALLEL = 1e-6  # |a_i x b_j| below this: the edges are parallel, no edge axis
 
 
 @step
@@ -292,13 +299,15 @@ def sphere_cylinder_contact(n, a, b, s, x, r, R, c, size, margin, out_int, out_r
 @routine
 def box_box(n, sa, sb, body, wR, wp, size, corner_radius, margin, clip, out_int,
             out_real) -> int:
-    """Box sa (moving) against box sb: of the 6 face normals, the axis of least penetration
-    (largest gap) separates them; the face of that axis (the reference face) clips the other
-    box's most opposed face (the incident face, Sutherland-Hodgman), and the clipped vertices
-    are contacts at their signed distance from the reference face, but those within REDUNDANT
-    of the face's size of the segment between their neighbours (drop_redundant_vertices: where
-    edges lie flush on the clipping lines, rounding makes them). Edge-edge axes are not tested
-    (crossed edges without a vertex in a face are missed)."""
+    """Box sa (moving) against box sb (the separating axis test, Gottschalk, Lin and Manocha 1996,
+    OBBTree, over the 15 axes): of the 6 face normals, the axis of least penetration (largest
+    gap) separates them; the face of that axis (the reference face) clips the other box's
+    most opposed face (the incident face, Sutherland-Hodgman), and the clipped vertices are
+    contacts at their signed distance from the reference face, but those within REDUNDANT of
+    the face's size of the segment between their neighbours (drop_redundant_vertices: where
+    edges lie flush on the clipping lines, rounding makes them). Where an edge-edge axis
+    separates them better (edge_edge_axis), the contact is the one where those edges pass
+    closest (edge_edge_contact) instead."""
     Ra, pa, ha, Rb, pb, hb = wR[sa], wp[sa], size[sa], wR[sb], wp[sb], size[sb]
     d0, d1, d2 = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
     best_gap, best, best_sign = -math.inf, 0, 1.0
@@ -306,14 +315,19 @@ def box_box(n, sa, sb, body, wR, wp, size, corner_radius, margin, clip, out_int,
         U = Rb if axis < 3 else Ra
         i = axis % 3
         u0, u1, u2 = U[0, i], U[1, i], U[2, i]
-        extent = 0.0
-        for k in range(3):
-            extent += ha[k] * abs(u0 * Ra[0, k] + u1 * Ra[1, k] + u2 * Ra[2, k]) \
-                + hb[k] * abs(u0 * Rb[0, k] + u1 * Rb[1, k] + u2 * Rb[2, k])
-        along = d0 * u0 + d1 * u1 + d2 * u2
-        gap = abs(along) - extent
+        gap = axis_gap(u0, u1, u2, d0, d1, d2, Ra, ha, Rb, hb)
         if gap > best_gap + 1e-9:  # ties: b's faces first
+            along = d0 * u0 + d1 * u1 + d2 * u2
             best_gap, best, best_sign = gap, axis, (1.0 if along >= 0 else -1.0)
+    edge_gap, edge = edge_edge_axis(d0, d1, d2, Ra, ha, Rb, hb)
+    if edge_gap > best_gap + EDGE_PREFERENCE * max(-best_gap, 0.0) + 1e-12:
+        if edge_gap >= margin:
+            return n
+        start = n
+        n = edge_edge_contact(n, sa, sb, body, Ra, pa, ha, Rb, pb, hb, edge // 3, edge % 3,
+                              edge_gap, corner_radius, margin, out_int, out_real)
+        if n > start:
+            return n  # (else its closest points are off the edges: the face manifold below)
     if best_gap >= margin:
         return n
     i_ref = best % 3
@@ -363,6 +377,73 @@ def box_box(n, sa, sb, body, wR, wp, size, corner_radius, margin, clip, out_int,
         n = add_contact(n, body[sa], body[sb], sa, x0, x1, x2, n_sign * m0, n_sign * m1,
                         n_sign * m2, depth, corner_radius, margin, out_int, out_real)
     return n
+
+
+@step
+def axis_gap(u0, u1, u2, d0, d1, d2, Ra, ha, Rb, hb) -> float:
+    """The gap of boxes (Ra, ha) and (Rb, hb), centres d = pa - pb apart, along the unit axis
+    u: |d . u| less the two boxes' half extents along u (negative: overlap)."""
+    extent = 0.0
+    for k in range(3):
+        extent += ha[k] * abs(u0 * Ra[0, k] + u1 * Ra[1, k] + u2 * Ra[2, k]) \
+            + hb[k] * abs(u0 * Rb[0, k] + u1 * Rb[1, k] + u2 * Rb[2, k])
+    return abs(d0 * u0 + d1 * u1 + d2 * u2) - extent
+
+
+@step
+def edge_edge_axis(d0, d1, d2, Ra, ha, Rb, hb) -> tuple:
+    """(largest gap, 3 i + j) over the 9 axes a_i x b_j of edge pairs that are not parallel
+    (|a_i x b_j| >= PARALLEL); (-inf, 0) when all are."""
+    best_gap, best = -math.inf, 0
+    for i in range(3):
+        for j in range(3):
+            u0 = Ra[1, i] * Rb[2, j] - Ra[2, i] * Rb[1, j]
+            u1 = Ra[2, i] * Rb[0, j] - Ra[0, i] * Rb[2, j]
+            u2 = Ra[0, i] * Rb[1, j] - Ra[1, i] * Rb[0, j]
+            norm = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+            if norm < PARALLEL:
+                continue
+            gap = axis_gap(u0 / norm, u1 / norm, u2 / norm, d0, d1, d2, Ra, ha, Rb, hb)
+            if gap > best_gap:
+                best_gap, best = gap, 3 * i + j
+    return best_gap, best
+
+
+@step
+def edge_edge_contact(n, sa, sb, body, Ra, pa, ha, Rb, pb, hb, i, j, gap, radius, margin,
+                      out_int, out_real) -> int:
+    """The contact of box a's edge along a_i with box b's edge along b_j on their axis
+    u = a_i x b_j: the normal m = +-u from b to a; a's edge the one of its four along a_i
+    farthest towards b (its other coordinates -h sign(m . a_k)), b's the one farthest towards
+    a; the contact at the point of a's edge closest to b's (the closest points of two lines),
+    at the axis's gap. Appends nothing when a closest point falls off its edge (beyond its end
+    by 1e-9 of the edge): then the deepest features are not these edges."""
+    u0 = Ra[1, i] * Rb[2, j] - Ra[2, i] * Rb[1, j]
+    u1 = Ra[2, i] * Rb[0, j] - Ra[0, i] * Rb[2, j]
+    u2 = Ra[0, i] * Rb[1, j] - Ra[1, i] * Rb[0, j]
+    norm = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+    sign = 1.0 if (pa[0] - pb[0]) * u0 + (pa[1] - pb[1]) * u1 + (pa[2] - pb[2]) * u2 >= 0 \
+        else -1.0
+    m0, m1, m2 = sign * u0 / norm, sign * u1 / norm, sign * u2 / norm
+    ea0, ea1, ea2 = pa[0], pa[1], pa[2]  # a point of each edge (its middle)
+    eb0, eb1, eb2 = pb[0], pb[1], pb[2]
+    for k in range(3):
+        if k != i:
+            s = -ha[k] if m0 * Ra[0, k] + m1 * Ra[1, k] + m2 * Ra[2, k] > 0 else ha[k]
+            ea0, ea1, ea2 = ea0 + s * Ra[0, k], ea1 + s * Ra[1, k], ea2 + s * Ra[2, k]
+        if k != j:
+            s = hb[k] if m0 * Rb[0, k] + m1 * Rb[1, k] + m2 * Rb[2, k] > 0 else -hb[k]
+            eb0, eb1, eb2 = eb0 + s * Rb[0, k], eb1 + s * Rb[1, k], eb2 + s * Rb[2, k]
+    # lines ea + s a_i, eb + t b_j: s = (c e - d) / (1 - c^2), t = (e - c d) / (1 - c^2)
+    w0, w1, w2 = ea0 - eb0, ea1 - eb1, ea2 - eb2
+    c = Ra[0, i] * Rb[0, j] + Ra[1, i] * Rb[1, j] + Ra[2, i] * Rb[2, j]
+    d = Ra[0, i] * w0 + Ra[1, i] * w1 + Ra[2, i] * w2
+    e = Rb[0, j] * w0 + Rb[1, j] * w1 + Rb[2, j] * w2
+    s, t = (c * e - d) / (norm * norm), (e - c * d) / (norm * norm)
+    if abs(s) > ha[i] * (1.0 + 1e-9) or abs(t) > hb[j] * (1.0 + 1e-9):
+        return n
+    return add_contact(n, body[sa], body[sb], sa, ea0 + s * Ra[0, i], ea1 + s * Ra[1, i],
+                       ea2 + s * Ra[2, i], m0, m1, m2, gap, radius, margin, out_int, out_real)
 
 
 @step
