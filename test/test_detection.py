@@ -413,6 +413,99 @@ def test_a_box_tumbling_off_a_turned_platform_comes_to_rest_on_the_floor():
     assert np.abs(sim.v).max() < 1e-6
 
 
+CAN = [0.05, 0.2, 0.0]  # a cylinder of radius 5 cm and length 40 cm
+
+
+@pytest.mark.parametrize("gap", [5e-3, 0.0, -1e-3])
+@pytest.mark.parametrize("dx, dy", [(0.0, 0.0), (0.07, -0.12)])
+def test_crossed_cylinders_touch_where_their_sides_cross(gap, dx, dy):
+    """Cylinder b lying along x at the origin, cylinder a along y on top of it, moved by
+    (dx, dy) and ``gap`` off touching: one contact, exact, on b's top line under a's axis,
+    (dx, 0, 0.05), normal up, distance ``gap`` (the rims are 15 cm and more away). Before
+    cylinder pairs were detected: none, and one fell through the other."""
+    shapes = two_shapes(CYLINDER, CAN, CYLINDER, CAN)
+    ci, cr = detect(shapes, [(rot_x(math.pi / 2), np.array([dx, dy, 0.1 + gap])),
+                             (rot_y(math.pi / 2), np.zeros(3))], margin=0.01)
+    assert len(ci) == 1 and tuple(ci[0]) == (0, 1, 0, 1)
+    np.testing.assert_allclose(cr[0, :3], [dx, 0.0, 0.05], atol=1e-15)
+    np.testing.assert_allclose(cr[0, 3:6], [0.0, 0.0, 1.0], atol=1e-15)
+    assert cr[0, 6] == pytest.approx(gap, abs=1e-15)
+    assert cr[0, 7] == pytest.approx(0.025)  # r_a r_b / (r_a + r_b)
+
+
+def test_parallel_cylinders_touch_along_their_overlap():
+    """Two cylinders along x, one on the other, a shifted 10 cm along x and 1 mm into b: the
+    sides touch at the middle of the overlap (x = 0.05), and the rims over the other's side
+    or rim touch too, none deeper than 1 mm, every normal pushing a up (those from b's rims
+    name b first: pushing b down)."""
+    shapes = two_shapes(CYLINDER, CAN, CYLINDER, CAN)
+    along_x = rot_y(math.pi / 2)
+    ci, cr = detect(shapes, [(along_x, np.array([0.1, 0.0, 0.1 - 1e-3])),
+                             (along_x, np.zeros(3))], margin=0.01)
+    sides = [k for k in range(len(ci)) if abs(cr[k, 0] - 0.05) < 1e-12]
+    assert len(sides) == 1
+    assert cr[sides[0], 6] == pytest.approx(-1e-3, abs=1e-15)
+    assert cr[:, 6].min() == pytest.approx(-1e-3, abs=1e-12)
+    up = np.where(ci[:, 0] == 0, 1.0, -1.0)[:, None] * cr[:, 3:6]  # (body a: 0, or b's rims)
+    np.testing.assert_allclose(up, np.tile([0.0, 0.0, 1.0], (len(ci), 1)), atol=1e-12)
+    assert len(ci) >= 3
+
+
+def test_a_box_corner_in_a_cylinder_is_a_contact():
+    """A 10 cm cube standing on a corner (turned so its body diagonal is vertical) 1 mm into
+    the side of a cylinder lying along x: its lowest corner is a contact, 1 mm deep, normal
+    up (before, box corners were not tested against cylinders)."""
+    diagonal = Rotation_about_diagonal()
+    shapes = two_shapes(BOX, [0.05, 0.05, 0.05], CYLINDER, CAN)
+    corner = 0.05 * math.sqrt(3.0)
+    ci, cr = detect(shapes, [(diagonal, np.array([0.02, 0.0, 0.05 + corner - 1e-3])),
+                             (rot_y(math.pi / 2), np.zeros(3))], margin=0.01)
+    assert len(ci) == 1
+    np.testing.assert_allclose(cr[0, 3:6], [0.0, 0.0, 1.0], atol=1e-12)
+    assert cr[0, 6] == pytest.approx(-1e-3, abs=1e-12)
+
+
+def Rotation_about_diagonal() -> np.ndarray:
+    """The rotation taking the cube's corner direction (-1, -1, -1)/sqrt(3) to -z."""
+    from scipy.spatial.transform import Rotation
+
+    rotation, _ = Rotation.align_vectors([[0.0, 0.0, -1.0]], [[-1.0, -1.0, -1.0]])
+    return rotation.as_matrix()
+
+
+def cylinder_urdf(name: str, mass: float = 1.0) -> str:
+    r, half = CAN[0], CAN[1]
+    length = 2 * half
+    ixx = mass * (3 * r * r + length * length) / 12
+    return (f'<robot name="{name}"><link name="{name}"><inertial><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" iyy="{ixx}" izz="{mass * r * r / 2}" ixy="0" ixz="0" '
+            f'iyz="0"/></inertial><collision><geometry><cylinder radius="{r}" '
+            f'length="{length}"/></geometry></collision></link></robot>')
+
+
+def test_a_cylinder_dropped_across_another_rests_on_it(tmp_path):
+    """A 1 kg can (r 5 cm, 40 cm) lying along x on the floor, a second dropped across it
+    (along y) from 1 cm: it lands on the first and stays on it (its centre within 0.2 mm of
+    the 15 cm of two diameters, Hertz-deep) 50 ms after landing. Before, with no contact
+    between cylinders, it fell through to the floor."""
+    for name in ("lower", "upper"):
+        (tmp_path / f"{name}.urdf").write_text(cylinder_urdf(name))
+    along_x = [0.0, math.sin(math.pi / 4), 0.0, math.cos(math.pi / 4)]
+    along_y = [math.sin(math.pi / 4), 0.0, 0.0, math.cos(math.pi / 4)]
+    scene = {"ground": {"friction": 0.8},
+             "models": [{"urdf": str(tmp_path / "lower.urdf"), "floating_base": True,
+                         "position": [0.0, 0.0, 0.05], "orientation": along_x,
+                         "name": "lower"},
+                        {"urdf": str(tmp_path / "upper.urdf"), "floating_base": True,
+                         "position": [0.0, 0.0, 0.16], "orientation": along_y,
+                         "name": "upper"}]}
+    sim = Simulator.from_scene(scene, dt=1e-3)
+    for _ in range(100):
+        assert sim.step().converged
+    assert sim.q[7 + 2] == pytest.approx(0.15, abs=2e-4)
+    assert abs(sim.q[7]) < 1e-3 and abs(sim.q[7 + 1]) < 1e-3
+
+
 # -- meshes -----------------------------------------------------------------------------------
 
 CUBE_FACES = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),

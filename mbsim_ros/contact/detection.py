@@ -19,7 +19,10 @@ corners, 8 points on each cylinder rim, a mesh's hull points). Pairs (docs/COMPL
   docs/COMPLIANT.md, "Box against box on flush edges"); on an edge axis one contact where the
   two edges pass closest (edge-edge);
 - sphere against sphere on different bodies, sphere against cylinder (exact), mesh point
-  against sphere, on different models.
+  against sphere, on different models;
+- cylinder against cylinder, box or mesh of another model: the other shape's candidate points
+  against the cylinder (exact point-cylinder distances: box corners, rim points, hull points),
+  and two cylinders' sides where their axes pass closest (cylinder_sides).
 """
 from __future__ import annotations
 
@@ -100,9 +103,10 @@ def detect_contacts(oR, op, body, model, kind, sR, sp, size, first, local, bound
 @routine
 def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, ground, terrain,
                           corner_radius, margin, wR, wp, x, out_int, out_real) -> int:
-    """The candidate points of moving shape s against the ground and the terrain, and (but a
-    box's corners, see box_box) against the boxes, spheres (mesh points) and cylinders (a
-    sphere) of other models within reach."""
+    """The candidate points of moving shape s against the ground and the terrain, and against
+    the boxes (but a box's corners: box_box), spheres (a mesh's points) and cylinders (every
+    shape's: a sphere exact, a box's corners, a cylinder's rims, a mesh's hull points) of
+    other models within reach."""
     r = size[s, 0] if kind[s] == SPHERE else 0.0
     radius = r if kind[s] == SPHERE else corner_radius
     keep = MESH_CONTACTS if kind[s] == MESH else first[s + 1] - first[s]
@@ -123,13 +127,11 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
             n = add_contact(n, body[s], WORLD, s, x[0] - r * nx, x[1] - r * ny, x[2] - r * nz,
                             nx, ny, nz, d - r, radius, margin, out_int, out_real)
         n = keep_deepest(start, n, keep, out_int, out_real)
-    if kind[s] == BOX:
-        return n
     for s2 in range(body.shape[0]):
         if model[s2] == model[s] or body[s2] == body[s] or kind[s2] == MESH \
-                or (kind[s2] == CYLINDER and kind[s] != SPHERE) \
+                or (kind[s2] == BOX and kind[s] == BOX) \
                 or (kind[s2] == SPHERE and kind[s] != MESH):
-            continue
+            continue  # (boxes: box_box; a sphere's own pairs from its side)
         reach = bound[s] + bound[s2] + margin
         dx, dy, dz = wp[s, 0] - wp[s2, 0], wp[s, 1] - wp[s2, 1], wp[s, 2] - wp[s2, 2]
         if dx * dx + dy * dy + dz * dz > reach * reach:
@@ -141,8 +143,8 @@ def shape_points_contacts(n, s, body, model, kind, size, first, local, bound, gr
                 n = point_box_contact(n, body[s], body[s2], s, x, r, radius, wR[s2], wp[s2],
                                       size[s2], margin, out_int, out_real)
             elif kind[s2] == CYLINDER:
-                n = sphere_cylinder_contact(n, body[s], body[s2], s, x, r, wR[s2], wp[s2],
-                                            size[s2], margin, out_int, out_real)
+                n = sphere_cylinder_contact(n, body[s], body[s2], s, x, r, radius, wR[s2],
+                                            wp[s2], size[s2], margin, out_int, out_real)
             else:  # a mesh point against a sphere
                 dx, dy, dz = x[0] - wp[s2, 0], x[1] - wp[s2, 1], x[2] - wp[s2, 2]
                 dist = math.sqrt(dx * dx + dy * dy + dz * dz)
@@ -192,9 +194,9 @@ def point_in_world(R, p, local, x):
 @routine
 def shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, margin, wR, wp,
                         clip, out_int, out_real) -> int:
-    """Moving shape s against whole shapes: sphere-sphere (different bodies) and box-box
-    (different models), each pair once."""
-    if kind[s] != SPHERE and kind[s] != BOX:
+    """Moving shape s against whole shapes: sphere-sphere (different bodies), box-box and
+    cylinder-cylinder sides (different models), each pair once."""
+    if kind[s] != SPHERE and kind[s] != BOX and kind[s] != CYLINDER:
         return n
     p = wp[s]
     for s2 in range(body.shape[0]):
@@ -208,6 +210,12 @@ def shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, mar
                 start = n
                 n = box_box(n, s, s2, body, wR, wp, size, corner_radius, margin, clip, out_int,
                             out_real)
+                mark_other(start, n, s, s2, out_int)
+            continue
+        if kind[s] == CYLINDER:
+            if model[s2] != model[s]:
+                start = n
+                n = cylinder_sides(n, s, s2, body, wR, wp, size, margin, out_int, out_real)
                 mark_other(start, n, s, s2, out_int)
             continue
         if body[s2] < 0:
@@ -224,6 +232,42 @@ def shape_pair_contacts(n, s, body, model, kind, size, bound, corner_radius, mar
                         margin, out_int, out_real)
         mark_other(start, n, s, s2, out_int)
     return n
+
+
+@step
+def cylinder_sides(n, sa, sb, body, wR, wp, size, margin, out_int, out_real) -> int:
+    """The sides of cylinders sa and sb (axes their frames' z): where the two axis segments
+    pass closest at points inside both (Ericson 2005, Real-Time Collision Detection, 5.1.9;
+    parallel axes: the middle of the segments' overlap), a contact at the distance of those
+    points less both radii, the normal along them (b to a), the point on b's side, the radius
+    r_a r_b / (r_a + r_b). Rims and caps are the candidate points' (shape_points_contacts)."""
+    Ra, Rb = wR[sa], wR[sb]
+    ra, ha, rb, hb = size[sa, 0], size[sa, 1], size[sb, 0], size[sb, 1]
+    a0, a1, a2 = Ra[0, 2], Ra[1, 2], Ra[2, 2]
+    b0, b1, b2 = Rb[0, 2], Rb[1, 2], Rb[2, 2]
+    w0, w1, w2 = wp[sa, 0] - wp[sb, 0], wp[sa, 1] - wp[sb, 1], wp[sa, 2] - wp[sb, 2]
+    c = a0 * b0 + a1 * b1 + a2 * b2
+    e, f = a0 * w0 + a1 * w1 + a2 * w2, b0 * w0 + b1 * w1 + b2 * w2
+    denominator = 1.0 - c * c
+    if denominator > 1e-12:  # s along a, t along b: the closest points of the two lines
+        s = (c * f - e) / denominator
+    else:  # parallel: the middle of b's segment's overlap with a's, along a
+        lo, hi = -e - hb * abs(c), -e + hb * abs(c)
+        lo, hi = max(lo, -ha), min(hi, ha)
+        if lo > hi:
+            return n
+        s = 0.5 * (lo + hi)
+    t = f + c * s
+    if abs(s) > ha or abs(t) > hb:
+        return n
+    d0, d1, d2 = w0 + s * a0 - t * b0, w1 + s * a1 - t * b1, w2 + s * a2 - t * b2
+    dist = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if dist == 0.0:
+        return n
+    m0, m1, m2 = d0 / dist, d1 / dist, d2 / dist
+    return add_contact(n, body[sa], body[sb], sa, wp[sb, 0] + t * b0 + rb * m0,
+                       wp[sb, 1] + t * b1 + rb * m1, wp[sb, 2] + t * b2 + rb * m2, m0, m1, m2,
+                       dist - ra - rb, ra * rb / (ra + rb), margin, out_int, out_real)
 
 
 @step
@@ -269,9 +313,11 @@ def point_box_contact(n, a, b, s, x, r, radius, R, c, h, margin, out_int, out_re
 
 
 @step
-def sphere_cylinder_contact(n, a, b, s, x, r, R, c, size, margin, out_int, out_real) -> int:
-    """A sphere (centre x, radius r) against a cylinder (R, centre c, radius and half length
-    in size, axis R's z): exact closest point; inside, the nearer of the side and the caps."""
+def sphere_cylinder_contact(n, a, b, s, x, r, radius, R, c, size, margin, out_int,
+                            out_real) -> int:
+    """A sphere (centre x, radius r; r = 0: a point) against a cylinder (R, centre c, radius
+    and half length in size, axis R's z): exact closest point; inside, the nearer of the side
+    and the caps; ``radius`` the contact's (Hertz)."""
     l0 = l1 = l2 = 0.0
     for k in range(3):
         d = x[k] - c[k]
@@ -292,8 +338,8 @@ def sphere_cylinder_contact(n, a, b, s, x, r, R, c, size, margin, out_int, out_r
         e0, e1, e2 = l0 - cr * u0, l1 - cr * u1, l2 - cz
         gap = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         m0, m1, m2, distance = e0 / gap, e1 / gap, e2 / gap, gap - r
-    return add_sphere_contact(n, a, b, s, x, r, R, m0, m1, m2, distance, r, margin, out_int,
-                              out_real)
+    return add_sphere_contact(n, a, b, s, x, r, R, m0, m1, m2, distance, radius, margin,
+                              out_int, out_real)
 
 
 @routine
