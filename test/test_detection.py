@@ -455,7 +455,7 @@ def test_a_box_corner_in_a_cylinder_is_a_contact():
     """A 10 cm cube standing on a corner (turned so its body diagonal is vertical) 1 mm into
     the side of a cylinder lying along x: its lowest corner is a contact, 1 mm deep, normal
     up (before, box corners were not tested against cylinders)."""
-    diagonal = Rotation_about_diagonal()
+    diagonal = corner_down()
     shapes = two_shapes(BOX, [0.05, 0.05, 0.05], CYLINDER, CAN)
     corner = 0.05 * math.sqrt(3.0)
     ci, cr = detect(shapes, [(diagonal, np.array([0.02, 0.0, 0.05 + corner - 1e-3])),
@@ -465,7 +465,7 @@ def test_a_box_corner_in_a_cylinder_is_a_contact():
     assert cr[0, 6] == pytest.approx(-1e-3, abs=1e-12)
 
 
-def Rotation_about_diagonal() -> np.ndarray:
+def corner_down() -> np.ndarray:
     """The rotation taking the cube's corner direction (-1, -1, -1)/sqrt(3) to -z."""
     from scipy.spatial.transform import Rotation
 
