@@ -122,14 +122,10 @@ def agreement(model, integrator, x, u, A, B) -> tuple[float, float]:
             float(np.abs(B - B_fd).max() / np.abs(B_fd).max()))
 
 
-def contact_costs(quick: bool) -> None:
-    """Solo12 standing (config/scenes/solo12_standing.yaml, compliant, 60 steps under its
-    feet's feed-forward and a soft joint PD): one step, the exact A and B through the contact
-    solve (``jacobians``: one step and one compiled call; the compiled call alone, on the
-    step just taken), A and B by central differences, and B's agreement with the
-    differences of a model solved to its rounding floor (tolerance 1e-16)."""
+def solo12_standing() -> tuple:
+    """(the Simulator, the effort) of Solo12 standing (config/scenes/solo12_standing.yaml,
+    compliant) after 60 steps under its feet's feed-forward and a soft joint PD."""
     from mbsim_ros import Simulator
-    from mbsim_ros.estimation.jacobian_assembly import ROWS_FIND
     from mbsim_ros.scenarios import StandingController, one_dof
 
     scene = "config/scenes/solo12_standing.yaml"
@@ -146,7 +142,18 @@ def contact_costs(quick: bool) -> None:
 
     for _ in range(60):
         sim.step(effort())
-    u = effort()
+    return sim, effort()
+
+
+def contact_costs(quick: bool) -> None:
+    """Solo12 standing (solo12_standing): one step, the exact A and B through the contact
+    solve (``jacobians``: one step and one compiled call; the compiled call alone, on the
+    step just taken), A and B by central differences, and B's agreement with the
+    differences of a model solved to its rounding floor (tolerance 1e-16). The compiled
+    call's pieces: bench/jacobian_pieces.py."""
+    from mbsim_ros.estimation.jacobian_assembly import ROWS_FIND
+
+    sim, u = solo12_standing()
     repeats = 5 if quick else 30
     print("through contact (Solo12 standing, compliant, nv = 18, 4 feet; load average "
           + " ".join(f"{load:.2f}" for load in os.getloadavg()) + "):")

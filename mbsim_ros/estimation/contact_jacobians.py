@@ -45,7 +45,8 @@ from .jacobian_assembly import (JACOBIAN_ARRAYS, NEED_PAIR_ROWS, ROWS_FIND, ROWS
 from .jacobian_kernels import (branch_system, frame_rate_jacobian, integration_kernel,
                                lu_inverse, row_derivatives_kernel)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
-from ..integrators.compliant_step import C_CONTACTS, C_ROWS, L_DAMPING, L_E_STAR, L_STIFFNESS
+from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DAMPING, L_E_STAR, L_H,
+                                          L_STIFFNESS)
 from ..integrators.impacts import LOADING
 
 
@@ -127,7 +128,7 @@ class _Assembly:
                          np.empty((nj, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
                          np.empty((nj, 6)), np.empty((nj, 6, 6)), np.empty((nv, 6)),
                          np.zeros((10, 6)), np.empty(nv), np.empty(nv), np.empty(nv),
-                         np.empty(nv), np.zeros(nv), np.empty(6),
+                         np.empty(nv), np.empty(6),
                          np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
                          np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.empty((2, nv, nv)),
                          np.empty((2, nv)), np.empty((nv, nv)))
@@ -150,15 +151,20 @@ class _Assembly:
                        np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty(nv * k),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
                        np.empty(nv))
+        # the integration's derivatives off the free-flyers' blocks (the kernel writes those)
+        integration_kernel(_tables(self.integrator.model).free,
+                           self.integrator._constants[0][L_H], np.zeros(nv), True,
+                           *self.blocks[:3])
         self.delassus = (np.empty((nv, nv)), np.empty(nv, dtype=np.int64), np.empty(nv * m),
                          np.empty(m), np.empty(nv * p), np.empty(nj * p * 6),
                          np.empty(nj * p * 6), np.empty((nv, 6)), np.empty(nv * p * 6),
-                         np.empty(nv * p * 6), np.empty((nv, nv)), np.empty((nv, nv)),
+                         np.empty(nv * p * 6), np.empty((nv, nv)), np.empty(3 * m),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
                          np.empty((2, nv)), np.empty(m * nv), np.empty(m * nv, dtype=np.int64),
                          np.empty(m * nv, dtype=np.int64), np.empty(m, dtype=np.int64),
-                         np.empty(nv * m, dtype=np.int64), np.empty(nv, dtype=np.int64))
+                         np.empty(nv * m, dtype=np.int64), np.empty(nv, dtype=np.int64),
+                         np.empty(2 * nv * m))
         self.capacity, self.contacts = capacity, contacts
 
     def table(self) -> np.ndarray:
@@ -715,5 +721,5 @@ def _integration_derivatives(model, h, v1) -> tuple:
     by (E^T (dv - h [u]x dw), E^T dw) (jacobian_kernels.integration_kernel)."""
     nv = model.nv
     to_q, to_v, turn = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    integration_kernel(_tables(model).free, h, v1, to_q, to_v, turn)
+    integration_kernel(_tables(model).free, h, v1, True, to_q, to_v, turn)
     return to_q, to_v, turn

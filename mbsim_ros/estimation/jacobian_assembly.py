@@ -165,7 +165,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("oR", F64, 3), ("op", F64, 2), ("oS", F64, 2), ("oY", F64, 2), ("Yc", F64, 2), ("ov", F64, 2),
     ("oa", F64, 2), ("F_sub", F64, 2), ("df", F64, 2), ("momenta", F64, 2), ("coriolis", F64, 3),
     ("crossed", F64, 2), ("tmp", F64, 2), ("column_nv", F64, 1), ("tau", F64, 1), ("y", F64, 1),
-    ("a", F64, 1), ("zero_nv", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
+    ("a", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
     ("M", F64, 2),
     ("frame_rates", F64, 3), ("shifted", F64, 3), ("rates", F64, 3), ("velocities", F64, 2),
     ("roots", F64, 2),
@@ -179,11 +179,11 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("row_nv", F64, 1),
     ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
     ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned_x_b", F64, 1),
-    ("momentum_b", F64, 1), ("turned", F64, 2), ("turned_pushed", F64, 2), ("dW_gamma_b", F64, 1),
+    ("momentum_b", F64, 1), ("turned", F64, 2), ("mass_b", F64, 1), ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
     ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("column_2", F64, 2),
     ("transposed_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
-    ("dof_rows_b", I64, 1), ("dof_count", I64, 1),
+    ("dof_rows_b", I64, 1), ("dof_count", I64, 1), ("product_b", F64, 1),
     ("state", F64, 1)], __name__)
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
@@ -205,15 +205,15 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
      vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step,
      oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, column_nv, tau, y,
-     a, zero_nv, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots,
+     a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
      dv1_b, zeros_m, centres_b, rhs_nv, row_nv,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
-     turned, turned_pushed, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
+     turned, mass_b, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
      scratch_b, residual_b, column_2, transposed_b, moves_b, row_dofs_b, row_count, dof_rows_b,
-     dof_count, state) = unpack_jacobian(table)
+     dof_count, product_b, state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
     n, m = counts[C_CONTACTS], counts[C_ROWS]
@@ -230,11 +230,20 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
     k = nv * (1 + implicit + supported)
     G = G_all[:m]
     dG = dG_b[:nv * m * nv].reshape((nv, m, nv))  # dG[b]: G's derivative along q_b
+    moves, row_dofs = moves_b[:m * nv].reshape((m, nv)), row_dofs_b[:m * nv].reshape((m, nv))
+    if supported:  # dG's nonzero entries
+        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m],
+                     dof_rows_b[:nv * m].reshape((nv, m)), dof_count)
     if supported and rows_mode == ROWS_FIND:
-        for b in range(nv):
-            for r in range(m):
-                for s in range(nv):
-                    dG[b, r, s] = 0.0
+        # dG is read on the rows' supports (row_supports), which row_derivatives_kernel
+        # writes whole where a contact's other side is the ground or the terrain (-1), and
+        # whole by law_derivatives on a loading impact's normal row: zeroed there only
+        for contact in range(n):
+            if contact_int[contact, 1] >= 0 or phase[contact] == LOADING:
+                for b in range(nv):
+                    for r in range(3 * contact, 3 * contact + 3):
+                        for s in range(nv):
+                            dG[b, r, s] = 0.0
         centres = centres_b[:3 * n].reshape((n, 3))  # the spheres' centres, the points
         for contact in range(n):
             shape = contact_int[contact, 2]
@@ -244,10 +253,6 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
                                        + radius * contact_real[contact, 3 + e])
         row_derivatives_kernel(oS_step, support, chain, contact_int[:n, 0],
                                contact_real[:n, 0:3], centres, directions, dG)
-    moves, row_dofs = moves_b[:m * nv].reshape((m, nv)), row_dofs_b[:m * nv].reshape((m, nv))
-    if supported:  # dG's nonzero entries
-        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m],
-                     dof_rows_b[:nv * m].reshape((nv, m)), dof_count)
     # the step's dynamics (on its kinematics: oS_step) and the factors of its matrix K (M~
     # with explicit velocity terms), the integration's derivatives
     if implicit:
@@ -255,7 +260,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
         velocities[1, :] = v1
         step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, v,
                       velocities, oR_step, op_step, oS_step, oY, Yc, ov, oa, F_sub, df, momenta,
-                      coriolis, crossed, tmp, column_nv, tau, y, a, zero_nv, a_world, M,
+                      coriolis, crossed, tmp, column_nv, tau, y, a, a_world, M,
                       frame_rates, shifted, rates, roots)
         LU, pivots, subspaces = K_lu, K_pivots, oS_step
     else:
@@ -264,7 +269,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
         M_lu[:, :] = M
         lu_factor(M_lu, mass_pivots)
         LU, pivots, subspaces = M_lu, mass_pivots, oS
-    integration_kernel(free_dofs, h, v1, to_q, to_v, turn)
+    integration_kernel(free_dofs, h, v1, False, to_q, to_v, turn)  # (_Assembly: the rest)
     # the branch
     impulses = m > 0 and contact_block
     gamma = gamma_all[:m]
@@ -326,14 +331,15 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
         dW_gamma = dW_gamma_b[:m * nv].reshape((m, nv))
         dW_pushed = dW_pushed_b[:m * nv].reshape((m, nv))
         delassus_tables(A, gamma, c, H, weight, subspaces, Yc, joint_int, joint_of,
-                        ov_p[:nj * p * 6].reshape((nj, p, 6)),
-                        below_p[:nj * p * 6].reshape((nj, p, 6)), force,
+                        ov_p[:nj * p * 6].reshape((nj, 6, p)),
+                        below_p[:nj * p * 6].reshape((nj, 6, p)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m],
-                        turned_x_b[:nv * p * 6].reshape((nv, p, 6)),
-                        momentum_b[:nv * p * 6].reshape((nv, p, 6)), dG, moves, row_dofs,
+                        turned_x_b[:nv * p * 6].reshape((nv, 6, p)),
+                        momentum_b[:nv * p * 6].reshape((nv, 6, p)), dG, moves, row_dofs,
                         row_count[:m],
-                        dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, turned_pushed,
-                        column_2, transposed_b[:m * nv].reshape((m, nv)), dW_gamma, dW_pushed,
+                        dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, column_2,
+                        product_b[:2 * nv * m].reshape((2, nv, m)),
+                        mass_b[:3 * m].reshape((3, m)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
         dc = dc_b[:m * nv].reshape((m, nv))
@@ -362,6 +368,6 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
             for j in range(k):
                 dgamma[free_rows[a_row], j] = rhs[a_row, j]
     state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
-                  impulses, supported, implicit, to_q, to_v, turn,
+                  impulses, supported, implicit, free_dofs, to_q, to_v, turn,
                   dv1_b[:nv * k].reshape((nv, k)), state[:2 * nv * k].reshape((2 * nv, k)))
     return SUPPORTED if supported else NO_CONFIGURATION

@@ -17,8 +17,9 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
-from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
-                                   motion_cross_force, motion_cross_motion, world_inertia)
+from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
+                                   kinematics_step, motion_cross_force, motion_cross_motion,
+                                   world_inertia)
 from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
 from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
@@ -53,7 +54,12 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, dG
                 k0, k1, k2, k3, k4, k5 = (oS[k, 0], oS[k, 1], oS[k, 2], oS[k, 3], oS[k, 4],
                                           oS[k, 5])
                 e0, e1, e2 = k4 * m2 - k5 * m1, k5 * m0 - k3 * m2, k3 * m1 - k4 * m0
-                turned = support[b, k]
+                if support[b, k] == 0.0:  # S_k not turned by S_b
+                    for e in range(3):
+                        r = 3 * c + e
+                        dG[b, r, k] = (e0 * directions[r, 0] + e1 * directions[r, 1]
+                                       + e2 * directions[r, 2])  # w_k x dc_b
+                    continue
                 # S_b x S_k (kinematics.motion_cross_motion)
                 s0 = b4 * k2 - b5 * k1 + b1 * k5 - b2 * k4
                 s1 = b5 * k0 - b3 * k2 + b2 * k3 - b0 * k5
@@ -64,24 +70,25 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, dG
                     r = 3 * c + e
                     d0, d1, d2 = directions[r, 0], directions[r, 1], directions[r, 2]
                     value = e0 * d0 + e1 * d1 + e2 * d2            # w_k x dc_b
-                    if turned:
-                        value += (s0 * d0 + s1 * d1 + s2 * d2
-                                  + (f0 * d0 + f1 * d1 + f2 * d2))  # dv + dw x x
+                    value += (s0 * d0 + s1 * d1 + s2 * d2
+                              + (f0 * d0 + f1 * d1 + f2 * d2))      # dv + dw x x
                     dG[b, r, k] = value
 
 
 @kernel
 def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, momentum):
     """For each column x of X (nv x p) and dof b (joint l, parent lambda), the twist
-    turned[b, s] = S_b x ov_lambda(x) and the subtree's momentum momentum[b, s] = h_l(x) =
+    turned[b, :, s] = S_b x ov_lambda(x) and the subtree's momentum momentum[b, :, s] = h_l(x) =
     Yc_l ov_lambda(x) + sum over the subtree's dofs k of Yc_(joint k) S_k x_k, from which the
     mass matrix's q-derivative's bilinear form follows: moving dof b turns l's subtree rigidly
     by S_b, so the kinetic form x^T M x changes by -2 turned . momentum, and by polarisation
     y^T dM_b z = -(turned(y) . h_l(z) + turned(z) . h_l(y)) (Featherstone 2008, "Rigid body
     dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
-    the world). Scratch: ov (njoints x p x 6), the bodies' velocities (a forward pass); below
-    (njoints x p x 6), sum over the joint's subtree's dofs of Yc_(joint k) S_k x_k (a backward
-    pass); force (nv x 6), Yc_(joint k) S_k."""
+    the world). Scratch: ov (njoints x 6 x p), the bodies' velocities (a forward pass); below
+    (njoints x 6 x p), sum over the joint's subtree's dofs of Yc_(joint k) S_k x_k (a backward
+    pass); force (nv x 6), Yc_(joint k) S_k. The columns side by side (the innermost loops:
+    kinematics' inertia_times_motion and motion_cross_motion, each entry's sums in their
+    order)."""
     nv, columns = X.shape
     nj = joint_int.shape[0]
     for k in range(nv):
@@ -89,47 +96,61 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
     for i in range(nj):  # parents first
         parent = joint_int[i, I_PARENT]
         first = joint_int[i, I_IDX_V]
-        for s in range(columns):
-            for r in range(6):
-                total = ov[parent, s, r] if parent >= 0 else 0.0
-                own = 0.0
-                for k in range(first, first + joint_int[i, I_NV]):
-                    total += oS[k, r] * X[k, s]
-                    own += force[k, r] * X[k, s]
-                ov[i, s, r] = total
-                below[i, s, r] = own
+        for r in range(6):
+            for s in range(columns):
+                ov[i, r, s] = ov[parent, r, s] if parent >= 0 else 0.0
+                below[i, r, s] = 0.0
+            for k in range(first, first + joint_int[i, I_NV]):
+                a, f = oS[k, r], force[k, r]
+                for s in range(columns):
+                    ov[i, r, s] += a * X[k, s]
+                    below[i, r, s] += f * X[k, s]
     for i in range(nj - 1, 0, -1):  # children first: the subtrees' sums
         parent = joint_int[i, I_PARENT]
         if parent >= 0:
-            for s in range(columns):
-                for r in range(6):
-                    below[parent, s, r] += below[i, s, r]
+            for r in range(6):
+                for s in range(columns):
+                    below[parent, r, s] += below[i, r, s]
     for b in range(nv):
         joint = joint_of[b]
         parent = joint_int[joint, I_PARENT]
-        for s in range(columns):
-            h = momentum[b, s]
-            if parent >= 0:
-                inertia_times_motion(Yc[joint], ov[parent, s], h)
-                motion_cross_motion(oS[b], ov[parent, s], turned[b, s])
-            else:
-                for r in range(6):
-                    h[r] = 0.0
-                    turned[b, s, r] = 0.0
+        h, t = momentum[b], turned[b]
+        if parent < 0:
             for r in range(6):
-                h[r] += below[joint, s, r]
+                for s in range(columns):
+                    h[r, s] = 0.0 + below[joint, r, s]
+                    t[r, s] = 0.0
+            continue
+        Y, x, w = Yc[joint], oS[b], ov[parent]
+        m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
+        for s in range(columns):  # h = Yc_l ov_lambda (inertia_times_motion), + below
+            v0, v1, v2, w0, w1, w2 = w[0, s], w[1, s], w[2, s], w[3, s], w[4, s], w[5, s]
+            h[0, s] = m * v0 - (hy * w2 - hz * w1) + below[joint, 0, s]
+            h[1, s] = m * v1 - (hz * w0 - hx * w2) + below[joint, 1, s]
+            h[2, s] = m * v2 - (hx * w1 - hy * w0) + below[joint, 2, s]
+            h[3, s] = hy * v2 - hz * v1 + Y[4] * w0 + Y[5] * w1 + Y[6] * w2 + below[joint, 3, s]
+            h[4, s] = hz * v0 - hx * v2 + Y[5] * w0 + Y[7] * w1 + Y[8] * w2 + below[joint, 4, s]
+            h[5, s] = hx * v1 - hy * v0 + Y[6] * w0 + Y[8] * w1 + Y[9] * w2 + below[joint, 5, s]
+            # S_b x ov_lambda (motion_cross_motion)
+            t[0, s] = x[4] * v2 - x[5] * v1 + x[1] * w2 - x[2] * w1
+            t[1, s] = x[5] * v0 - x[3] * v2 + x[2] * w0 - x[0] * w2
+            t[2, s] = x[3] * v1 - x[4] * v0 + x[0] * w1 - x[1] * w0
+            t[3, s] = x[4] * w2 - x[5] * w1
+            t[4, s] = x[5] * w0 - x[3] * w2
+            t[5, s] = x[3] * w1 - x[4] * w0
 
 
 @kernel
-def integration_kernel(free, h, v1, to_q, to_v, turn):
+def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
     """The derivatives of integrate_world_aligned at v1 (contact_jacobians._integration_
     derivatives, _integration_turn): one-dof joints to_q = h, to_v = 1, turn = 1; a
     free-flyer at dofs iv (``free``: their first dofs), u = v1_lin, w = v1_ang,
     E = exp(h [w]): to_q = (h E^T, h Jr(h w)), to_v = (E^T, h E^T [u]x Jr(-h w)) and the turn
     at fixed v1 (E^T, -h E^T [u]x; E^T). to_q, to_v, turn (the turn's upper nv x nv) are
-    written whole."""
+    written whole where ``whole``, else their free-flyers' blocks only (the rest, which does
+    not depend on v1, as a whole call left it)."""
     nv = v1.shape[0]
-    for r in range(nv):
+    for r in range(nv if whole else 0):
         for c in range(nv):
             one = 1.0 if r == c else 0.0
             to_q[r, c] = h * one
@@ -237,23 +258,22 @@ def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, do
 
 @kernel
 def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
-                     row_dofs, row_count, dof_rows, dof_count, turned, turned_pushed, column,
-                     transposed, dW_gamma, dW_pushed, diagonal, trace):
+                     row_dofs, row_count, dof_rows, dof_count, turned, column, product, mass,
+                     dW_gamma, dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
     needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
-    (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g, turned_pushed = dG_b^T p
-    (nv x nv, column b); dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y -
-    A^T dM_b A y; diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero
-    unless dof b moves the row's bodies (``moves[r, b]``), and then zero off the dofs that
-    move them: the sums run over those only (row_supports' lists); A^T dG_b^T (g, p) for
-    every b at once as a product.
-    The mass matrix's part from motion_tables' turned_x and momentum: y^T dM_b z =
-    -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the world.
-    column: 2 x nv scratch; transposed: m x nv scratch (A^T)."""
+    (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g (nv x nv, column b);
+    dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y;
+    diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero unless dof b
+    moves the row's bodies (``moves[r, b]``), and then zero off the dofs that move them: the
+    sums run over those only (row_supports' lists), and A^T dG_b^T (g, p) over the dofs
+    where dG_b^T (g, p) is not zero (product: 2 x nv x m, its rows side by side; each
+    entry's sum in the order of the dofs).
+    The mass matrix's part from motion_tables' turned_x and momentum (nv x 6 x (m + 2)):
+    y^T dM_b z = -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the
+    world; the rows side by side (mass: 3 x m, each entry's sum over the 6 in order).
+    column: 2 x nv scratch."""
     m, nv = A.shape[1], A.shape[0]
-    for k in range(nv):
-        for r in range(m):
-            transposed[r, k] = A[k, r]
     for b in range(nv):
         D = dG[b]
         for k in range(nv):
@@ -266,23 +286,32 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joi
                 k = row_dofs[r, t]
                 column[0, k] += D[r, k] * g
                 column[1, k] += D[r, k] * p
+        for r in range(m):
+            product[0, b, r] = 0.0
+            product[1, b, r] = 0.0
         for k in range(nv):
-            turned[k, b] = column[0, k]
-            turned_pushed[k, b] = column[1, k]
-    for r in range(m):  # A^T dG_b^T (g, p): the rows of A^T turned, side by side
-        for b in range(nv):
-            dW_gamma[r, b] = 0.0
-            dW_pushed[r, b] = 0.0
-        for k in range(nv):
-            a = transposed[r, k]
-            if a != 0.0:
-                for b in range(nv):
-                    dW_gamma[r, b] += a * turned[k, b]
-                    dW_pushed[r, b] += a * turned_pushed[k, b]
+            g, p = column[0, k], column[1, k]
+            turned[k, b] = g
+            if g != 0.0 or p != 0.0:
+                for r in range(m):
+                    product[0, b, r] += A[k, r] * g
+                    product[1, b, r] += A[k, r] * p
     for b in range(nv):
         D = dG[b]
+        tx, mo = turned_x[b], momentum[b]
+        for r in range(m):
+            mass[0, r] = 0.0
+            mass[1, r] = 0.0
+            mass[2, r] = 0.0
+        if joint_int[joint_of[b], I_PARENT] >= 0:  # (turned_x zero on a joint on the world)
+            for e in range(6):
+                t_gamma, t_pushed, h_gamma, h_pushed = tx[e, m], tx[e, m + 1], mo[e, m], \
+                    mo[e, m + 1]
+                for r in range(m):
+                    mass[0, r] += tx[e, r] * h_gamma + mo[e, r] * t_gamma
+                    mass[1, r] += tx[e, r] * h_pushed + mo[e, r] * t_pushed
+                    mass[2, r] += tx[e, r] * mo[e, r]
         trace[b] = 0.0
-        rooted = joint_int[joint_of[b], I_PARENT] < 0  # (turned_x zero)
         for r in range(m):
             moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
             if moves[r, b]:  # dG_b A (g, p)
@@ -291,18 +320,11 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joi
                     d = D[r, k]
                     moved_gamma += d * X[k, m]  # (A g, A p)
                     moved_pushed += d * X[k, m + 1]
-                    crossed += d * transposed[r, k]
-            mass_gamma, mass_pushed, own = 0.0, 0.0, 0.0
-            if not rooted:
-                for e in range(6):
-                    mass_gamma += (turned_x[b, r, e] * momentum[b, m, e]
-                                   + momentum[b, r, e] * turned_x[b, m, e])
-                    mass_pushed += (turned_x[b, r, e] * momentum[b, m + 1, e]
-                                    + momentum[b, r, e] * turned_x[b, m + 1, e])
-                    own += turned_x[b, r, e] * momentum[b, r, e]
-            dW_gamma[r, b] += moved_gamma + mass_gamma  # (A^T dM_b A g = -mass_gamma)
-            dW_pushed[r, b] += moved_pushed + mass_pushed
-            diagonal[r, b] = 2.0 * crossed + 2.0 * own
+                    crossed += d * A[k, r]
+            # (A^T dM_b A g = -mass[0, r])
+            dW_gamma[r, b] = product[0, b, r] + (moved_gamma + mass[0, r])
+            dW_pushed[r, b] = product[1, b, r] + (moved_pushed + mass[1, r])
+            diagonal[r, b] = 2.0 * crossed + 2.0 * mass[2, r]
             trace[b] += diagonal[r, b]
 
 
@@ -485,22 +507,22 @@ def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
 @kernel
 def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, v,
                   velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
-                  column, tau, y, a, zero, a_world, M, frame_rates, shifted, rates, roots):
+                  column, tau, y, a, a_world, M, frame_rates, shifted, rates, roots):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
     step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), for
     the velocities v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
     M = M(q) + h diag(damping) (composite_mass: Yc the composite inertias); frame_rates
     (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
-    shifted[g] = P(w), w = velocities[g] - v, the implicit step's right-hand side moved with
-    q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3 with
-    a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
+    shifted[g] = P(w)^T (shifted[g, b]: P(w)'s column b), w = velocities[g] - v, the implicit
+    step's right-hand side moved with q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3
+    with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
     q-derivative, quadratic in y and affine in a: a forward and a backward pass of inverse
     dynamics over this kinematics, the bodies' momenta, then chain_column over the bodies each
     dof moves (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column
     for the dofs of joints on the world);
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
     Scratch: oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
-    coriolis, crossed, tmp (10 x 6), column, tau, y, a (nv), zero (nv zeros), a_world,
+    coriolis, crossed, tmp (10 x 6), column, tau, y, a (nv), a_world,
     roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
@@ -532,23 +554,28 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
                 lam = joint_int[l, I_PARENT]
                 lv = joint_int[l, I_IDX_V]
                 for b in range(lv, lv + joint_int[l, I_NV]):
+                    into = shifted[g, b]  # P(w)'s column b
                     if lam < 0:  # (the same for every pair: once)
                         if g == 0 and half == 0:
                             root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
                         found = roots[b]
                     else:
+                        found = into if half == 0 else column
                         chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b,
-                                     tmp, df, column)
-                        found = column
-                    for k in range(nv):
-                        if half == 0:
-                            shifted[g, k, b] = found[k]
-                        else:
-                            shifted[g, k, b] = h * (shifted[g, k, b] - 4.0 * found[k]) / 3.0
-    for g in range(2):
+                                     tmp, df, found)
+                    if half == 0:
+                        if lam < 0:
+                            for k in range(nv):
+                                into[k] = found[k]
+                    else:
+                        for k in range(nv):
+                            into[k] = h * (into[k] - 4.0 * found[k]) / 3.0
+    for g in range(2):  # (the bodies' velocities only: rnea_forward_step's ov)
         for i in range(nj):
-            rnea_forward_step(i, joint_int, oS, velocities[g], zero, oY, ov, oa, F, a_world,
-                              tmp[8], tmp)
+            parent = joint_int[i, I_PARENT]
+            joint_velocity(i, joint_int, oS, velocities[g], tmp[8])
+            for r in range(6):
+                ov[i, r] = tmp[8, r] + (ov[parent, r] if parent >= 0 else 0.0)
         coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
         velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, rates[g])
 
@@ -632,6 +659,28 @@ def sparse_product(A, B, out):
 
 
 @step
+def free_block_product(free, D, B, out):
+    """out = D B for D diagonal but on the free-flyers' 6 x 6 blocks (their first dofs
+    ``free``: the integration's derivatives), the terms of D's zeros skipped (sparse_product's
+    sums, without its scan of D's rows)."""
+    nv, k = B.shape
+    for r in range(nv):
+        d = D[r, r]
+        for j in range(k):
+            out[r, j] = 0.0 + d * B[r, j]
+    for f in range(free.shape[0]):
+        iv = free[f]
+        for r in range(iv, iv + 6):
+            for j in range(k):
+                out[r, j] = 0.0
+            for s in range(iv, iv + 6):
+                a = D[r, s]
+                if a != 0.0:
+                    for j in range(k):
+                        out[r, j] += a * B[s, j]
+
+
+@step
 def lu_solve_transposed(LU, pivots, B):
     """B <- K^-T B (n x k, in place) from solvers/lu.py's factors of K (P K = L U, so
     K^T = U^T L^T P): U^T forward, L^T backward, the row swaps undone in reverse, row by row
@@ -662,14 +711,14 @@ def lu_solve_transposed(LU, pivots, B):
 def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, solved, out):
     """The q and v blocks' right-hand sides of v*'s (half 0) or v1's (half 1) change before
     the impulses' (K dv = out), into out's first ``solved`` columns: q (if ``configuration``):
-    P(w) (shifted[half]); v: h (M~ C(y) - B(y) - D) at y = v*, v1 (frame_rates[half + 1],
-    rates[half]; the identity of dv/dv is added after the solve)."""
+    P(w) (shifted[half]: its transpose); v: h (M~ C(y) - B(y) - D) at y = v*, v1
+    (frame_rates[half + 1], rates[half]; the identity of dv/dv is added after the solve)."""
     nv = M.shape[0]
     for j in range(solved):
         block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v
         if block == 0:
             for r in range(nv):
-                out[r, j] = shifted[half, r, b]
+                out[r, j] = shifted[half, b, r]
             continue
         C = frame_rates[half + 1]
         for r in range(nv):
@@ -737,13 +786,14 @@ def free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h
 
 @kernel
 def state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
-                  impulses, configuration, implicit, to_q, to_v, turn, dv1, state):
+                  impulses, configuration, implicit, free, to_q, to_v, turn, dv1, state):
     """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (step_rhs
     at v1 + h on the u block + G^T dgamma (+ dG^T gamma = ``turned`` on the configuration
     columns) when ``impulses``) (+ 1 on the v block), one solve with the step matrix's
     factors (LU, pivots), then state = [to_q dv1; to_v dv1] (the integration's derivatives)
     and, on the configuration columns, the turn of the free-flyer's step at fixed v1
-    (``turn``). dv1: nv x k."""
+    (``turn``; to_q, to_v, turn diagonal but on the free-flyers' blocks, ``free``: their
+    first dofs). dv1: nv x k."""
     nv, k, m = LU.shape[0], dv1.shape[1], G.shape[0]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0
@@ -765,8 +815,8 @@ def state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dga
         for j in range(first_v, solved):
             if r == j - first_v:
                 dv1[r, j] += 1.0
-    sparse_product(to_q, dv1, state[:nv])
-    sparse_product(to_v, dv1, state[nv:])
+    free_block_product(free, to_q, dv1, state[:nv])
+    free_block_product(free, to_v, dv1, state[nv:])
     if configuration:
         for r in range(nv):
             for j in range(nv):
@@ -776,14 +826,14 @@ def state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dga
 @kernel
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
                     X, pushed, turned_x, momentum, dG, moves, row_dofs, row_count, dof_rows,
-                    dof_count, turned, turned_pushed, column, transposed, dW_gamma, dW_pushed,
-                    diagonal, trace):
+                    dof_count, turned, column, product, mass, dW_gamma, dW_pushed, diagonal,
+                    trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
     over X's columns, then delassus_changes (over the dofs that move each row: moves and
-    row_supports' lists). Scratch: ov, below (njoints x (m + 2) x 6), force (nv x 6), column
-    (2 x nv), transposed (m x nv)."""
+    row_supports' lists). Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), column
+    (2 x nv), product (2 x nv x m), mass (3 x m)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -799,8 +849,8 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
     delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
-                     row_dofs, row_count, dof_rows, dof_count, turned, turned_pushed, column,
-                     transposed, dW_gamma, dW_pushed, diagonal, trace)
+                     row_dofs, row_count, dof_rows, dof_count, turned, column, product, mass,
+                     dW_gamma, dW_pushed, diagonal, trace)
 
 
 @kernel
@@ -808,14 +858,17 @@ def stationarity_change(H, weight, gamma, pushed, dW_gamma, dW_pushed, d_inverse
                         out):
     """The stationarity residual's change as q moves (jacobian_assembly.contact_jacobians_kernel),
     dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b (m x nv; scratch:
-    m x nv)."""
+    m x nv). H's products row by row, the columns side by side (each entry's sum in order)."""
     m, nv = dc.shape
     for r in range(m):
         for b in range(nv):
             scratch[r, b] = weight[r] * (dW_gamma[r, b] + d_inverse[r, b] * gamma[r] + dc[r, b])
     for r in range(m):
         for b in range(nv):
-            total = 0.0
-            for s in range(m):
-                total += H[r, s] * scratch[s, b]
-            out[r, b] = dW_pushed[r, b] + d_inverse[r, b] * pushed[r] + total + dc[r, b]
+            out[r, b] = 0.0
+        for s in range(m):
+            a = H[r, s]
+            for b in range(nv):
+                out[r, b] += a * scratch[s, b]
+        for b in range(nv):
+            out[r, b] = dW_pushed[r, b] + d_inverse[r, b] * pushed[r] + out[r, b] + dc[r, b]
