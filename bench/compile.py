@@ -23,8 +23,14 @@ seconds of the process (self: less the functions compiled inside them, as a kern
 are compiled while it is typed), summed over each function's signatures. Only the in-process
 scenarios give it (not the node).
 
+With ``--passes`` the in-process scenarios' cold runs also time numba's compile passes and
+LLVM's finalisation of each code library (compiler_profile): where a compile's time goes by
+stage, and how often the same callees are optimised and emitted again, once in every caller's
+library.
+
     python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
                             [--wheel dist/mbsim_ros-0.1.0-cp311-cp311-linux_x86_64.whl]
+                            [--passes]
 """
 from __future__ import annotations
 
@@ -48,10 +54,61 @@ SCENARIOS = ("import", "euler", "variational", "compliant", "node")
 NODE_TIMEOUT = 900.0  # s: a liveness bound, far above any cold start measured
 
 
+def compiler_profile() -> tuple[dict, list]:
+    """Time numba's compile passes and LLVM's finalisation of each code library, in CPU s of
+    this process (``--passes``): (pass name -> its own time, less the compiles nested in it)
+    and per library [name, finalisation, of it optimisation and emission, instructions in the
+    final module, which holds the callees linked in]. It wraps numba's internals (0.68)."""
+    from numba.core import codegen, compiler_machinery
+
+    passes, libraries, nested, parts = {}, [], [], {}
+    run_pass = compiler_machinery.PassManager._runPass
+
+    def timed_pass(self, index, pss, state):
+        nested.append(0.0)
+        began = time.process_time()
+        try:
+            return run_pass(self, index, pss, state)
+        finally:
+            took = time.process_time() - began
+            inner = nested.pop()
+            passes[pss.name()] = passes.get(pss.name(), 0.0) + took - inner
+            if nested:
+                nested[-1] += took
+
+    library = codegen.CPUCodeLibrary
+    finalize = library.finalize
+
+    def part(method, key):
+        def timed(self):
+            began = time.process_time()
+            method(self)
+            parts[key] = time.process_time() - began
+        return timed
+
+    def timed_finalize(self):
+        began = time.process_time()
+        finalize(self)
+        took = time.process_time() - began
+        size = sum(1 for f in self._final_module.functions if not f.is_declaration
+                   for b in f.blocks for _ in b.instructions)
+        libraries.append([self.name, took, parts.pop("optimise", 0.0), parts.pop("emit", 0.0),
+                          size])
+
+    compiler_machinery.PassManager._runPass = timed_pass
+    library._optimize_final_module = part(library._optimize_final_module, "optimise")
+    library._finalize_final_module = part(library._finalize_final_module, "emit")
+    library.finalize = timed_finalize
+    return passes, libraries
+
+
 def child(name: str) -> None:
-    """Run one scenario in this (fresh) process; print its phases and compiles as JSON."""
+    """Run one scenario in this (fresh) process; print its phases and compiles as JSON (and,
+    with MBSIM_BENCH_PASSES set, compiler_profile's tables)."""
     start = time.perf_counter()
     from numba.core import event
+
+    profile = compiler_profile() if os.environ.get("MBSIM_BENCH_PASSES") else ({}, [])
 
     compiled, open_ = [], []
 
@@ -83,7 +140,8 @@ def child(name: str) -> None:
         mark = time.perf_counter()
         sim.step()
         phases["first step"] = time.perf_counter() - mark
-    print(json.dumps({"phases": phases, "compiled": compiled}))
+    print(json.dumps({"phases": phases, "compiled": compiled, "passes": profile[0],
+                      "libraries": profile[1]}))
 
 
 @dataclass
@@ -169,7 +227,8 @@ def measure(name: str, cache: str, variable: str, install: Install) -> dict:
     cold, report = run_child(name, env, install)
     warm, warm_report = run_child(name, env, install)
     return {"cold": cold, "warm": warm, "phases": report["phases"],
-            "warm phases": warm_report["phases"], "compiled": report["compiled"]}
+            "warm phases": warm_report["phases"], "compiled": report["compiled"],
+            "passes": report["passes"], "libraries": report["libraries"]}
 
 
 def kernel_table(results: dict, top: int) -> None:
@@ -191,6 +250,23 @@ def kernel_table(results: dict, top: int) -> None:
         print(f"{own:7.2f} {took:7.2f} {signatures:4d}  {function}  [{', '.join(sorted(names))}]")
 
 
+def compiler_tables(name: str, result: dict, top: int) -> None:
+    """--passes: the cold run's passes and code libraries (compiler_profile)."""
+    passes, libraries = result.get("passes"), result.get("libraries")
+    if not passes:
+        return
+    print(f"\n{name}, cold: numba's passes, own CPU s (of {sum(passes.values()):.1f})")
+    for pass_name, took in sorted(passes.items(), key=lambda kv: -kv[1])[:8]:
+        print(f"{took:7.2f}  {pass_name}")
+    finalised = sum(row[1] for row in libraries)
+    print(f"{name}, cold: LLVM's finalisation of {len(libraries)} code libraries "
+          f"{finalised:.1f} s (optimise {sum(r[2] for r in libraries):.1f}, emit "
+          f"{sum(r[3] for r in libraries):.1f}; inside native_lowering); the largest:")
+    for library, took, optimise, emit, size in sorted(libraries, key=lambda r: -r[1])[:top]:
+        print(f"{took:7.2f} s (optimise {optimise:.2f}, emit {emit:.2f}) {size:7d} "
+              f"instructions  {library}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -201,9 +277,14 @@ def main() -> None:
                              "(NUMBA_CACHE_DIR for sources older than MBSIM_ROS_CACHE_DIR)")
     parser.add_argument("--wheel", help="run the package installed from this wheel "
                         "(make wheel), with the compiled code it carries")
+    parser.add_argument("--passes", action="store_true",
+                        help="also time numba's passes and LLVM's finalisation per code "
+                             "library in the cold runs (compiler_profile)")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
+    if args.passes:
+        os.environ["MBSIM_BENCH_PASSES"] = "1"  # (the children inherit it)
     venv = Path(tempfile.mkdtemp(prefix="mbsim-wheel-")) if args.wheel else None
     install = install_wheel(args.wheel, venv) if venv else Install(sys.executable, ROOT, ROOT)
     print(f"mbsim_ros from {args.wheel or ROOT}, load average {os.getloadavg()[0]:.1f}",
@@ -222,6 +303,8 @@ def main() -> None:
             print("  printed before the first status line:\n    "
                   + "\n    ".join(result["told"] or ["(nothing)"]))
     kernel_table(results, args.top)
+    for name, result in results.items():
+        compiler_tables(name, result, min(args.top, 8))
     if venv is not None:
         shutil.rmtree(venv)
 
