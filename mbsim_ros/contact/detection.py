@@ -437,16 +437,22 @@ def axis_gap(u0, u1, u2, d0, d1, d2, Ra, ha, Rb, hb) -> float:
 
 
 @step
+def edge_axis(Ra, Rb, i, j) -> tuple:
+    """a_i x b_j (the columns of Ra and Rb) and its length."""
+    u0 = Ra[1, i] * Rb[2, j] - Ra[2, i] * Rb[1, j]
+    u1 = Ra[2, i] * Rb[0, j] - Ra[0, i] * Rb[2, j]
+    u2 = Ra[0, i] * Rb[1, j] - Ra[1, i] * Rb[0, j]
+    return u0, u1, u2, math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+
+
+@step
 def edge_edge_axis(d0, d1, d2, Ra, ha, Rb, hb) -> tuple:
     """(largest gap, 3 i + j) over the 9 axes a_i x b_j of edge pairs that are not parallel
     (|a_i x b_j| >= PARALLEL); (-inf, 0) when all are."""
     best_gap, best = -math.inf, 0
     for i in range(3):
         for j in range(3):
-            u0 = Ra[1, i] * Rb[2, j] - Ra[2, i] * Rb[1, j]
-            u1 = Ra[2, i] * Rb[0, j] - Ra[0, i] * Rb[2, j]
-            u2 = Ra[0, i] * Rb[1, j] - Ra[1, i] * Rb[0, j]
-            norm = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+            u0, u1, u2, norm = edge_axis(Ra, Rb, i, j)
             if norm < PARALLEL:
                 continue
             gap = axis_gap(u0 / norm, u1 / norm, u2 / norm, d0, d1, d2, Ra, ha, Rb, hb)
@@ -464,10 +470,7 @@ def edge_edge_contact(n, sa, sb, body, Ra, pa, ha, Rb, pb, hb, i, j, gap, radius
     a; the contact at the point of a's edge closest to b's (the closest points of two lines),
     at the axis's gap. Appends nothing when a closest point falls off its edge (beyond its end
     by 1e-9 of the edge): then the deepest features are not these edges."""
-    u0 = Ra[1, i] * Rb[2, j] - Ra[2, i] * Rb[1, j]
-    u1 = Ra[2, i] * Rb[0, j] - Ra[0, i] * Rb[2, j]
-    u2 = Ra[0, i] * Rb[1, j] - Ra[1, i] * Rb[0, j]
-    norm = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+    u0, u1, u2, norm = edge_axis(Ra, Rb, i, j)
     sign = 1.0 if (pa[0] - pb[0]) * u0 + (pa[1] - pb[1]) * u1 + (pa[2] - pb[2]) * u2 >= 0 \
         else -1.0
     m0, m1, m2 = sign * u0 / norm, sign * u1 / norm, sign * u2 / norm

@@ -189,6 +189,13 @@ def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
 
 
 @step
+def subtract_row(B, i, s, factor):
+    """B[i] -= factor B[s], the columns side by side (lu_solve_rows, lu_solve_transposed)."""
+    for j in range(B.shape[1]):
+        B[i, j] -= factor * B[s, j]
+
+
+@step
 def lu_solve_rows(LU, pivots, B):
     """B <- K^-1 B (n x k, in place) from solvers/lu.py's factors of K (P K = L U in place, L
     unit lower triangular; pivots[k]: the row swapped with row k at step k), row by row: each
@@ -203,14 +210,12 @@ def lu_solve_rows(LU, pivots, B):
         for s in range(i):
             factor = LU[i, s]
             if factor != 0.0:
-                for j in range(k):
-                    B[i, j] -= factor * B[s, j]
+                subtract_row(B, i, s, factor)
     for i in range(n - 1, -1, -1):
         for s in range(i + 1, n):
             factor = LU[i, s]
             if factor != 0.0:
-                for j in range(k):
-                    B[i, j] -= factor * B[s, j]
+                subtract_row(B, i, s, factor)
         for j in range(k):
             B[i, j] = B[i, j] / LU[i, i]
 
@@ -690,16 +695,14 @@ def lu_solve_transposed(LU, pivots, B):
         for s in range(i):
             factor = LU[s, i]
             if factor != 0.0:
-                for j in range(k):
-                    B[i, j] -= factor * B[s, j]
+                subtract_row(B, i, s, factor)
         for j in range(k):
             B[i, j] = B[i, j] / LU[i, i]
     for i in range(n - 1, -1, -1):
         for s in range(i + 1, n):
             factor = LU[s, i]
             if factor != 0.0:
-                for j in range(k):
-                    B[i, j] -= factor * B[s, j]
+                subtract_row(B, i, s, factor)
     for i in range(n - 1, -1, -1):
         p = pivots[i]
         if p != i:
