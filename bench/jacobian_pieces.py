@@ -49,6 +49,7 @@ KERNEL = ("contact_jacobians_kernel", [
     ("    nv = v_star.shape[0]", "the arguments' checks"),
     ("    moves, row_dofs = moves_b", "the rows' supports and q-derivatives"),
     ("    # the step's dynamics", "the step's dynamics"),
+    ("    lu_inverse(LU, pivots, K_inverse)", "K^-1 from the step's LU factors"),
     ("    integration_kernel(", "the integration's derivatives"),
     ("    impulses = m > 0", "the branch"),
     ("    for r in range(m):", "the impacts' scales"),
@@ -68,14 +69,13 @@ INNER = [
     ("delassus_tables", [("    for r in range(m):", "g + w r, X"),
                          ("    motion_tables(", "motion_tables"),
                          ("    delassus_changes(", "delassus_changes")], 30),
-    ("free_velocity_changes", [("    for s in range(nv):", "G K^-1 (K^-T G^T)"),
-                               ("    step_rhs(", "the right-hand sides"),
-                               ("    for r in range(m):", "(G K^-1) times them"),
+    ("free_velocity_changes", [("    np.dot(G, inverse, GK)", "G K^-1 (dgemm)"),
+                               ("    if solved:", "the right-hand sides, (G K^-1) times them"),
                                ("    if configuration:", "du, the changes"),
                                ("    sparse_product(", "dq/dc times the changes")], 40),
     ("state_changes", [("    step_rhs(", "the right-hand sides"),
-                       ("    for r in range(nv):", "+ G^T dgamma (+ dG^T gamma)"),
-                       ("    lu_solve_rows(", "the solve with K"),
+                       ("    if impulses:", "+ G^T dgamma (+ dG^T gamma)"),
+                       ("    np.dot(inverse, rhs, dv1)", "K^-1 times them (dgemm)"),
                        ("    free_block_product(free, to_q", "the integration's products"),
                        ("    sparse_product(to_q", "the integration's products")], 50)]
 
@@ -106,8 +106,9 @@ def instrumented(name: str, anchors: list, first: int, calls: dict) -> list:
 
 @njit
 def _run(entry, x, table, stamps, calls, out):
+    none = np.empty(0)
     for k in range(calls):
-        entry(stamps, x, 0, True, True, table)
+        entry(stamps, x, 0, True, True, table, none)
         for i in range(out.shape[1]):
             out[k, i] = stamps[i + 1] - stamps[i]
 

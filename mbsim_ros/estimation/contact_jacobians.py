@@ -133,7 +133,8 @@ class _Assembly:
                          np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.empty((2, nv, nv)),
                          np.empty((2, nv)), np.empty((nv, nv)))
         self.state = np.empty(2 * nv * 3 * nv)
-        self.bound, self.capacity, self.contacts, self.entry = None, 0, 0, None
+        self.bound, self.capacity, self.contacts, self.entry = (None, None, None), 0, 0, None
+        self.no_out = np.empty(0)
 
     def _rows(self, capacity: int, contacts: int) -> None:
         """The buffers sized by the rows (m <= capacity) and contacts."""
@@ -150,7 +151,8 @@ class _Assembly:
                        np.empty(m), np.empty(m), np.empty(m * k), np.empty(m * nv),
                        np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty(nv * k),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
-                       np.empty(nv))
+                       np.empty(nv), np.empty((nv, nv)), np.empty(m * k), np.empty(nv * k),
+                       np.empty(nv * k), np.empty(m * m))
         # the integration's derivatives off the free-flyers' blocks (the kernel writes those)
         integration_kernel(_tables(self.integrator.model).free,
                            self.integrator._constants[0][L_H], np.zeros(nv), True,
@@ -171,9 +173,9 @@ class _Assembly:
         """The kernel's JACOBIAN_ARRAYS table (bound again when the integrator replaced a
         buffer)."""
         it = self.integrator
-        buf = it._buffers
-        bound = (buf, it._contact_int, it._impacts)
-        if self.bound is None or any(a is not b for a, b in zip(bound, self.bound)):
+        buf, contact_int, impacts = it._buffers, it._contact_int, it._impacts
+        bound = self.bound
+        if buf is not bound[0] or contact_int is not bound[1] or impacts is not bound[2]:
             if buf.capacity != self.capacity or len(it._contact_int) != self.contacts:
                 self._rows(buf.capacity, len(it._contact_int))
             implicit = it._implicit if self.implicit else (np.empty((0, 0)),
@@ -188,19 +190,21 @@ class _Assembly:
             self._bound = JACOBIAN_ARRAYS.bind((*self.model, *step_arrays, *self.dynamics,
                                                 *self.branch, *self.blocks, *self.delassus,
                                                 self.state))
-            self.bound = bound
+            self.bound = (buf, contact_int, impacts)
         return self._bound.table
 
-    def __call__(self, x, rows_mode: int, contact_block: bool) -> int:
-        """The kernel on the step just taken (its return code)."""
+    def __call__(self, x, rows_mode: int, contact_block: bool, out=None) -> int:
+        """The kernel on the step just taken (its return code; A and B into ``out`` as the
+        kernel's docstring says)."""
         table = self.table()
+        out = self.no_out if out is None else out
         if self.entry is None:
             kernel = contact_jacobians_kernel
-            signature = tuple(kernel.typeof_pyval(a)
-                              for a in (x, rows_mode, contact_block, self.implicit, table))
+            signature = tuple(kernel.typeof_pyval(a) for a in (x, rows_mode, contact_block,
+                                                               self.implicit, table, out))
             kernel.compile(signature)  # (from the compiled-code cache)
             self.entry = kernel.overloads[signature].entry_point
-        return self.entry(x, rows_mode, contact_block, self.implicit, table)
+        return self.entry(x, rows_mode, contact_block, self.implicit, table, out)
 
     def pair_rows(self) -> bool:
         """The rows' q-derivatives with pairs of shapes (_row_derivatives) into the buffer
@@ -335,24 +339,28 @@ def state_jacobians(process, x, u) -> tuple:
     one compiled call (step_jacobians' blocks, copied once): A (ndx x ndx) with its
     configuration columns where ``known`` (else left for the caller: step_jacobians' first
     None), B (ndx x nv)."""
-    code, state = _assembled(process, x, u, True)
     nv = process.nv
-    if code == SUPPORTED:
-        return state[:, :2 * nv].copy(), state[:, 2 * nv:].copy(), True
+    out = np.empty(6 * nv * nv)
+    code, state = _assembled(process, x, u, True, out)
+    if code == SUPPORTED:  # (the call wrote A and B into out)
+        return out[:4 * nv * nv].reshape((2 * nv, 2 * nv)), out[4 * nv * nv:].reshape(
+            (2 * nv, nv)), True
     A = np.empty((2 * nv, 2 * nv))
     A[:, nv:] = state[:, :nv]
     return A, state[:, nv:].copy(), False
 
 
-def _assembled(process, x, u, contact_block: bool) -> tuple:
+def _assembled(process, x, u, contact_block: bool, out=None) -> tuple:
     """(the compiled call's code, its output: 2 nv x k, the blocks' columns side by side) of
-    one step at (x, u) and the compiled call on it (contact_block: step_jacobians')."""
+    one step at (x, u) and the compiled call on it (contact_block: step_jacobians'; out:
+    _Assembly.__call__'s)."""
     x = np.ascontiguousarray(x, dtype=float)
     _take_step(process, x[:process.nq], x[process.nq:], u)
     assembly = _assembly(process)
-    code = assembly(x, ROWS_FIND, contact_block)
+    code = assembly(x, ROWS_FIND, contact_block, out)
     if code == NEED_PAIR_ROWS:
-        code = assembly(x, ROWS_GIVEN if assembly.pair_rows() else ROWS_NONE, contact_block)
+        code = assembly(x, ROWS_GIVEN if assembly.pair_rows() else ROWS_NONE, contact_block,
+                        out)
     if code == SINGULAR_BRANCH:
         raise RuntimeError("the contact solve's branch is singular at its solution")
     nv = process.nv

@@ -23,7 +23,8 @@ from ..solvers.lu import lu_factor
 from ..integrators.compliant_kernels import solve_l
 from ..layout import ArrayTable
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
-                               integration_kernel, law_changes, lu_solve_rows, mass_pass,
+                               integration_kernel, law_changes, lu_inverse, lu_solve_rows,
+                               mass_pass,
                                row_derivatives_kernel, row_supports, sparse_product, state_changes,
                                stationarity_change, step_dynamics)
 
@@ -176,20 +177,22 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("to_q", F64, 2), ("to_v", F64, 2), ("turn", F64, 2), ("dG_b", F64, 1), ("scale", F64, 1),
     ("start", F64, 1), ("free_b", F64, 1), ("du_b", F64, 1), ("stationarity_b", F64, 1),
     ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("dv1_b", F64, 1), ("zeros_m", F64, 1),
-    ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("row_nv", F64, 1),
+    ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("row_nv", F64, 1), ("K_inverse", F64, 2),
+    ("product_free_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
+    ("H_b", F64, 1),
     ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
     ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned_x_b", F64, 1),
     ("momentum_b", F64, 1), ("turned", F64, 2), ("mass_b", F64, 1), ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
     ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("column_2", F64, 2),
-    ("transposed_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
+    ("gk_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
     ("dof_rows_b", I64, 1), ("dof_count", I64, 1), ("product_b", F64, 1),
     ("state", F64, 1)], __name__)
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
 
 @kernel
-def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
+def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     """d x' / d (q, v, u) of the compliant step just taken (its buffers in the
     JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k:
     the configuration columns where ``implicit`` and the rows' q-derivatives are known, the
@@ -199,7 +202,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
     nothing done, where a pair of shapes is in contact), ROWS_GIVEN (the table's dG written
     by the caller), ROWS_NONE (no configuration columns). Returns SUPPORTED,
     NO_CONFIGURATION (no configuration columns: explicit velocity terms, a limit in recovery,
-    ROWS_NONE), NEED_PAIR_ROWS or SINGULAR_BRANCH (the branch's system singular)."""
+    ROWS_NONE), NEED_PAIR_ROWS or SINGULAR_BRANCH (the branch's system singular). Where
+    SUPPORTED and ``out`` has 6 nv^2 entries, A (2 nv x 2 nv) and B (2 nv x nv) are also
+    written into it, C-ordered one after the other."""
     (joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support,
      K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
@@ -209,10 +214,11 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
-     dv1_b, zeros_m, centres_b, rhs_nv, row_nv,
+     dv1_b, zeros_m, centres_b, rhs_nv, row_nv, K_inverse, product_free_b, rhs_v1_b,
+     pushed_v1_b, H_b,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
      turned, mass_b, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, column_2, transposed_b, moves_b, row_dofs_b, row_count, dof_rows_b,
+     scratch_b, residual_b, column_2, gk_b, moves_b, row_dofs_b, row_count, dof_rows_b,
      dof_count, product_b, state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
@@ -269,6 +275,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
         M_lu[:, :] = M
         lu_factor(M_lu, mass_pivots)
         LU, pivots, subspaces = M_lu, mass_pivots, oS
+    lu_inverse(LU, pivots, K_inverse)  # (the blocks' products with K^-1 by BLAS)
     integration_kernel(free_dofs, h, v1, False, to_q, to_v, turn)  # (_Assembly: the rest)
     # the branch
     impulses = m > 0 and contact_block
@@ -308,12 +315,13 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
     du = du_b[:m * nv].reshape((m, nv))
     stationarity = stationarity_b[:m * k].reshape((m, k))
     first_v = nv if supported else 0
-    free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, supported,
+    free_velocity_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, supported,
                           implicit, G, dG, moves, row_dofs, row_count[:m], v_star, scale[:m],
                           start[:m],
                           dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
                           rhs_nv[:nv * (k - nv)].reshape((nv, k - nv)),
-                          transposed_b[:nv * m].reshape((nv, m)),
+                          gk_b[:m * nv].reshape((m, nv)),
+                          product_free_b[:m * (k - nv)].reshape((m, k - nv)),
                           changes_b[:m * (k - first_v)].reshape((m, k - first_v)), free, du,
                           stationarity)
     # the configuration block's residual: the rows, the Delassus matrix and the laws moved
@@ -347,7 +355,11 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
                         contact_real, phase, law, n, trace, diagonal, du, G, dG, True,
                         friction_change, d_inverse, dc)
         residual = residual_b[:m * nv].reshape((m, nv))
-        stationarity_change(H, weight, gamma, pushed[:m], dW_gamma, dW_pushed, d_inverse, dc,
+        H_c = H_b[:m * m].reshape((m, m))  # (C-ordered for BLAS)
+        for r in range(m):
+            for s in range(m):
+                H_c[r, s] = H[r, s]
+        stationarity_change(H_c, weight, gamma, pushed[:m], dW_gamma, dW_pushed, d_inverse, dc,
                             scratch_b[:m * nv].reshape((m, nv)), residual)
         for r in range(m):
             for j in range(nv):
@@ -367,7 +379,15 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table):
         for a_row in range(n_free):
             for j in range(k):
                 dgamma[free_rows[a_row], j] = rhs[a_row, j]
-    state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
+    state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, supported, implicit, free_dofs, to_q, to_v, turn,
+                  rhs_v1_b[:nv * k].reshape((nv, k)), pushed_v1_b[:nv * k].reshape((nv, k)),
                   dv1_b[:nv * k].reshape((nv, k)), state[:2 * nv * k].reshape((2 * nv, k)))
+    if supported and out.shape[0] == 6 * nv * nv:  # (k = 3 nv)
+        for r in range(2 * nv):
+            for j in range(k):
+                if j < 2 * nv:
+                    out[r * 2 * nv + j] = state[r * k + j]
+                else:
+                    out[4 * nv * nv + r * nv + j - 2 * nv] = state[r * k + j]
     return SUPPORTED if supported else NO_CONFIGURATION

@@ -190,7 +190,7 @@ def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
 
 @step
 def subtract_row(B, i, s, factor):
-    """B[i] -= factor B[s], the columns side by side (lu_solve_rows, lu_solve_transposed)."""
+    """B[i] -= factor B[s], the columns side by side (lu_solve_rows)."""
     for j in range(B.shape[1]):
         B[i, j] -= factor * B[s, j]
 
@@ -686,31 +686,6 @@ def free_block_product(free, D, B, out):
 
 
 @step
-def lu_solve_transposed(LU, pivots, B):
-    """B <- K^-T B (n x k, in place) from solvers/lu.py's factors of K (P K = L U, so
-    K^T = U^T L^T P): U^T forward, L^T backward, the row swaps undone in reverse, row by row
-    with the k columns side by side (lu_solve_rows' transposed)."""
-    n, k = B.shape
-    for i in range(n):
-        for s in range(i):
-            factor = LU[s, i]
-            if factor != 0.0:
-                subtract_row(B, i, s, factor)
-        for j in range(k):
-            B[i, j] = B[i, j] / LU[i, i]
-    for i in range(n - 1, -1, -1):
-        for s in range(i + 1, n):
-            factor = LU[s, i]
-            if factor != 0.0:
-                subtract_row(B, i, s, factor)
-    for i in range(n - 1, -1, -1):
-        p = pivots[i]
-        if p != i:
-            for j in range(k):
-                B[i, j], B[p, j] = B[p, j], B[i, j]
-
-
-@step
 def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, solved, out):
     """The q and v blocks' right-hand sides of v*'s (half 0) or v1's (half 1) change before
     the impulses' (K dv = out), into out's first ``solved`` columns: q (if ``configuration``):
@@ -735,40 +710,34 @@ def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, so
 
 
 @kernel
-def free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, configuration,
+def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
                           implicit, G, dG, moves, row_dofs, row_count, v_star, scale, start,
-                          dq_dc, rhs, transposed, changes, free, du, stationarity):
+                          dq_dc, rhs, GK, product, changes, free, du, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
     step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
     ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 (step_rhs) (+ 1 on
-    the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides, G K^-1
-    from one solve with K^T (LU, pivots: the step matrix's factors); du = dG v* + G dv*_q
-    (m x nv, the configuration block's; dG[b] = dG_b, m x nv, over row_supports' entries);
-    the stationarity residual's
-    change dq/dc dc of the v and u blocks (dc = scale G dv*, plus start G for v: a loading
-    impact's closing root; stationarity's q columns are left). rhs: nv x (k - nv) scratch,
-    transposed: nv x m scratch (K^-T G^T), changes: m x (k - first_v) scratch."""
-    nv, m = LU.shape[0], G.shape[0]
+    the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides
+    (``inverse``: K^-1; both products by BLAS's dgemm through numpy.dot); du = dG v* +
+    G dv*_q (m x nv, the configuration block's; dG[b] = dG_b, m x nv, over row_supports'
+    entries); the stationarity residual's change dq/dc dc of the v and u blocks (dc = scale
+    G dv*, plus start G for v: a loading impact's closing root; stationarity's q columns are
+    left). rhs: nv x (k - nv) scratch, GK: m x nv (G K^-1), product: m x (k - nv) scratch,
+    changes: m x (k - first_v) scratch."""
+    nv, m = inverse.shape[0], G.shape[0]
     k = free.shape[1]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0  # (the u block: h K^-1, no right-hand side)
-    for s in range(nv):
-        for r in range(m):
-            transposed[s, r] = G[r, s]
-    lu_solve_transposed(LU, pivots, transposed)
-    step_rhs(0, shifted, M, frame_rates, rates, damping, h, configuration, solved, rhs)
+    np.dot(G, inverse, GK)
+    if solved:
+        step_rhs(0, shifted, M, frame_rates, rates, damping, h, configuration, solved, rhs)
+        np.dot(GK, rhs, product)
     for r in range(m):
         for j in range(solved):
-            free[r, j] = 0.0
-        for s in range(nv):  # (each entry's sum in order, the row's columns side by side)
-            a = transposed[s, r]
-            if a != 0.0:
-                for j in range(solved):
-                    free[r, j] += a * rhs[s, j]
+            free[r, j] = product[r, j]
         for j in range(first_v, solved):
             free[r, j] += G[r, j - first_v]
         for j in range(solved, k):
-            free[r, j] = h * transposed[j - solved, r]
+            free[r, j] = h * GK[r, j - solved]
     if configuration:
         for r in range(m):
             for b in range(nv):
@@ -788,32 +757,32 @@ def free_velocity_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h
 
 
 @kernel
-def state_changes(LU, pivots, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
-                  impulses, configuration, implicit, free, to_q, to_v, turn, dv1, state):
+def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
+                  impulses, configuration, implicit, free, to_q, to_v, turn, rhs, pushed, dv1,
+                  state):
     """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (step_rhs
     at v1 + h on the u block + G^T dgamma (+ dG^T gamma = ``turned`` on the configuration
-    columns) when ``impulses``) (+ 1 on the v block), one solve with the step matrix's
-    factors (LU, pivots), then state = [to_q dv1; to_v dv1] (the integration's derivatives)
-    and, on the configuration columns, the turn of the free-flyer's step at fixed v1
-    (``turn``; to_q, to_v, turn diagonal but on the free-flyers' blocks, ``free``: their
-    first dofs). dv1: nv x k."""
-    nv, k, m = LU.shape[0], dv1.shape[1], G.shape[0]
+    columns) when ``impulses``) (+ 1 on the v block), the products by BLAS's dgemm through
+    numpy.dot (``inverse``: K^-1), then state = [to_q dv1; to_v dv1] (the integration's
+    derivatives) and, on the configuration columns, the turn of the free-flyer's step at
+    fixed v1 (``turn``; to_q, to_v, turn diagonal but on the free-flyers' blocks, ``free``:
+    their first dofs). rhs, pushed (G^T dgamma), dv1: nv x k."""
+    nv, k = inverse.shape[0], dv1.shape[1]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0
-    step_rhs(1, shifted, M, frame_rates, rates, damping, h, configuration, solved, dv1)
+    step_rhs(1, shifted, M, frame_rates, rates, damping, h, configuration, solved, rhs)
     for r in range(nv):
         for j in range(solved, k):
-            dv1[r, j] = h if r == j - solved else 0.0
-        if impulses:
-            for s in range(m):  # G^T dgamma
-                g = G[s, r]
-                if g != 0.0:
-                    for j in range(k):
-                        dv1[r, j] += g * dgamma[s, j]
+            rhs[r, j] = h if r == j - solved else 0.0
+    if impulses:
+        np.dot(G.T, dgamma, pushed)
+        for r in range(nv):
+            for j in range(k):
+                rhs[r, j] += pushed[r, j]
             if configuration:
                 for j in range(nv):
-                    dv1[r, j] += turned[r, j]
-    lu_solve_rows(LU, pivots, dv1)
+                    rhs[r, j] += turned[r, j]
+    np.dot(inverse, rhs, dv1)
     for r in range(nv):
         for j in range(first_v, solved):
             if r == j - first_v:
@@ -861,17 +830,12 @@ def stationarity_change(H, weight, gamma, pushed, dW_gamma, dW_pushed, d_inverse
                         out):
     """The stationarity residual's change as q moves (jacobian_assembly.contact_jacobians_kernel),
     dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b (m x nv; scratch:
-    m x nv). H's products row by row, the columns side by side (each entry's sum in order)."""
+    m x nv; H: C-ordered). H's product by BLAS's dgemm through numpy.dot."""
     m, nv = dc.shape
     for r in range(m):
         for b in range(nv):
             scratch[r, b] = weight[r] * (dW_gamma[r, b] + d_inverse[r, b] * gamma[r] + dc[r, b])
+    np.dot(H, scratch, out)
     for r in range(m):
-        for b in range(nv):
-            out[r, b] = 0.0
-        for s in range(m):
-            a = H[r, s]
-            for b in range(nv):
-                out[r, b] += a * scratch[s, b]
         for b in range(nv):
             out[r, b] = dW_pushed[r, b] + d_inverse[r, b] * pushed[r] + out[r, b] + dc[r, b]
