@@ -190,9 +190,24 @@ def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
 
 @step
 def subtract_row(B, i, s, factor):
-    """B[i] -= factor B[s], the columns side by side (lu_solve_rows, lu_inverse)."""
+    """B[i] -= factor B[s], the columns side by side (lu_solve_rows, upper_solve_rows,
+    lu_inverse)."""
     for j in range(B.shape[1]):
         B[i, j] -= factor * B[s, j]
+
+
+@step
+def upper_solve_rows(LU, B):
+    """B <- U^-1 B (n x k, in place; U: LU's upper triangle, solvers/lu.py's factors), row by
+    row from the last, the k columns side by side (lu_solve_rows, lu_inverse)."""
+    n, k = B.shape
+    for i in range(n - 1, -1, -1):
+        for s in range(i + 1, n):
+            factor = LU[i, s]
+            if factor != 0.0:
+                subtract_row(B, i, s, factor)
+        for j in range(k):
+            B[i, j] = B[i, j] / LU[i, i]
 
 
 @step
@@ -211,13 +226,7 @@ def lu_solve_rows(LU, pivots, B):
             factor = LU[i, s]
             if factor != 0.0:
                 subtract_row(B, i, s, factor)
-    for i in range(n - 1, -1, -1):
-        for s in range(i + 1, n):
-            factor = LU[i, s]
-            if factor != 0.0:
-                subtract_row(B, i, s, factor)
-        for j in range(k):
-            B[i, j] = B[i, j] / LU[i, i]
+    upper_solve_rows(LU, B)
 
 
 @kernel
@@ -236,13 +245,7 @@ def lu_inverse(LU, pivots, out):
             if factor != 0.0:
                 for j in range(s + 1):
                     out[i, j] -= factor * out[s, j]
-    for i in range(n - 1, -1, -1):
-        for s in range(i + 1, n):
-            factor = LU[i, s]
-            if factor != 0.0:
-                subtract_row(out, i, s, factor)
-        for j in range(n):
-            out[i, j] = out[i, j] / LU[i, i]
+    upper_solve_rows(LU, out)
     for k in range(n - 1, -1, -1):  # P = S_(n-1) ... S_0: Z P swaps Z's columns k, p_k
         p = pivots[k]
         if p != k:
