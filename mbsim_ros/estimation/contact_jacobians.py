@@ -324,7 +324,8 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
     branch's linearisation (one solve of its system), and v1 by one solve with K of its own
     terms (q: P(v1 - v); v: at v1; u: as v*) plus G^T dgamma (+ dG^T gamma for q).
     ``contact_block`` False drops the impulses' term (a check that must fail)."""
-    code, state = _assembled(process, x, u, contact_block)
+    code = _assembled(process, x, u, contact_block)
+    state = _state(process, code)
     blocks = (code == SUPPORTED, process._contact.jacobian_workspace.implicit, True)
     nv = process.nv
     out, first = [], 0
@@ -341,19 +342,19 @@ def state_jacobians(process, x, u) -> tuple:
     None), B (ndx x nv)."""
     nv = process.nv
     out = np.empty(6 * nv * nv)
-    code, state = _assembled(process, x, u, True, out)
+    code = _assembled(process, x, u, True, out)
     if code == SUPPORTED:  # (the call wrote A and B into out)
         return out[:4 * nv * nv].reshape((2 * nv, 2 * nv)), out[4 * nv * nv:].reshape(
             (2 * nv, nv)), True
+    state = _state(process, code)
     A = np.empty((2 * nv, 2 * nv))
     A[:, nv:] = state[:, :nv]
     return A, state[:, nv:].copy(), False
 
 
-def _assembled(process, x, u, contact_block: bool, out=None) -> tuple:
-    """(the compiled call's code, its output: 2 nv x k, the blocks' columns side by side) of
-    one step at (x, u) and the compiled call on it (contact_block: step_jacobians'; out:
-    _Assembly.__call__'s)."""
+def _assembled(process, x, u, contact_block: bool, out=None) -> int:
+    """The compiled call's code of one step at (x, u) and the compiled call on it
+    (contact_block: step_jacobians'; out: _Assembly.__call__'s); its output: _state."""
     x = np.ascontiguousarray(x, dtype=float)
     _take_step(process, x[:process.nq], x[process.nq:], u)
     assembly = _assembly(process)
@@ -363,9 +364,14 @@ def _assembled(process, x, u, contact_block: bool, out=None) -> tuple:
                         out)
     if code == SINGULAR_BRANCH:
         raise RuntimeError("the contact solve's branch is singular at its solution")
-    nv = process.nv
+    return code
+
+
+def _state(process, code: int) -> np.ndarray:
+    """The compiled call's output for its code: 2 nv x k, the blocks' columns side by side."""
+    assembly, nv = process._contact.jacobian_workspace, process.nv
     k = nv * (1 + assembly.implicit + (code == SUPPORTED))
-    return code, assembly.state[:2 * nv * k].reshape((2 * nv, k))
+    return assembly.state[:2 * nv * k].reshape((2 * nv, k))
 
 
 class _Tables:
