@@ -24,6 +24,7 @@ from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
 from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
+from ..solvers.tree_lu import TREE_FACTORS, tree_lu_solve_rows, tree_lu_solve_transposed
 from ..spatial import exp_so3, so3_left_jacobian
 
 
@@ -199,7 +200,11 @@ def subtract_row(B, i, s, factor):
 def lu_solve_rows(LU, pivots, B):
     """B <- K^-1 B (n x k, in place) from solvers/lu.py's factors of K (P K = L U in place, L
     unit lower triangular; pivots[k]: the row swapped with row k at step k), row by row: each
-    column's sums in lu_solve's order, the k columns side by side."""
+    column's sums in lu_solve's order, the k columns side by side. The compliant step's K
+    factored leaf first (pivots[0] == TREE_FACTORS): solvers/tree_lu.py's solve instead."""
+    if pivots.shape[0] and pivots[0] == TREE_FACTORS:
+        tree_lu_solve_rows(LU, B)
+        return
     n, k = B.shape
     for i in range(n):
         p = pivots[i]
@@ -371,7 +376,7 @@ def law_changes(kind, k, b, phi, contacts, hertz, reference, dissipation, h, fri
 def frame_rate_jacobian(free, v, C):
     """C = dc/dv (nv x nv, written whole) of the free-flyers' frame-rate term c = w x v_lin on
     their linear rows (free: their first dofs): [[w]x, -[v_lin]x]
-    (compliant_kernels.implicit_system)."""
+    (compliant_kernels.step_matrix)."""
     nv = v.shape[0]
     for r in range(nv):
         for c in range(nv):
@@ -689,7 +694,11 @@ def free_block_product(free, D, B, out):
 def lu_solve_transposed(LU, pivots, B):
     """B <- K^-T B (n x k, in place) from solvers/lu.py's factors of K (P K = L U, so
     K^T = U^T L^T P): U^T forward, L^T backward, the row swaps undone in reverse, row by row
-    with the k columns side by side (lu_solve_rows' transposed)."""
+    with the k columns side by side (lu_solve_rows' transposed); tree_lu's factors as
+    lu_solve_rows."""
+    if pivots.shape[0] and pivots[0] == TREE_FACTORS:
+        tree_lu_solve_transposed(LU, B)
+        return
     n, k = B.shape
     for i in range(n):
         for s in range(i):
