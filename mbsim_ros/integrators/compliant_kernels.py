@@ -15,7 +15,7 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..codes import BILATERAL, FRICTION, NORMAL, TANGENT, UNILATERAL
-from ..contact.jacobian import add_point_row, contact_directions, point_velocity
+from ..contact.jacobian import add_point_rows, contact_directions, point_velocity
 from ..model.model import FREE_FLYER, I_IDX_V, I_NV, I_PARENT, I_TYPE
 from ..solvers.lu import lu_factor
 from ..solvers.tree_lu import solve_l, step_solve, tree_lu_factor
@@ -238,14 +238,14 @@ def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiff
             r = 3 * c + d
             for i in range(nv):
                 G[r, i] = 0.0
-            add_point_row(joint_int, oS, a, 1.0, x, directions[r], G[r])
-            if other >= 0:
-                add_point_row(joint_int, oS, other, -1.0, x, directions[r], G[r])
             phi[r] = distance if d == 0 else 0.0
             kind[r] = NORMAL if d == 0 else TANGENT
             k[r] = kn if d == 0 else 0.0
             b[r] = bn if d == 0 else 0.0
             mu[r] = friction if d == 0 else 0.0
+        add_point_rows(joint_int, oS, a, 1.0, x, directions, 3 * c, 3, G)
+        if other >= 0:
+            add_point_rows(joint_int, oS, other, -1.0, x, directions, 3 * c, 3, G)
 
 
 @kernel
