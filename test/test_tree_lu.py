@@ -1,18 +1,18 @@
 """The compliant step's matrix factored leaf first without fill-in (mbsim_ros/solvers/tree_lu.py):
-on Solo12's and Talos's dof trees, K = M~ + h dB/dv (the step's own, at a moving state) and a
-matrix of the same sparsity whose off-diagonal part is not small, its solves (one vector, the
-estimators' n x k blocks, transposed) against numpy's, no entry off the tree written, and the
-pivoted LU where a pivot is not positive."""
+on Solo12's and Talos's dof trees, K = M~ + h dB/dv - h M~ dc/dv (implicit_system's, at a
+moving state), its solves (one vector; the estimators' n x k blocks, transposed, inverse)
+against numpy's, no entry off the tree written, and the pivoted LU where a pivot is not
+positive."""
 import numpy as np
 import pytest
 
 from mbsim_ros.dynamics.rnea_derivative import velocity_terms
 from mbsim_ros.dynamics.workspace import workspace
-from mbsim_ros.estimation.jacobian_kernels import lu_inverse
+from mbsim_ros.estimation.jacobian_kernels import (lu_inverse, lu_solve_rows,
+                                                   lu_solve_transposed)
 from mbsim_ros.integrators.compliant_kernels import damped_system, dof_parents, implicit_system
 from mbsim_ros.model import example_robot_urdf, load_urdf
-from mbsim_ros.solvers.tree_lu import (TREE_FACTORS, step_solve, tree_lu_factor,
-                                       tree_lu_solve_rows, tree_lu_solve_transposed)
+from mbsim_ros.solvers.tree_lu import TREE_FACTORS, step_solve, tree_lu_factor
 
 H = 1e-3
 
@@ -52,9 +52,10 @@ def step_matrix(model, rng):
 @pytest.mark.parametrize("name", ["solo12", "talos"])
 def test_the_step_matrix_factors_solve_as_numpy(name):
     """implicit_system's factors of K = M~ + h dB/dv - h M~ dc/dv are tree_lu's (pivots[0] ==
-    TREE_FACTORS), write nothing off the tree, and solve K x = b, K X = B and K^T X = B (and
-    give K^-1 through the estimators' lu_inverse) as numpy's dense solve, to 1e-12 of the
-    solution's size (K's condition number is ~1e4-1e7)."""
+    TREE_FACTORS), write nothing off the tree, and solve K x = b (step_solve), and K X = B,
+    K^T X = B and K^-1 through the estimators' solves with the step's factors (lu_solve_rows,
+    lu_solve_transposed, lu_inverse) as numpy's dense solve, to 1e-12 of the solution's size
+    (K's condition number is below 1e6 here)."""
     model, parent = robot(name)
     rng = np.random.default_rng(3)
     M, dB, v, force = step_matrix(model, rng)
@@ -70,6 +71,7 @@ def test_the_step_matrix_factors_solve_as_numpy(name):
     dense[:, 3:6] += H * M[:, 0:3] @ np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]],
                                                [-u[1], u[0], 0]])
     assert np.all(K[~on_tree(parent)] == 0.0)
+    assert np.linalg.cond(dense) < 1e6
     b = rng.normal(size=nv)
     B = rng.normal(size=(nv, 4))
     scale = np.abs(np.linalg.solve(dense, B)).max()
@@ -78,10 +80,10 @@ def test_the_step_matrix_factors_solve_as_numpy(name):
     np.testing.assert_allclose(x, np.linalg.solve(dense, b), rtol=0,
                                atol=1e-12 * np.abs(np.linalg.solve(dense, b)).max())
     X = B.copy()
-    tree_lu_solve_rows(K, X)
+    lu_solve_rows(K, pivots, X)
     np.testing.assert_allclose(X, np.linalg.solve(dense, B), rtol=0, atol=1e-12 * scale)
     X = B.copy()
-    tree_lu_solve_transposed(K, X)
+    lu_solve_transposed(K, pivots, X)
     np.testing.assert_allclose(X, np.linalg.solve(dense.T, B), rtol=0,
                                atol=1e-12 * np.abs(np.linalg.solve(dense.T, B)).max())
     inverse = np.empty((nv, nv))
