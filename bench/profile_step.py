@@ -2,9 +2,10 @@
 against pinocchio.aba from Python, the pieces of our aba() from Python, a fused step called
 through numba's dispatcher and through its compiled entry point, the pieces of a compliant
 contact step (Simulator.step, the compiled step from Python and in a compiled loop, without
-detection, and its pieces in compiled loops: the velocity terms, the step matrix's LU,
-detection, rows, Delassus matrix, cone solve) and Solo12's velocity terms beside pinocchio's
-calls for the same quantities. Each figure is the best of 7 blocks of calls, in us.
+detection, and its pieces in compiled loops: the velocity terms, the step matrix and its
+factors, detection, rows, Delassus matrix, cone solve; the inclined box, Solo12 at zero efforts
+and Solo12 held standing by the quadruped bench's PD loop) and Solo12's velocity terms beside
+pinocchio's calls for the same quantities. Each figure is the best of 7 blocks of calls, in us.
 
 Run: `.venv/bin/python bench/profile_step.py` (bench extras installed: `make bench`).
 """
@@ -35,7 +36,8 @@ from mbsim_ros.model import chain_urdf, shipped_urdf  # noqa: E402
 from peers.contact import OursScene, box_scene  # noqa: E402
 from peers.dispatch import aba_problem  # noqa: E402
 from peers.models import describe, urdf  # noqa: E402
-from peers.quadruped import OursStanding, solo12, standing  # noqa: E402
+from peers.quadruped import (DT, KD, KP, OursStanding, solo12, standing,  # noqa: E402
+                             start_position)
 from peers.timing import best_block_us  # noqa: E402
 
 
@@ -98,15 +100,16 @@ def step_loop(n, tau, table, q0, v0, memory0, step):
             compliant_advance(tau, table)
 
 
-PIECES = ("velocity terms", "step matrix LU", "detection", "rows", "Delassus", "cone solve")
+PIECES = ("velocity terms", "step matrix factors", "detection", "rows", "Delassus",
+          "cone solve")
 
 
 @njit
 def piece_loop(piece, n, tau, table, memory0):
     """n calls of one piece (PIECES) of the compliant step (compliant_step.compliant_advance)
     on its arrays, at the state the last step started from: the velocity terms (b, M, dB/dv),
-    the step matrix's LU (implicit_system, M~ restored each time), detection, the rows, the
-    Delassus matrix, the cone solve (from memory0)."""
+    the step matrix and its factors (implicit_system, M~ restored each time), detection, the
+    rows, the Delassus matrix, the cone solve (from memory0)."""
     a = unpack_compliant(table)
     law = a.law
     h = law[L_H]
@@ -125,7 +128,7 @@ def piece_loop(piece, n, tau, table, memory0):
                            a.zero, a.crossed, a.bias, a.L, a.dB)
         elif piece == 1:
             a.L[:, :] = M
-            implicit_system(a.joint_int, h, a.v, a.dB, a.L, a.K, a.pivots, a.force)
+            implicit_system(a.joint_int, a.parent, h, a.v, a.dB, a.L, a.K, a.pivots, a.force)
         elif piece == 2:
             contacts = detect(a.joint_int, law, a.flags, a.v, a.oR, a.op, a.oS, shapes,
                               scratch, a.contact_int, a.contact_real, a.ahead, a.ground,
@@ -231,6 +234,20 @@ def terms_loop(n, joint_int, joint_real, gravity, armature, q, v, ws, zero, cros
                        M, dB)
 
 
+def held_standing(desc, seconds: float = 0.8) -> OursStanding:
+    """Solo12 held in its standing posture by the quadruped bench's PD loop for `seconds`
+    (bench/peers/quadruped.py, the figure of record), its last efforts in tau."""
+    robot = OursStanding(desc, "compliant")
+    q_ref = standing(desc)
+    robot.reset(q_ref, np.zeros(desc.nv))
+    robot.place_root(start_position())
+    for _ in range(int(round(seconds / DT))):
+        q, v = robot.state()
+        robot.apply(KP * (q_ref - q) - KD * v)
+        robot.step()
+    return robot
+
+
 def main() -> int:
     aba_rows()
     entry_rows()
@@ -241,6 +258,8 @@ def main() -> int:
     quadruped.reset(standing(desc), np.zeros(desc.nv))
     quadruped.place_root((0.0, 0.0, 0.235))
     contact_row("solo12 standing", quadruped.sim, quadruped.tau)
+    held = held_standing(desc)
+    contact_row("solo12 standing under PD", held.sim, held.tau)
     velocity_terms_row()
     return 0
 

@@ -16,3 +16,10 @@ def copy_into(target: dict, saved: dict, owner: str) -> None:
             np.copyto(live, value)
         else:
             raise ValueError(f"set_state: {owner} has no array '{name}'")
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of array (its data stays writable through array)."""
+    view = array.view()
+    view.setflags(write=False)
+    return view

@@ -7,6 +7,7 @@ import numpy as np
 from numpy import ndarray
 
 from ._jit import compiling_for, load_cached
+from .arrays import read_only
 from .codes import BAD_ARG0, OK, OUT_OF_BOUNDS, UNFINISHED, message
 from .dynamics.checks import (FLOAT64, all_finite_kernel, as_vector, check_mass_matrix,
                               check_state)
@@ -217,18 +218,24 @@ class Simulator:
         # bound once; None until a step on the general path binds it (and whenever a wrench or
         # actuator models need Python around the entry)
         self._ready = None
+        self._q_view = self._v_view = None  # (q, v)
         self.reset()
 
     @property
     def q(self) -> np.ndarray:
-        view = self.state.q.view()
-        view.setflags(write=False)
+        """The state's q, read-only (one view per state array, kept: a controller reads it
+        every step)."""
+        q, view = self.state.q, self._q_view
+        if view is None or view.base is not q:
+            view = self._q_view = read_only(q)
         return view
 
     @property
     def v(self) -> np.ndarray:
-        view = self.state.v.view()
-        view.setflags(write=False)
+        """The state's v, read-only (as q)."""
+        v, view = self.state.v, self._v_view
+        if view is None or view.base is not v:
+            view = self._v_view = read_only(v)
         return view
 
     @property
@@ -236,17 +243,13 @@ class Simulator:
         """The last step's mean joint acceleration (v_new - v_old) / dt (nv; zero after a
         reset): what the step did, contact and limit impulses included (the simulated sensors
         read it, mbsim_ros.sensors). Free-flyer entries in the body frame, like v."""
-        view = self.state.acceleration.view()
-        view.setflags(write=False)
-        return view
+        return read_only(self.state.acceleration)
 
     @property
     def effort(self) -> np.ndarray:
         """Each DOF's effort in the last step (nv): the command tau, and for servoed joints
         the servo's total (the law's plus tau, within the effort limits)."""
-        view = self.state.effort.view()
-        view.setflags(write=False)
-        return view
+        return read_only(self.state.effort)
 
     @property
     def t(self) -> float:

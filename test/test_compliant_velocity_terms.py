@@ -9,8 +9,9 @@ import pytest
 from mbsim_ros import Simulator
 from mbsim_ros.scenarios import spin  # the free body of bench/velocity_terms.py
 from mbsim_ros.dynamics import crba, rnea
-from mbsim_ros.dynamics.kinematics import inertia_times_motion, motion_cross_motion
-from mbsim_ros.dynamics.rnea_derivative import inertia_column, motion_cross_unit, rnea_derivatives
+from mbsim_ros.dynamics.kinematics import (inertia_times_motion, motion_cross_force,
+                                           motion_cross_motion)
+from mbsim_ros.dynamics.rnea_derivative import coriolis_map, rnea_derivatives
 from mbsim_ros.integrators import make_integrator
 from mbsim_ros.model import example_robot_urdf, load_urdf, shipped_urdf
 from mbsim_ros.scenarios import one_joint_urdf
@@ -119,20 +120,24 @@ def test_unknown_velocity_terms_names_the_valid_ones(integrator):
     assert make_integrator(integrator, model, DT).velocity_terms == "implicit"
 
 
-def test_the_unit_columns_are_the_general_products_bit_for_bit():
-    """coriolis_composites takes Y e_k and ov x e_k column by column (inertia_column,
-    motion_cross_unit): the same values as the general products with the unit twist, so dB/dv
-    keeps its bits."""
+def test_the_coriolis_map_is_the_general_products():
+    """coriolis_composites' per-body map B y = x x* (Y y) - Y (x x y), written out by blocks
+    (coriolis_map), against the general products column by column at random inertias and
+    twists: equal to rounding (1e-14 of the entries' scale), and symmetric bit for bit."""
     rng = np.random.default_rng(3)
     for _ in range(20):
         Y, x = rng.normal(0.0, 1.0, 10), rng.normal(0.0, 2.0, 6)
+        general, products = np.empty((6, 6)), np.empty((3, 6))
         for k in range(6):
             unit = np.zeros(6)
             unit[k] = 1.0
-            general, special = np.empty(6), np.empty(6)
-            inertia_times_motion(Y, unit, general)
-            inertia_column(Y, k, special)
-            assert np.array_equal(special, general), k
-            motion_cross_motion(x, unit, general)
-            motion_cross_unit(x, k, special)
-            assert np.array_equal(special, general), k
+            inertia_times_motion(Y, unit, products[0])
+            motion_cross_force(x, products[0], products[1])
+            motion_cross_motion(x, unit, products[0])
+            inertia_times_motion(Y, products[0], products[2])
+            general[:, k] = products[1] - products[2]
+        written = np.empty((6, 6))
+        coriolis_map(Y, x, written)
+        np.testing.assert_allclose(written, general, rtol=0,
+                                   atol=1e-14 * np.abs(general).max())
+        assert np.array_equal(written, written.T)

@@ -9,8 +9,10 @@ from ..model.model import I_IDX_V, I_NV, I_PARENT
 
 
 @step
-def add_point_row(joint_int, oS, body, sign, x, d, row):
-    """row += sign * d . J_body(x), walking from body to the root."""
+def add_point_rows(joint_int, oS, body, sign, x, directions, first, count, G):
+    """G[r] += sign * directions[r] . J_body(x) for the rows r = first .. first + count - 1
+    of one point (a contact's normal and tangents), walking from body to the root; J's column
+    is taken once per dof for all of them."""
     j = body
     while j >= 0:
         iv = joint_int[j, I_IDX_V]
@@ -19,7 +21,9 @@ def add_point_row(joint_int, oS, body, sign, x, d, row):
             px = s[0] + s[4] * x[2] - s[5] * x[1]
             py = s[1] + s[5] * x[0] - s[3] * x[2]
             pz = s[2] + s[3] * x[1] - s[4] * x[0]
-            row[k] += sign * (d[0] * px + d[1] * py + d[2] * pz)
+            for r in range(first, first + count):
+                d = directions[r]
+                G[r, k] += sign * (d[0] * px + d[1] * py + d[2] * pz)
         j = joint_int[j, I_PARENT]
 
 
@@ -28,9 +32,9 @@ def point_rows(joint_int, oS, body_a, body_b, points, directions, G):
     """G[r] = directions[r] . (J_a(points[r]) - J_b(points[r])) for every row r (body -1: the
     world). G must be zero on entry."""
     for r in range(G.shape[0]):
-        add_point_row(joint_int, oS, body_a[r], 1.0, points[r], directions[r], G[r])
+        add_point_rows(joint_int, oS, body_a[r], 1.0, points[r], directions, r, 1, G)
         if body_b[r] >= 0:
-            add_point_row(joint_int, oS, body_b[r], -1.0, points[r], directions[r], G[r])
+            add_point_rows(joint_int, oS, body_b[r], -1.0, points[r], directions, r, 1, G)
 
 
 @step

@@ -102,64 +102,48 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df
 
 
 @step
-def inertia_column(Y, k, out):
-    """out = Y e_k, column k of Y = (m, h, I_o) (kinematics.inertia_to_matrix): the entries
-    inertia_times_motion gives for the unit twist e_k, without its products by 0 and 1."""
+def coriolis_map(Y, x, out):
+    """out (6 x 6) = the map B y = x x* (Y y) - Y (x x y) for the inertia Y = (m, h, I_o) and
+    the twist x = (v, w), written out by blocks (Featherstone 2008, Rigid Body Dynamics
+    Algorithms, Sec. 2.9 (crm, crf), and [a]x [b]x = b a^T - (a.b) 1): with a = m v + w x h
+    and C = [w]x I_o, B = [[0, -[a]x], [[a]x, 2 (v.h) 1 - h v^T - v h^T + C + C^T]], which is
+    symmetric."""
     m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
-    for r in range(6):
-        out[r] = 0.0
-    if k < 3:  # a linear unit: (m e_k, h x e_k)
-        out[k] = m
-        if k == 0:
-            out[4], out[5] = hz, -hy
-        elif k == 1:
-            out[3], out[5] = -hz, hx
-        else:
-            out[3], out[4] = hy, -hx
-        return
-    if k == 3:  # an angular unit: (-h x e_k, I_o e_k)
-        out[1], out[2], out[3], out[4], out[5] = -hz, hy, Y[4], Y[5], Y[6]
-    elif k == 4:
-        out[0], out[2], out[3], out[4], out[5] = hz, -hx, Y[5], Y[7], Y[8]
-    else:
-        out[0], out[1], out[3], out[4], out[5] = -hy, hx, Y[6], Y[8], Y[9]
-
-
-@step
-def motion_cross_unit(x, k, out):
-    """out = x cross e_k (kinematics.motion_cross_motion with the unit twist e_k, without its
-    products by 0 and 1)."""
-    for r in range(6):
-        out[r] = 0.0
-    if k == 0:
-        out[1], out[2] = x[5], -x[4]
-    elif k == 1:
-        out[0], out[2] = -x[5], x[3]
-    elif k == 2:
-        out[0], out[1] = x[4], -x[3]
-    elif k == 3:
-        out[1], out[2], out[4], out[5] = x[2], -x[1], x[5], -x[4]
-    elif k == 4:
-        out[0], out[2], out[3], out[5] = -x[2], x[0], -x[5], x[3]
-    else:
-        out[0], out[1], out[3], out[4] = x[1], -x[0], x[4], -x[3]
+    vx, vy, vz, wx, wy, wz = x[0], x[1], x[2], x[3], x[4], x[5]
+    ax = m * vx + wy * hz - wz * hy
+    ay = m * vy + wz * hx - wx * hz
+    az = m * vz + wx * hy - wy * hx
+    for r in range(3):
+        for k in range(3):
+            out[r, k] = 0.0
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, az, -ay
+    out[1, 3], out[1, 4], out[1, 5] = -az, 0.0, ax
+    out[2, 3], out[2, 4], out[2, 5] = ay, -ax, 0.0
+    for r in range(3):
+        for k in range(3):
+            out[3 + r, k] = -out[r, 3 + k]
+    ixx, ixy, ixz, iyy, iyz, izz = Y[4], Y[5], Y[6], Y[7], Y[8], Y[9]
+    c00, c01, c02 = wy * ixz - wz * ixy, wy * iyz - wz * iyy, wy * izz - wz * iyz
+    c10, c11, c12 = wz * ixx - wx * ixz, wz * ixy - wx * iyz, wz * ixz - wx * izz
+    c20, c21, c22 = wx * ixy - wy * ixx, wx * iyy - wy * ixy, wx * iyz - wy * ixz
+    vh = vx * hx + vy * hy + vz * hz
+    out[3, 3] = 2.0 * (vh - hx * vx + c00)
+    out[4, 4] = 2.0 * (vh - hy * vy + c11)
+    out[5, 5] = 2.0 * (vh - hz * vz + c22)
+    out[3, 4] = out[4, 3] = c01 + c10 - hx * vy - vx * hy
+    out[3, 5] = out[5, 3] = c02 + c20 - hx * vz - vx * hz
+    out[4, 5] = out[5, 4] = c12 + c21 - hy * vz - vy * hz
 
 
 @routine
 def coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp):
     """Per body i, then summed over subtrees (parents come before children): the momentum
     h_i = Y_i ov_i into momenta (nj, 6) and the 6x6 map B_i x = ov_i x* (Y_i x) - Y_i (ov_i x x)
-    into coriolis (nj, 6, 6). tmp: (>= 4, 6)."""
+    into coriolis (nj, 6, 6) (coriolis_map). tmp: unused, kept for the callers' layout."""
     nj = joint_int.shape[0]
     for i in range(nj):
         inertia_times_motion(oY[i], ov[i], momenta[i])
-        for k in range(6):
-            inertia_column(oY[i], k, tmp[1])  # Y e_k
-            motion_cross_force(ov[i], tmp[1], tmp[2])
-            motion_cross_unit(ov[i], k, tmp[1])  # ov x e_k
-            inertia_times_motion(oY[i], tmp[1], tmp[3])
-            for r in range(6):
-                coriolis[i, r, k] = tmp[2, r] - tmp[3, r]
+        coriolis_map(oY[i], ov[i], coriolis[i])
     for i in range(nj - 1, -1, -1):
         p = joint_int[i, I_PARENT]
         if p >= 0:

@@ -24,6 +24,7 @@ from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
 from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
+from ..solvers.tree_lu import TREE_FACTORS, tree_lu_solve_rows
 from ..spatial import exp_so3, so3_left_jacobian
 
 
@@ -214,7 +215,11 @@ def upper_solve_rows(LU, B):
 def lu_solve_rows(LU, pivots, B):
     """B <- K^-1 B (n x k, in place) from solvers/lu.py's factors of K (P K = L U in place, L
     unit lower triangular; pivots[k]: the row swapped with row k at step k), row by row: each
-    column's sums in lu_solve's order, the k columns side by side."""
+    column's sums in lu_solve's order, the k columns side by side. The compliant step's K
+    factored leaf first (pivots[0] == TREE_FACTORS): solvers/tree_lu.py's solve instead."""
+    if pivots.shape[0] and pivots[0] == TREE_FACTORS:
+        tree_lu_solve_rows(LU, B)
+        return
     n, k = B.shape
     for i in range(n):
         p = pivots[i]
@@ -234,11 +239,16 @@ def lu_inverse(LU, pivots, out):
     """out = K^-1 = U^-1 L^-1 P from solvers/lu.py's factors of K (P K = L U): L^-1 over its
     lower triangle (its row s is zero right of s), U^-1 times it, then P's row swaps as
     column swaps in reverse order. Each entry is lu_solve_rows' on the identity (the same
-    sums; its products with those zeros skipped), a third fewer operations."""
+    sums; its products with those zeros skipped), a third fewer operations. The compliant
+    step's K factored leaf first (pivots[0] == TREE_FACTORS): the identity through
+    solvers/tree_lu.py's solve."""
     n = LU.shape[0]
     for i in range(n):
         for j in range(n):
             out[i, j] = 1.0 if i == j else 0.0
+    if pivots.shape[0] and pivots[0] == TREE_FACTORS:
+        tree_lu_solve_rows(LU, out)
+        return
     for i in range(n):
         for s in range(i):
             factor = LU[i, s]
@@ -394,7 +404,7 @@ def law_changes(kind, k, b, phi, contacts, hertz, reference, dissipation, h, fri
 def frame_rate_jacobian(free, v, C):
     """C = dc/dv (nv x nv, written whole) of the free-flyers' frame-rate term c = w x v_lin on
     their linear rows (free: their first dofs): [[w]x, -[v_lin]x]
-    (compliant_kernels.implicit_system)."""
+    (compliant_kernels.step_matrix)."""
     nv = v.shape[0]
     for r in range(nv):
         for c in range(nv):

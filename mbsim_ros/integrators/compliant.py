@@ -394,8 +394,9 @@ class CompliantIntegrator(Integrator):
         if servos.active:
             servo_system(h, servos.table, servos.iq, servos.saturated, q, tau, v, L, force,
                          self._scratch_v)
-        if implicit is not None and not implicit_system(m.joint_int, h, v, implicit.dB, L,
-                                                        implicit.K, implicit.pivots, force):
+        if implicit is not None and not implicit_system(m.joint_int, self._parent, h, v,
+                                                        implicit.dB, L, implicit.K,
+                                                        implicit.pivots, force):
             return self._fail(_FAILURES[SINGULAR])
         if not ltl_factor(L, self._parent):
             return self._fail(_FAILURES[NOT_POSITIVE])
@@ -406,7 +407,8 @@ class CompliantIntegrator(Integrator):
             free_velocity(L, self._parent, v, force, h, v_star)
             frame_rate_correction(m.joint_int, v, h, v_star)  # free-flyers: step-start axes
         else:
-            implicit_free_velocity(implicit.K, implicit.pivots, v, force, h, v_star)
+            implicit_free_velocity(implicit.K, implicit.pivots, self._parent, v, force, h,
+                                   v_star)
         rows = self._fill_rows(q, v, detect=not again)
         self._counts[C_ROWS] = rows
         if rows:
@@ -420,8 +422,8 @@ class CompliantIntegrator(Integrator):
                 apply_impulses(L, self._parent, buf.Z, buf.support, buf.support_size,
                                buf.gamma, rows, v_star, self._v_step)
             else:  # W from M~ (symmetric, for the solver), the impulses through K
-                implicit_impulses(buf.G, buf.gamma, rows, implicit.K, implicit.pivots, v_star,
-                                  self._v_step)
+                implicit_impulses(buf.G, buf.gamma, rows, implicit.K, implicit.pivots,
+                                  self._parent, v_star, self._v_step)
         else:
             self._v_step[:] = v_star
         v_out[:] = self._v_step

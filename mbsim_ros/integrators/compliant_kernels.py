@@ -15,9 +15,10 @@ import numpy as np
 
 from .._jit import kernel, step
 from ..codes import BILATERAL, FRICTION, NORMAL, TANGENT, UNILATERAL
-from ..contact.jacobian import add_point_row, contact_directions, point_velocity
+from ..contact.jacobian import add_point_rows, contact_directions, point_velocity
 from ..model.model import FREE_FLYER, I_IDX_V, I_NV, I_PARENT, I_TYPE
-from ..solvers.lu import lu_factor, lu_solve
+from ..solvers.lu import lu_factor
+from ..solvers.tree_lu import solve_l, step_solve, tree_lu_factor
 from .servo import servo_saturation, servo_terms
 
 
@@ -69,18 +70,6 @@ def solve_lt(L, parent, x):
             j = parent[j]
 
 
-@step
-def solve_l(L, parent, x):
-    """x <- L^-1 x (forward over the tree)."""
-    for i in range(x.shape[0]):
-        s = x[i]
-        j = parent[i]
-        while j >= 0:
-            s -= L[i, j] * x[j]
-            j = parent[j]
-        x[i] = s / L[i, i]
-
-
 @kernel
 def damped_system(damping, h, v, tau, bias, M, force):
     """M <- M~ = M + h D and force = tau - b - D v (D: diagonal joint damping)."""
@@ -98,13 +87,13 @@ def free_velocity(L, parent, v, force, h, v_star):
         v_star[i] = v[i] + h * force[i]
 
 
-@kernel
-def implicit_system(joint_int, h, v, dB, M, K, pivots, force) -> bool:
-    """The linearly implicit step's matrix K = M~ + h dB/dv (M~: M with the step's damping and
-    servo terms), factored in place by LU (pivots), and force += M~ c with c each free-flyer's
-    frame-rate term w x v_lin, which the explicit step adds to v* (frame_rate_correction) and
-    which is linearised here with the rest: K gets -h M~ dc/dv, dc/dv = [[w]x, -[v_lin]x] on
-    the free-flyer's (linear; linear, angular) block. False when K is singular."""
+@step
+def step_matrix(joint_int, h, v, dB, M, K, force, with_force):
+    """K = M~ + h dB/dv - h M~ dc/dv (M~: M with the step's damping and servo terms; c: each
+    free-flyer's frame-rate term w x v_lin, which the explicit step adds to v*
+    (frame_rate_correction) and which is linearised here with the rest, dc/dv = [[w]x,
+    -[v_lin]x] on the free-flyer's (linear; linear, angular) block); with_force: force +=
+    M~ c too."""
     nv = v.shape[0]
     for i in range(nv):
         for j in range(nv):
@@ -118,36 +107,49 @@ def implicit_system(joint_int, h, v, dB, M, K, pivots, force) -> bool:
         c0, c1, c2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
         for i in range(nv):
             m0, m1, m2 = M[i, iv], M[i, iv + 1], M[i, iv + 2]
-            force[i] += m0 * c0 + m1 * c1 + m2 * c2
+            if with_force:
+                force[i] += m0 * c0 + m1 * c1 + m2 * c2
             K[i, iv] -= h * (m1 * w2 - m2 * w1)      # row i of M~'s linear columns times [w]x
             K[i, iv + 1] -= h * (m2 * w0 - m0 * w2)
             K[i, iv + 2] -= h * (m0 * w1 - m1 * w0)
             K[i, iv + 3] -= h * (m2 * u1 - m1 * u2)  # ... times -[v_lin]x
             K[i, iv + 4] -= h * (m0 * u2 - m2 * u0)
             K[i, iv + 5] -= h * (m1 * u0 - m0 * u1)
+
+
+@kernel
+def implicit_system(joint_int, parent, h, v, dB, M, K, pivots, force) -> bool:
+    """The linearly implicit step's matrix K and force += M~ c (step_matrix), K factored in
+    place (pivots) leaf first without fill-in (solvers/tree_lu.py: K couples a dof only with
+    its ancestors and descendants), or by LU with partial pivoting where that meets a pivot
+    that is not positive. False when K is singular."""
+    step_matrix(joint_int, h, v, dB, M, K, force, True)
+    if tree_lu_factor(K, parent, pivots):
+        return True
+    step_matrix(joint_int, h, v, dB, M, K, force, False)  # (K partly eliminated)
     return lu_factor(K, pivots)
 
 
 @kernel
-def implicit_free_velocity(K, pivots, v, force, h, v_star):
+def implicit_free_velocity(K, pivots, parent, v, force, h, v_star):
     """v* = v + h K^-1 force from implicit_system's factors (force is overwritten)."""
-    lu_solve(K, pivots, force)
+    step_solve(K, pivots, parent, force)
     for i in range(v.shape[0]):
         v_star[i] = v[i] + h * force[i]
 
 
 @kernel
-def implicit_impulses(G, gamma, m, K, pivots, v_star, v_out):
-    """v_out = v* + K^-1 G^T gamma: the impulses through the implicit step's matrix (its LU
-    from implicit_system), so that they meet the same linearised velocity terms as the free
-    motion."""
+def implicit_impulses(G, gamma, m, K, pivots, parent, v_star, v_out):
+    """v_out = v* + K^-1 G^T gamma: the impulses through the implicit step's matrix (its
+    factors from implicit_system), so that they meet the same linearised velocity terms as
+    the free motion."""
     nv = v_star.shape[0]
     for i in range(nv):
         s = 0.0
         for r in range(m):
             s += G[r, i] * gamma[r]
         v_out[i] = s
-    lu_solve(K, pivots, v_out)
+    step_solve(K, pivots, parent, v_out)
     for i in range(nv):
         v_out[i] += v_star[i]
 
@@ -236,14 +238,14 @@ def contact_rows(joint_int, oS, v, contact_int, contact_real, n, friction, stiff
             r = 3 * c + d
             for i in range(nv):
                 G[r, i] = 0.0
-            add_point_row(joint_int, oS, a, 1.0, x, directions[r], G[r])
-            if other >= 0:
-                add_point_row(joint_int, oS, other, -1.0, x, directions[r], G[r])
             phi[r] = distance if d == 0 else 0.0
             kind[r] = NORMAL if d == 0 else TANGENT
             k[r] = kn if d == 0 else 0.0
             b[r] = bn if d == 0 else 0.0
             mu[r] = friction if d == 0 else 0.0
+        add_point_rows(joint_int, oS, a, 1.0, x, directions, 3 * c, 3, G)
+        if other >= 0:
+            add_point_rows(joint_int, oS, other, -1.0, x, directions, 3 * c, 3, G)
 
 
 @kernel

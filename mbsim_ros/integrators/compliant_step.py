@@ -211,12 +211,13 @@ def compliant_advance(tau, table) -> int:
     servoed = any_servo(iq)
     if servoed:
         servo_system(h, servo, iq, saturated, q, tau, v, L, force, added)
-    if implicit and not implicit_system(joint_int, h, v, dB, L, K, pivots, force):
+    if implicit and not implicit_system(joint_int, parent, h, v, dB, L, K, pivots,
+                                                   force):
         return SINGULAR
     if not ltl_factor(L, parent):
         return NOT_POSITIVE
     if implicit:
-        implicit_free_velocity(K, pivots, v, force, h, v_star)
+        implicit_free_velocity(K, pivots, parent, v, force, h, v_star)
     else:
         free_velocity(L, parent, v, force, h, v_star)
         frame_rate_correction(joint_int, v, h, v_star)
@@ -246,7 +247,7 @@ def compliant_advance(tau, table) -> int:
         if status != OK:
             return UNFINISHED
         if implicit:
-            implicit_impulses(G, gamma, m, K, pivots, v_star, v_step)
+            implicit_impulses(G, gamma, m, K, pivots, parent, v_star, v_step)
         else:
             apply_impulses(L, parent, Z, support, support_size, gamma, m, v_star, v_step)
     else:

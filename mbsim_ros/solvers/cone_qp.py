@@ -583,12 +583,38 @@ def newton_system(P, q, vtype, coef, n, x, face, J, rhs, D):
         i += width
 
 
+@step
+def newton_solve(J, n, face, rhs, L, first, pivots) -> bool:
+    """rhs <- J^-1 rhs for newton_system's J (overwritten). Without a sliding cone J's rows are
+    P's (a free variable) or the identity's (one at a bound): with the bound variables'
+    columns moved to the right-hand side J is symmetric positive definite, factored by
+    Cholesky (envelope_cholesky, half the LU's work); with one, or where Cholesky fails, LU
+    with partial pivoting. False when J is singular."""
+    sliding = False
+    for i in range(n):
+        sliding = sliding or face[i] == FACE_SLIDING
+    if not sliding:
+        for e in range(n):
+            if face[e] == FACE_FREE:
+                for j in range(n):
+                    if face[j] != FACE_FREE:
+                        rhs[e] -= J[e, j] * rhs[j]
+                        J[e, j] = 0.0
+        if cholesky(J, n, L, first):
+            cholesky_solve(L, n, first, rhs)
+            return True
+    if not lu_factor(J[:n, :n], pivots):
+        return False
+    lu_solve(J[:n, :n], pivots, rhs[:n])
+    return True
+
+
 @routine
 def face_newton(P, q, vtype, coef, n, y, limits, mats, vecs, ints) -> tuple:
     """The problem of interior_qp (no pyramids) from y near its solution: semismooth Newton on
     y = Pi(y - (P y + q)) (Qi and Sun 1993; the module docstring), each iterate the solution
-    of the linearised projection at the last one (newton_system), solved
-    by LU. Converged when an iterate's faces are those it was computed on (then it is the
+    of the linearised projection at the last one (newton_system), solved by Cholesky or LU
+    (newton_solve). Converged when an iterate's faces are those it was computed on (then it is the
     problem's exact solution to rounding: on those faces the KKT conditions hold) and, with a
     sliding cone, the last step was below sqrt(tolerance) / 10 of max |y| (quadratic
     convergence: the next would be ~tolerance / 100); or when the natural residual is below
@@ -610,9 +636,8 @@ def face_newton(P, q, vtype, coef, n, y, limits, mats, vecs, ints) -> tuple:
     tolerance = limits[LIMIT_GAP]
     for iteration in range(1, NEWTON_ITERATIONS + 1):
         newton_system(P, q, vtype, coef, n, x, face, J, y_next, D)
-        if not lu_factor(J[:n, :n], pivots):
+        if not newton_solve(J, n, face, y_next, mats[M_L], ints[I_FIRST], pivots):
             return NOT_POSITIVE, iteration
-        lu_solve(J[:n, :n], pivots, y_next[:n])
         change, size, sliding = 0.0, 1e-300, False
         for i in range(n):
             change = max(change, abs(y_next[i] - y[i]))
