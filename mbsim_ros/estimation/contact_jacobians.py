@@ -718,7 +718,7 @@ def _step_matrix_inverse(integrator, q) -> np.ndarray:
     """K^-1, K the matrix the step applied its forces and impulses through: from the
     implicit step's LU (K = M~ + h dB/dv - h M~ dc/dv), else M~ = M + h D at q."""
     implicit = integrator._implicit
-    if implicit is not None:  # from solvers/lu.py's factors, inverted once
+    if implicit is not None:  # from its factors (tree or pivoted LU), inverted once
         inverse = np.empty(implicit.K.shape)
         lu_inverse(implicit.K, implicit.pivots, inverse)
         return inverse

@@ -83,11 +83,11 @@ def step_solve(A, pivots, parent, b):
 
 
 @step
-def subtract_rows(A, B, i, first, last, transposed):
-    """B[i] -= A[i, s] B[s] (transposed: A[s, i]) for s = first, first - 1, .., last + 1 where
-    that factor is not zero, the columns of B side by side."""
+def subtract_rows(A, B, i, first, last):
+    """B[i] -= A[i, s] B[s] for s = first, first - 1, .., last + 1 where that factor is not
+    zero, the columns of B side by side."""
     for s in range(first, last, -1):
-        factor = A[s, i] if transposed else A[i, s]
+        factor = A[i, s]
         if factor != 0.0:
             for j in range(B.shape[1]):
                 B[i, j] -= factor * B[s, j]
@@ -100,8 +100,8 @@ def tree_lu_solve_rows(A, B):
     columns side by side."""
     n = B.shape[0]
     for i in range(n - 1, -1, -1):
-        subtract_rows(A, B, i, n - 1, i, False)
+        subtract_rows(A, B, i, n - 1, i)
     for i in range(n):
-        subtract_rows(A, B, i, i - 1, -1, False)
+        subtract_rows(A, B, i, i - 1, -1)
         for j in range(B.shape[1]):
             B[i, j] = B[i, j] / A[i, i]
