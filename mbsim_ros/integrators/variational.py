@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, kernel, routine, step
 from ..arrays import copy_into
 from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, OUT_OF_BOUNDS, SINGULAR
 from ..dynamics.checks import all_finite, max_abs
@@ -376,7 +376,7 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
     return rnorm, iterations, False, best
 
 
-@routine
+@allocating
 def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, floor, rnorm,
                  ws, vws):
     """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,
