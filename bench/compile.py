@@ -30,7 +30,10 @@ library.
 
     python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
                             [--wheel dist/mbsim_ros-0.1.0-cp311-cp311-linux_x86_64.whl]
-                            [--passes]
+                            [--passes] [--json results.json]
+
+With ``--json`` the results (the cold runs' compiles with their argument types among them) are
+also written to a file: how many specializations each function got, and for which types.
 """
 from __future__ import annotations
 

@@ -4,7 +4,9 @@ scalars stay in registers with no call or reference-count traffic per body. ``ro
 compiled functions called from kernels without IR inlining (inlining them multiplies the
 caller's size and numba's compile time grows much faster than linearly with it).
 ``parallel_kernel``: entry points whose outer loop is a ``prange`` (batches of independent
-problems, e.g. the particles of mbsim_ros.estimation).
+problems, e.g. the particles of mbsim_ros.estimation). ``allocating``: a kernel or routine that
+allocates arrays or returns one; kernels and routines are compiled without numba's
+reference-counted memory, these with it (below, at the decorators).
 ``error_model="numpy"``: a division by zero gives inf/nan (caught at the door or by the caller)
 instead of a Python exception check on every division in the hot loop.
 
