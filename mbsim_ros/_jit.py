@@ -167,7 +167,7 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
 # ``_nrt=False``: compiled without numba's reference-counted memory (NRT). Our kernels and routines
 # work on arrays their callers own and allocate none, and numba's lowering otherwise emits an
 # increment and a decrement of every array's count (each of the 41 views of a namedtuple) at every
-# assignment of a variable holding one: a sixth of the variational tree's cold compile
+# assignment of a variable holding one: a tenth of the variational tree's cold compile
 # (docs/SPEED.md, "Cold compile: specializations"). Without NRT numba refuses to compile what
 # allocates (np.empty, np.linalg, array expressions) and boxes an array returned to Python as its
 # parent object (a view would come back as its whole base): what allocates or returns an array is

@@ -1,5 +1,5 @@
 """Kernels and routines compiled without numba's reference-counted memory (mbsim_ros._jit: NRT
-off, a sixth less cold compile of the variational tree, docs/SPEED.md "Cold compile:
+off, a tenth less cold compile of the variational tree, docs/SPEED.md "Cold compile:
 specializations"): what that compiles, and the guard against its one silent failure, an array
 returned to Python (boxed as its parent object without NRT: a view would come back whole)."""
 from __future__ import annotations
