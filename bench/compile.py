@@ -30,7 +30,10 @@ library.
 
     python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
                             [--wheel dist/mbsim_ros-0.1.0-cp311-cp311-linux_x86_64.whl]
-                            [--passes]
+                            [--passes] [--json results.json]
+
+With ``--json`` the results (the cold runs' compiles with their argument types among them) are
+also written to a file: how many specializations each function got, and for which types.
 """
 from __future__ import annotations
 
@@ -123,7 +126,7 @@ def child(name: str) -> None:
                 open_[-1][1] += took
             function = ev.data["dispatcher"].py_func
             compiled.append((f"{function.__module__}.{function.__qualname__}", took,
-                             took - inner))
+                             took - inner, str(tuple(ev.data["args"]))))
 
     event.register("numba:compile", Timer())
     from mbsim_ros import Simulator
@@ -236,7 +239,7 @@ def kernel_table(results: dict, top: int) -> None:
     too are listed): its signatures, self and inclusive CPU s summed over them."""
     rows: dict[str, list] = {}
     for name, result in results.items():
-        for function, took, own in result.get("compiled", []):
+        for function, took, own, _ in result.get("compiled", []):
             row = rows.setdefault(function, [name, set(), 0, 0.0, 0.0])
             row[1].add(name)
             if name == row[0]:
@@ -280,6 +283,8 @@ def main() -> None:
     parser.add_argument("--passes", action="store_true",
                         help="also time numba's passes and LLVM's finalisation per code "
                              "library in the cold runs (compiler_profile)")
+    parser.add_argument("--json", help="also write every scenario's results (the cold run's "
+                        "compiles with their argument types) to this file")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
@@ -302,6 +307,8 @@ def main() -> None:
         if name == "node":
             print("  printed before the first status line:\n    "
                   + "\n    ".join(result["told"] or ["(nothing)"]))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results))
     kernel_table(results, args.top)
     for name, result in results.items():
         compiler_tables(name, result, min(args.top, 8))

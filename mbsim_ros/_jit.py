@@ -4,7 +4,9 @@ scalars stay in registers with no call or reference-count traffic per body. ``ro
 compiled functions called from kernels without IR inlining (inlining them multiplies the
 caller's size and numba's compile time grows much faster than linearly with it).
 ``parallel_kernel``: entry points whose outer loop is a ``prange`` (batches of independent
-problems, e.g. the particles of mbsim_ros.estimation).
+problems, e.g. the particles of mbsim_ros.estimation). ``allocating``: a kernel or routine that
+allocates arrays or returns one; kernels and routines are compiled without numba's
+reference-counted memory, these with it (below, at the decorators).
 ``error_model="numpy"``: a division by zero gives inf/nan (caught at the door or by the caller)
 instead of a Python exception check on every division in the hot loop.
 
@@ -162,9 +164,19 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
         numba.config.CACHE_LOCATOR_CLASSES = ",".join(
             [f"{__name__}.{PackageCacheLocator.__name__}", *_NUMBA_LOCATORS])
 
-kernel = njit(cache=True, error_model="numpy")
+# ``_nrt=False``: compiled without numba's reference-counted memory (NRT). Our kernels and routines
+# work on arrays their callers own and allocate none, and numba's lowering otherwise emits an
+# increment and a decrement of every array's count (each of the 41 views of a namedtuple) at every
+# assignment of a variable holding one: a tenth of the variational tree's cold compile
+# (docs/SPEED.md, "Cold compile: specializations"). Without NRT numba refuses to compile what
+# allocates (np.empty, np.linalg, array expressions) and boxes an array returned to Python as its
+# parent object (a view would come back as its whole base): what allocates or returns an array is
+# declared ``allocating`` (NRT on), and _CompileNotice refuses an array returned from code compiled
+# without NRT. ``step`` functions are inlined and take their caller's setting.
+kernel = njit(cache=True, error_model="numpy", _nrt=False)
 step = njit(cache=True, error_model="numpy", inline="always")
-routine = njit(cache=True, error_model="numpy")
+routine = njit(cache=True, error_model="numpy", _nrt=False)
+allocating = njit(cache=True, error_model="numpy", _nrt=True)
 parallel_kernel = njit(cache=True, error_model="numpy", parallel=True)
 
 
@@ -195,7 +207,21 @@ class _CompileNotice(event.Listener):
                     numba.config.CACHE_DIR)
 
     def on_end(self, ev) -> None:
-        pass
+        function = ev.data["dispatcher"]
+        compiled = function.overloads.get(tuple(ev.data["args"]))
+        if function.py_func.__module__.startswith(__package__ + ".") and compiled is not None \
+                and not compiled.target_context.enable_nrt \
+                and _holds_array(compiled.signature.return_type):
+            raise TypeError(f"{function.py_func.__module__}.{function.py_func.__qualname__} "
+                            f"returns {compiled.signature.return_type}, compiled without NRT: "
+                            f"declare it `allocating` (mbsim_ros._jit)")
+
+
+def _holds_array(kind) -> bool:
+    """Whether a numba type is an array or a tuple holding one."""
+    if isinstance(kind, numba.types.Array):
+        return True
+    return isinstance(kind, numba.types.BaseTuple) and any(map(_holds_array, kind.types))
 
 
 event.register("numba:compile", _CompileNotice())

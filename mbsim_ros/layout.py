@@ -19,9 +19,12 @@ import sys
 from collections import namedtuple
 
 import numpy as np
-from numba import carray, njit, types
+from numba import njit, types
+from numba.core import cgutils
 from numba.core.errors import TypingError
+from numba.core.typing import signature
 from numba.extending import intrinsic
+from numba.np.arrayobj import np_cfarray
 
 DIMENSIONS = ("nj", "nv", "nq")
 
@@ -86,24 +89,19 @@ class Layout:
         return np.zeros(self.size(nj, nv, nq))
 
     def _compile(self, module: str):
-        """The carve step, generated from the declaration: consecutive views of the buffer,
-        each made with ``carray`` from the address of its first element. A reshaped slice costs
-        about 20 ns a view (numba's reshape checks and reference counting), a carray under 1 ns;
-        a kernel carves 17 to 41 views per call. The views hold no reference to the buffer: they
+        """The carve step, generated from the declaration: the buffer's length checked, then
+        consecutive views of it from one intrinsic (carve_views). A reshaped slice costs about
+        20 ns a view (numba's reshape checks and reference counting), a carray under 1 ns; a
+        kernel carves 17 to 41 views per call. The views hold no reference to the buffer: they
         are for the kernel that carves them, while its caller holds the buffer (as every kernel
         argument is held)."""
         total = " + ".join(self._extent_code(shape) for _, shape in self.fields)
-        lines = [f"def carve(ws, {', '.join(self.dimensions)}):", "    o = 0",
+        dimensions = ", ".join(self.dimensions)
+        lines = [f"def carve(ws, {dimensions}):",
                  f"    if ws.shape[0] < {total}:",
-                 f"        raise ValueError('workspace too small for layout {self.name}')"]
-        for field, shape in self.fields:
-            extent = self._extent_code(shape)
-            dims = ", ".join(map(str, shape))
-            lines.append(f"    {field} = carray(element_address(ws, o), ({dims},))")
-            lines.append(f"    o += {extent}")
-        lines.append(f"    return {self.name}({', '.join(field for field, _ in self.fields)})")
-        namespace = {self.name: self.views_type, "carray": carray,
-                     "element_address": element_address}
+                 f"        raise ValueError('workspace too small for layout {self.name}')",
+                 f"    return carve_views(ws, ({dimensions + ',' if dimensions else ''}))"]
+        namespace = {"carve_views": carve_views(self)}
         exec(compile("\n".join(lines), f"<layout {self.name}>", "exec"), namespace)  # noqa: S102
         carve = namespace["carve"]
         carve.__module__ = module
@@ -115,19 +113,61 @@ class Layout:
         return "(" + " * ".join(str(e) for e in shape) + ")"
 
 
-@intrinsic
-def element_address(typingctx, buffer, offset):
-    """The address of buffer[offset] (a C-contiguous float64 vector) as a float pointer, for
-    ``carray``; no bounds check (carve checks the buffer's length once)."""
-    if not (isinstance(buffer, types.Array) and buffer.ndim == 1 and buffer.layout == "C"
-            and buffer.dtype == types.float64):
-        raise TypingError(f"a workspace must be a C-contiguous float64 vector, got {buffer}")
-    signature = types.CPointer(types.float64)(buffer, offset)
+# The views come from intrinsics that write each view's array structure directly, as numba's
+# ``carray`` does (np_cfarray: the same data pointer, shape, C strides, no meminfo), in one call
+# for all of them: numba types and lowers one call per carve instead of an address, a shape
+# tuple and a ``carray`` call per view, and a kernel inlines a carve at every call site (the
+# variational routines carve 41 views each: docs/SPEED.md, "Cold compile: specializations").
 
-    def codegen(context, builder, sig, args):
-        array = context.make_array(sig.args[0])(context, builder, args[0])
-        return builder.gep(array.data, [args[1]])
-    return signature, codegen
+def _views_type(views_type, fields_types):
+    return types.BaseTuple.from_types(fields_types, views_type)
+
+
+def _view(context, builder, dtype, data, shape):
+    """The C-contiguous array of ``dtype`` at the pointer ``data`` with the intp extents
+    ``shape`` (numba's carray: np_cfarray)."""
+    ndim = len(shape)
+    array_type = types.Array(dtype, ndim, "C")
+    shape_type = types.UniTuple(types.intp, ndim)
+    pointer = builder.bitcast(data, context.get_value_type(types.CPointer(dtype)))
+    return np_cfarray(context, builder, signature(array_type, types.CPointer(dtype), shape_type),
+                      (pointer, context.make_tuple(builder, shape_type, shape)))
+
+
+def carve_views(layout: "Layout"):
+    """carve_views(ws, dimensions): the layout's views of ws (a C-contiguous float64 vector;
+    dimensions: the tuple of the sizes its declaration uses, in DIMENSIONS order), consecutive
+    from ws[0]; no check of ws's length (carve checks it)."""
+    names = layout.dimensions
+
+    def typer(typingctx, buffer, dimensions):
+        if not (isinstance(buffer, types.Array) and buffer.ndim == 1 and buffer.layout == "C"
+                and buffer.dtype == types.float64):
+            raise TypingError(f"a workspace must be a C-contiguous float64 vector, got {buffer}")
+        if not (isinstance(dimensions, types.BaseTuple) and len(dimensions) == len(names)
+                and all(isinstance(d, types.Integer) for d in dimensions)):
+            raise TypingError(f"layout {layout.name}: dimensions {names}, got {dimensions}")
+        views = _views_type(layout.views_type, [types.Array(types.float64, len(shape), "C")
+                                                for _, shape in layout.fields])
+
+        def codegen(context, builder, sig, args):
+            array = context.make_array(sig.args[0])(context, builder, args[0])
+            sizes = {name: context.cast(builder, value, kind, types.intp) for name, value, kind
+                     in zip(names, cgutils.unpack_tuple(builder, args[1]), sig.args[1])}
+            offset = cgutils.intp_t(0)
+            arrays = []
+            for _, shape in layout.fields:
+                extents = [sizes[e] if isinstance(e, str) else cgutils.intp_t(e) for e in shape]
+                arrays.append(_view(context, builder, types.float64,
+                                    builder.gep(array.data, [offset]), extents))
+                length = extents[0]
+                for extent in extents[1:]:
+                    length = builder.mul(length, extent)
+                offset = builder.add(offset, length)
+            return context.make_tuple(builder, sig.return_type, arrays)
+        return signature(views, buffer, dimensions), codegen
+    typer.__name__ = typer.__qualname__ = f"carve_views_{layout.name}"
+    return intrinsic(typer)
 
 
 # -- One argument for many arrays -----------------------------------------------------------------
@@ -188,16 +228,9 @@ class ArrayTable:
         return Bound(self.table(arrays), arrays)
 
     def _compile(self, module: str):
-        lines = ["def unpack(table):"]
-        o = 0
-        for field, dtype, ndim in self.fields:
-            extents = ", ".join(f"table[{o + 1 + d}]" for d in range(ndim))
-            lines.append(f"    {field} = carray({dtype}_pointer(table[{o}]), ({extents},))")
-            o += 1 + ndim
-        lines.append(f"    return {self.name}({', '.join(f for f, _, _ in self.fields)})")
-        namespace = {self.name: self.views_type, "carray": carray,
-                     "float64_pointer": float64_pointer, "int64_pointer": int64_pointer}
-        exec(compile("\n".join(lines), f"<table {self.name}>", "exec"), namespace)  # noqa: S102
+        namespace = {"table_views": table_views(self)}
+        exec(compile("def unpack(table):\n    return table_views(table)", f"<table {self.name}>",
+                     "exec"), namespace)  # noqa: S102
         unpack = namespace["unpack"]
         unpack.__module__ = module
         unpack.__qualname__ = unpack.__name__ = f"unpack_{self.name}"
@@ -213,20 +246,29 @@ class Bound:
         self.table, self.arrays = table, arrays
 
 
-def _pointer_from_address(dtype):
-    def pointer(typingctx, address):
-        """The int64 address as a pointer to the dtype, for ``carray`` (no check: the table
-        was checked when it was made)."""
-        if not isinstance(address, types.Integer):
-            raise TypingError(f"an address must be an integer, got {address}")
-        signature = types.CPointer(dtype)(address)
+def table_views(table: ArrayTable):
+    """table_views(addresses): the views of an ArrayTable's int64 table (unpack), each array's
+    data at its address and its extents read from the table; no check (the table was checked
+    when it was made)."""
+    def typer(typingctx, addresses):
+        if not (isinstance(addresses, types.Array) and addresses.ndim == 1
+                and addresses.dtype == types.int64):
+            raise TypingError(f"an array table must be an int64 vector, got {addresses}")
+        views = _views_type(table.views_type, [types.Array(TABLE_DTYPES[dtype], ndim, "C")
+                                               for _, dtype, ndim in table.fields])
 
         def codegen(context, builder, sig, args):
-            return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
-        return signature, codegen
-    pointer.__name__ = pointer.__qualname__ = f"{dtype}_pointer"
-    return intrinsic(pointer)
+            entries = context.make_array(sig.args[0])(context, builder, args[0]).data
 
-
-float64_pointer = _pointer_from_address(types.float64)
-int64_pointer = _pointer_from_address(types.int64)
+            def entry(o):
+                return builder.load(builder.gep(entries, [cgutils.intp_t(o)]))
+            arrays, o = [], 0
+            for _, dtype, ndim in table.fields:
+                data = builder.inttoptr(entry(o), cgutils.voidptr_t)
+                arrays.append(_view(context, builder, TABLE_DTYPES[dtype], data,
+                                    [entry(o + 1 + d) for d in range(ndim)]))
+                o += 1 + ndim
+            return context.make_tuple(builder, sig.return_type, arrays)
+        return signature(views, addresses), codegen
+    typer.__name__ = typer.__qualname__ = f"views_{table.name}"
+    return intrinsic(typer)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, kernel, routine, step
 from ..model.model import FREE_FLYER, I_IDX_Q, I_IDX_V, I_TYPE
 from ..spatial import relative_twist, so3_coefficients
 from .checks import OK, as_vector, input_code, raise_for
@@ -95,7 +95,7 @@ def difference_step(joint_int, q0, q1, x, R3, xi):
             x[iv] = q1[iq] - q0[iq]
 
 
-@kernel
+@allocating
 def difference_kernel(joint_int, q0, q1, x):
     difference_step(joint_int, q0, q1, x, np.empty((2, 3, 3)), np.empty(6))
 

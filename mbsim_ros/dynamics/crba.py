@@ -10,7 +10,7 @@ from .._jit import kernel, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..codes import BAD_ARG0
 from .checks import OK, fits_model, input_code
-from .kinematics import inertia_times_motion, kinematics_step
+from .kinematics import inertia_times_motion, kinematics_pass
 from .workspace import (TABLE, VECTOR, call_checked, carve, closed_on_first_call,
                         unpack_model)
 
@@ -70,8 +70,7 @@ def crba_kernel(joint_int, joint_real, armature, q, ws, M):
     nj = joint_int.shape[0]
     oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(
         ws, nj, M.shape[0])
-    for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
+    kinematics_pass(joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
     crba_backward(joint_int, armature, oS, oY, tmp[0], M)
     return OK
 

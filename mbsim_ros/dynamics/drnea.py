@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, routine, step
 from ..model.model import R_COM, R_INERTIA, R_MASS
 from .checks import as_vector
 from .kinematics import inertia_times_motion, kinematics_step, pose_step
@@ -144,7 +144,7 @@ def project_subtree_sums(joint_int, oS, acc, out):
         rnea_backward_step(i, joint_int, oS, acc, out)
 
 
-@kernel
+@allocating
 def del_residual_kernel(joint_int, joint_real, gravity, damping, armature, dt, q_prev, q,
                         q_next, x_prev, x_next, u_prev, u, out):
     """The two-configuration forced DEL residual (Lee et al. 2016, eq. 17), f = D2 Ld(q_prev, q) +

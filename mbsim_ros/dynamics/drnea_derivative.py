@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..spatial import relative_twist
 from .checks import as_vector
@@ -249,7 +249,7 @@ def assemble_jacobian(joint_int, oS_k, oS_next, Kc, diagonal, Jac):
         Jac[k, k] -= diagonal[k]
 
 
-@kernel
+@allocating
 def del_jacobian_kernel(joint_int, joint_real, damping, armature, dt, q, q_next, Jac):
     nj = joint_int.shape[0]
     nv = Jac.shape[0]

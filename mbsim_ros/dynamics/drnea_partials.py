@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from .checks import as_vector
 from .crba import mass_matrix_diagonal
@@ -77,7 +77,7 @@ def add_projection_derivative(joint_int, oS, Fc, cross, Jac):
             j = joint_int[j, I_PARENT]
 
 
-@kernel
+@allocating
 def step_partials_kernel(joint_int, joint_real, gravity, damping, armature, h, q, q_next, R0,
                          R1, P0, P1):
     """The four partials of (r, p_k+1) at the step q -> q_next of length h (module docstring)."""
@@ -189,7 +189,7 @@ def mass_diagonal_derivative(joint_int, oS, Yc, tmp, cross, D):
             j = joint_int[j, I_PARENT]
 
 
-@kernel
+@allocating
 def mass_diagonal_partials_kernel(joint_int, joint_real, armature, q, diagonal, D):
     nj = joint_int.shape[0]
     nv = diagonal.shape[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 
-from .._jit import kernel, step
+from .._jit import kernel, routine, step
 from .workspace import carve
 from ..model.model import (FREE_FLYER, I_IDX_Q, I_IDX_V, I_NV, I_PARENT, I_TYPE, PRISMATIC,
                            R_AXIS, R_COM, R_INERTIA, R_MASS, R_POS, R_ROT)
@@ -140,6 +140,15 @@ def joint_motion(jtype, axis, q, iq, Rq, pq):
         Rq[2, 0] = -s * ay + one_minus_c * ax * az
         Rq[1, 2] = -s * ax + one_minus_c * ay * az
         Rq[2, 1] = s * ax + one_minus_c * ay * az
+
+
+@routine
+def kinematics_pass(joint_int, joint_real, q, oR, op, oS, oY, Rq, pq):
+    """kinematics_step for every joint, in order. A routine: the kernels that need a whole
+    pass and nothing else per joint share one compiled copy of it (inlined, the pass cost 1.7 s
+    of compile in each: docs/SPEED.md, "Cold compile: specializations")."""
+    for i in range(joint_int.shape[0]):
+        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
 
 
 @step

@@ -9,7 +9,7 @@ from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..codes import BAD_ARG0
 from .checks import OK, fits_model, input_code
 from .kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
-                         kinematics_step, motion_cross_force, motion_cross_motion)
+                         kinematics_pass, motion_cross_force, motion_cross_motion)
 from .workspace import (TABLE, VECTOR, call_checked, carve, closed_on_first_call,
                         unpack_model)
 
@@ -58,8 +58,8 @@ def rnea_kernel(joint_int, joint_real, gravity, armature, q, v, a, ws, tau):
     oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(
         ws, nj, tau.shape[0])
     gravity_acceleration(gravity, tmp[3])
+    kinematics_pass(joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
     for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
         rnea_forward_step(i, joint_int, oS, v, a, oY, ov, oa, of, tmp[3], tmp[4], tmp)
     for i in range(nj - 1, -1, -1):
         rnea_backward_step(i, joint_int, oS, of, tau)

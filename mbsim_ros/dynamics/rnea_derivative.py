@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, routine, step
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from .checks import OK, as_vector
 from .crba import crba_backward
@@ -266,7 +266,7 @@ def project_column(joint_int, oS, F, df, l, zeta, tmp, column):
             column[a] = s
 
 
-@kernel
+@allocating
 def rnea_derivatives_kernel(joint_int, joint_real, gravity, q, v, a, dtau_dq, dtau_dv):
     nj = joint_int.shape[0]
     nv = v.shape[0]

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import kernel, parallel_kernel, routine, step
+from .._jit import allocating, kernel, parallel_kernel, routine, step
 from ..layout import Layout
 from ..dynamics.checks import BAD_QUATERNION, OK, QUATERNION_TOLERANCE, all_finite
 from ..integrators.euler import EULER_ROWS, euler_step_kernel
@@ -68,7 +68,7 @@ def store_row(code, q, second, n, out):
         out[n, nq + k] = second[k] if code == OK else math.nan
 
 
-@routine
+@allocating
 def unservoed(nv):
     """A servo table, iq and saturation flags for steps without joint servos (the process
     model steps under efforts alone: docs/ESTIMATION.md)."""

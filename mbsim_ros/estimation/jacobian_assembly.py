@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, routine, step
 from ..codes import BILATERAL, FRICTION, TANGENT
 from ..contact.geometry import SPHERE
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E_STAR, L_H,
@@ -191,7 +191,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
 
-@kernel
+@allocating
 def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     """d x' / d (q, v, u) of the compliant step just taken (its buffers in the
     JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k:

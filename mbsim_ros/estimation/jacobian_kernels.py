@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, kernel, routine, step
 from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
                                    kinematics_step, motion_cross_force, motion_cross_motion,
@@ -141,7 +141,7 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
             t[5, s] = x[3] * w1 - x[4] * w0
 
 
-@kernel
+@allocating
 def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
     """The derivatives of integrate_world_aligned at v1 (contact_jacobians._integration_
     derivatives, _integration_turn): one-dof joints to_q = h, to_v = 1, turn = 1; a

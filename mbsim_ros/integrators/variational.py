@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, routine, step
+from .._jit import allocating, kernel, routine, step
 from ..arrays import copy_into
 from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, OUT_OF_BOUNDS, SINGULAR
 from ..dynamics.checks import all_finite, max_abs
@@ -26,8 +26,9 @@ from ..dynamics.configuration import difference_step, integrate_kernel
 from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
                               project_subtree_sums)
 from ..dynamics.drnea_derivative import assemble_jacobian, body_jacobian_block
-from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinematics_step,
-                                   pose_step, world_inertia, world_motion_subspace)
+from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinematics_pass,
+                                   kinematics_step, pose_step, world_inertia,
+                                   world_motion_subspace)
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, new_workspace
@@ -222,8 +223,7 @@ def begin_step(joint_int, joint_real, gravity, damping, armature, h, q, p, u, se
         linear[k] = precond[k] / h
     if not (cached[C_KINEMATICS] == 1.0 and same_bits(q, qv[Q_KIN])):
         cached[C_KINEMATICS] = cached[C_FACTOR] = cached[C_VELOCITY] = 0.0
-        for i in range(nj):
-            kinematics_step(i, joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
+        kinematics_pass(joint_int, joint_real, q, oR_k, op_k, oS_k, oY_k, Rq, pq)
         for k in range(nq):
             qv[Q_KIN, k] = q[k]
         cached[C_KINEMATICS] = 1.0
@@ -376,7 +376,7 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
     return rnorm, iterations, False, best
 
 
-@routine
+@allocating
 def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, floor, rnorm,
                  ws, vws):
     """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,

@@ -1,0 +1,46 @@
+"""Kernels and routines compiled without numba's reference-counted memory (mbsim_ros._jit: NRT
+off, a tenth less cold compile of the variational tree, docs/SPEED.md "Cold compile:
+specializations"): what that compiles, and the guard against its one silent failure, an array
+returned to Python (boxed as its parent object without NRT: a view would come back whole)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+
+def ours(function):
+    """The function filed as one of the package's (the guard looks at ours only)."""
+    function.__module__ = "mbsim_ros.dynamics.probe"
+    return function
+
+
+def halves(x):
+    return x[:1], x[1:]
+
+
+def test_an_array_returned_without_nrt_is_refused():
+    """Compiled as `kernel` compiles (NRT off; without the cache: a test's function has no
+    file in the package), views returned to Python in a tuple are refused at the compile,
+    naming the cure (numba refuses a lone array itself, not one in a tuple); as `allocating`
+    compiles (NRT on), the same function returns the views."""
+    refused = njit(error_model="numpy", _nrt=False)(ours(halves))
+    with pytest.raises(TypeError, match="compiled without NRT: declare it `allocating`"):
+        refused(np.arange(3.0))
+    allowed = njit(error_model="numpy", _nrt=True)(ours(halves))
+    x = np.arange(3.0)
+    head, rest = allowed(x)
+    assert head.tolist() == [0.0] and rest.tolist() == [1.0, 2.0]
+    rest[0] = 9.0
+    assert x[1] == 9.0  # a view of x, not a copy
+
+
+def test_the_decorators_settings():
+    """kernel and routine compile without NRT (the fused steps, their routines), allocating
+    with it (the variational step's fallback Newton solve calls np.linalg.solve)."""
+    from mbsim_ros.integrators.euler import euler_advance, implicit_velocity
+    from mbsim_ros.integrators.variational import newton_solve, variational_advance
+
+    for function in (euler_advance, implicit_velocity, variational_advance):
+        assert function.targetoptions["_nrt"] is False, function
+    assert newton_solve.targetoptions["_nrt"] is True
