@@ -742,7 +742,7 @@ def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, so
             out[r, j] = h * (out[r, j] - rates[half, r, b] - (damping[r] if r == b else 0.0))
 
 
-@kernel
+@allocating
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
                           implicit, G, dG, moves, row_dofs, row_count, v_star, scale, start,
                           dq_dc, rhs, GK, product, changes, free, du, stationarity):
@@ -789,7 +789,7 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
     sparse_product(dq_dc, changes, stationarity[:, first_v:])
 
 
-@kernel
+@allocating
 def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, configuration, implicit, free, to_q, to_v, turn, rhs, pushed, dv1,
                   state):
@@ -858,7 +858,7 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
                      dW_gamma, dW_pushed, diagonal, trace)
 
 
-@kernel
+@allocating
 def stationarity_change(H, weight, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc, scratch,
                         out):
     """The stationarity residual's change as q moves (jacobian_assembly.contact_jacobians_kernel),
