@@ -136,10 +136,10 @@ def coriolis_map(Y, x, out):
 
 
 @routine
-def coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp):
+def coriolis_composites(joint_int, oY, ov, momenta, coriolis):
     """Per body i, then summed over subtrees (parents come before children): the momentum
     h_i = Y_i ov_i into momenta (nj, 6) and the 6x6 map B_i x = ov_i x* (Y_i x) - Y_i (ov_i x x)
-    into coriolis (nj, 6, 6) (coriolis_map). tmp: unused, kept for the callers' layout."""
+    into coriolis (nj, 6, 6) (coriolis_map)."""
     nj = joint_int.shape[0]
     for i in range(nj):
         inertia_times_motion(oY[i], ov[i], momenta[i])
@@ -225,7 +225,7 @@ def velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, cro
         return code
     oR, op, oY, ov, oa, of, pA, c, IA, oS, U, Dinv, u, Rq, pq, tmp, small = carve(
         ws, nj, v.shape[0])
-    coriolis_composites(joint_int, oY, ov, pA, IA, tmp)
+    coriolis_composites(joint_int, oY, ov, pA, IA)
     crba_backward(joint_int, armature, oS, oY, tmp[0], M)  # oY: composite from here on
     velocity_jacobian(joint_int, oS, oY, ov, pA, IA, crossed, tmp, dB)
     return OK
@@ -303,7 +303,7 @@ def rnea_derivatives_kernel(joint_int, joint_real, gravity, q, v, a, dtau_dq, dt
             for k in range(nv):
                 dtau_dq[k, b] = column[k]
     momenta, coriolis = np.empty((nj, 6)), np.empty((nj, 6, 6))
-    coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
+    coriolis_composites(joint_int, oY, ov, momenta, coriolis)
     Yc = oY.copy()
     for i in range(nj - 1, -1, -1):
         p = joint_int[i, I_PARENT]

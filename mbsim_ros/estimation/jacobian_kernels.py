@@ -614,7 +614,7 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
             joint_velocity(i, joint_int, oS, velocities[g], tmp[8])
             for r in range(6):
                 ov[i, r] = tmp[8, r] + (ov[parent, r] if parent >= 0 else 0.0)
-        coriolis_composites(joint_int, oY, ov, momenta, coriolis, tmp)
+        coriolis_composites(joint_int, oY, ov, momenta, coriolis)
         velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, rates[g])
 
 
