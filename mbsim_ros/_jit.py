@@ -2,11 +2,13 @@
 (a few dozen lines, per body) that numba inlines into the caller at IR level, so views and
 scalars stay in registers with no call or reference-count traffic per body. ``routine``: larger
 compiled functions called from kernels without IR inlining (inlining them multiplies the
-caller's size and numba's compile time grows much faster than linearly with it).
+caller's size and numba's compile time grows much faster than linearly with it); a routine's
+code is optimised and emitted only inside the kernels that call it (below: what Python calls is
+a kernel).
 ``parallel_kernel``: entry points whose outer loop is a ``prange`` (batches of independent
-problems, e.g. the particles of mbsim_ros.estimation). ``allocating``: a kernel or routine that
-allocates arrays or returns one; kernels and routines are compiled without numba's
-reference-counted memory, these with it (below, at the decorators).
+problems, e.g. the particles of mbsim_ros.estimation). ``allocating`` (``allocating_routine``):
+a kernel (routine) that allocates arrays or returns one; kernels and routines are compiled
+without numba's reference-counted memory, these with it (below, at the decorators).
 ``error_model="numpy"``: a division by zero gives inf/nan (caught at the door or by the caller)
 instead of a Python exception check on every division in the hot loop.
 
@@ -33,7 +35,11 @@ import numba
 from numba import njit
 from numba.core import event
 from numba.core.caching import UserProvidedCacheLocator
-from numba.core.registry import cpu_target
+from llvmlite import binding as llvm
+from numba.core.codegen import CPUCodeLibrary, JITCPUCodegen
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.cpu import CPUContext
+from numba.core.registry import CPUDispatcher, cpu_target
 
 # -- Portable machine code ----------------------------------------------------------------------
 # numba compiles for this machine's CPU by default, and files each cached function under its name
@@ -173,11 +179,178 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
 # parent object (a view would come back as its whole base): what allocates or returns an array is
 # declared ``allocating`` (NRT on), and _CompileNotice refuses an array returned from code compiled
 # without NRT. ``step`` functions are inlined and take their caller's setting.
-kernel = njit(cache=True, error_model="numpy", _nrt=False)
+# ``no_cfunc_wrapper``: numba also wraps every function for C callers (a first-class function
+# value), which we never take: about 2 % of a cold compile.
+KERNEL_OPTIONS = {"error_model": "numpy", "_nrt": False, "no_cfunc_wrapper": True}
+kernel = njit(cache=True, **KERNEL_OPTIONS)
 step = njit(cache=True, error_model="numpy", inline="always")
-routine = njit(cache=True, error_model="numpy", _nrt=False)
-allocating = njit(cache=True, error_model="numpy", _nrt=True)
+ALLOCATING_OPTIONS = {**KERNEL_OPTIONS, "_nrt": True}
+allocating = njit(cache=True, **ALLOCATING_OPTIONS)
 parallel_kernel = njit(cache=True, error_model="numpy", parallel=True)
+
+
+# -- Routines: linked into their kernels, not emitted on their own ------------------------------
+# numba gives every compiled function a code library of its own and finalises it (links every
+# callee's library into it, runs LLVM's O3 module pipeline on the whole and emits machine code
+# for it), so that it can be called from Python and cached on its own. A routine is called only
+# from compiled code, which links the routine's IR into its own library and optimises and
+# emits it again there: the routine's own optimisation and machine code were never used, and
+# along a chain of thin routines the same tree was optimised and emitted once per level (the
+# variational step's four levels: 5.5 s of a 37 s cold compile, docs/SPEED.md "Cold compile,
+# round 8"). A routine's library is therefore finalised linked only: its callees' IR linked in,
+# nothing optimised or emitted; the kernel that calls it optimises the whole tree once (the
+# same O3 pipeline: the same machine code within LLVM's choices, bit for bit the same
+# results, as floating point is never reassociated without fast-math) and emits it. Its cache
+# entry holds that IR (kind LINKED), read back for a caller compiled in a later process without
+# emitting anything. Called from Python (tests, benches: kernels are what Python calls), a
+# routine is optimised and emitted at that first call (_Linked.executable), not cached.
+# This changes numba's codegen (0.68) at four points, guarded so that a numba without them
+# compiles routines as it compiles kernels (ROUTINES_LINKED False).
+LINKED = "mbsim_ros-linked"  # the cache's kind for a routine's library (numba's: object, bitcode)
+
+
+class _Linked:
+    """The entry point of a routine compiled linked only: it keys the routine's implementation
+    for its compiled callers (numba keys them on the entry point) and makes it executable
+    when Python calls it."""
+
+    def __init__(self) -> None:
+        self.entry = None  # numba's entry point, once made executable
+
+    def executable(self, dispatcher):
+        """The routine's machine code (optimised and emitted now) as numba's entry point,
+        installed in ``dispatcher`` for this signature."""
+        with global_compiler_lock:
+            if self.entry is None:
+                cres = next(cres for cres in dispatcher.overloads.values()
+                            if cres.entry_point is self)
+                library, context = cres.library, cres.target_context
+                library._linked_only = False
+                library._optimize_final_module()
+                library._final_module.verify()
+                library._finalize_final_module()
+                self.entry = context.get_executable(library, cres.fndesc, cres.environment)
+                context.insert_user_function(self.entry, cres.fndesc, [library])
+                CPUDispatcher.add_overload(dispatcher, cres._replace(entry_point=self.entry))
+            return self.entry
+
+
+class RoutineDispatcher(CPUDispatcher):
+    """numba's dispatcher for a ``routine``: an overload compiled linked only is typed and
+    linked by its callers but left out of the table Python calls dispatch on, so that a call
+    from Python comes to _compile_for_args, which makes it executable."""
+
+    def add_overload(self, cres) -> None:
+        if isinstance(cres.entry_point, _Linked):
+            self.overloads[tuple(cres.signature.args)] = cres
+        else:
+            super().add_overload(cres)
+
+    def _compile_for_args(self, *args, **kws):
+        entry = super()._compile_for_args(*args, **kws)
+        return entry.executable(self) if isinstance(entry, _Linked) else entry
+
+
+def _finalize_linked(library) -> None:
+    """CPUCodeLibrary.finalize less its optimisation and emission: the callees' modules linked
+    into the library's, the result checked."""
+    library._raise_if_finalized()
+    seen = set()
+    for callee in library._linking_libraries:
+        if callee not in seen:
+            seen.add(callee)
+            library._reload_init.update(callee._reload_init)
+            library._final_module.link_in(callee._get_module_for_linking(), preserve=True)
+    library._final_module.verify()
+    library._finalize_dynamic_globals()
+    library._linked_only = True
+    library._finalized = True
+
+
+_ROUTINES: set = set()  # (module, qualified name) of every routine
+
+
+def _get_executable(original):
+    def get_executable(context, library, fndesc, env):
+        if (fndesc.modname, fndesc.qualname) in _ROUTINES and not library._finalized:
+            _finalize_linked(library)
+        if getattr(library, "_linked_only", False):
+            return _Linked()
+        return original(context, library, fndesc, env)
+    return get_executable
+
+
+def _serialize(original):
+    def serialize_using_object_code(library):
+        if getattr(library, "_linked_only", False):
+            return library.name, LINKED, library._final_module.as_bitcode()
+        return original(library)
+    return serialize_using_object_code
+
+
+def _unserialize(original):
+    def unserialize(cls, codegen, state):
+        name, kind, data = state
+        if kind != LINKED:
+            return original(cls, codegen, state)
+        library = codegen.create_library(name)
+        library._final_module = llvm.parse_bitcode(data)
+        library._finalize_dynamic_globals()
+        library._linked_only = True
+        library._finalized = True
+        return library
+    return classmethod(unserialize)
+
+
+def _set_env(original):
+    def set_env(codegen, env_name, env):
+        # a routine's environment, loaded with its linked-only library, has no address until
+        # the library is emitted (numba writes it at every load)
+        if codegen._engine.get_global_value_address(env_name):
+            original(codegen, env_name, env)
+    return set_env
+
+
+# what the changes use of numba's codegen, besides what they replace
+_NUMBA_PARTS = ("_finalize_dynamic_globals", "_get_module_for_linking", "_optimize_final_module",
+                "_finalize_final_module", "_raise_if_finalized")
+
+
+def _link_routines() -> bool:
+    """Install the four changes to numba's codegen (above); whether they are in place."""
+    unserialize = vars(CPUCodeLibrary).get("_unserialize")
+    if not (numba.__version__.startswith("0.68.") and isinstance(unserialize, classmethod)
+            and all(hasattr(CPUCodeLibrary, name) for name in _NUMBA_PARTS)):
+        return False
+    CPUContext.get_executable = _get_executable(CPUContext.get_executable)
+    CPUCodeLibrary.serialize_using_object_code = _serialize(
+        CPUCodeLibrary.serialize_using_object_code)
+    CPUCodeLibrary._unserialize = _unserialize(unserialize.__func__)
+    JITCPUCodegen.set_env = _set_env(JITCPUCodegen.set_env)
+    return True
+
+
+ROUTINES_LINKED = _link_routines()
+
+
+def _linked(options: dict):
+    def decorate(function):
+        if numba.config.DISABLE_JIT:
+            return function
+        if not ROUTINES_LINKED:
+            return njit(cache=True, **options)(function)
+        dispatcher = RoutineDispatcher(py_func=function, locals={}, targetoptions={
+            "nopython": True, "boundscheck": None, **options})
+        dispatcher.enable_caching()
+        _ROUTINES.add((function.__module__, function.__qualname__))
+        return dispatcher
+    return decorate
+
+
+# A compiled function called from kernels (module docstring): compiled once per signature and
+# linked into each kernel that calls it (above); ``allocating_routine``: one that allocates.
+routine = _linked(KERNEL_OPTIONS)
+allocating_routine = _linked(ALLOCATING_OPTIONS)
 
 
 # The compile notice: a cold cache costs tens of seconds of silence at the first step; say what
@@ -256,6 +429,10 @@ def load_cached(functions) -> int:
     process (what this process compiles later is in memory already)."""
     loaded = 0
     for function in dict.fromkeys(functions):  # each once, in order
+        if isinstance(function, RoutineDispatcher):
+            raise TypeError(f"{function.py_func.__module__}.{function.py_func.__qualname__} is a "
+                            f"routine (linked into kernels, never emitted on its own): what "
+                            f"Python calls is declared `kernel` (mbsim_ros._jit)")
         if function in _read_caches:
             continue
         _read_caches.add(function)

@@ -38,7 +38,6 @@ from ..dynamics.configuration import frame_rate_correction, integrate_world_alig
 from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
-from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import DYNAMICS, new_workspace
 from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
                                  force_wrench, rows_from_wrenches, spring_forces)
@@ -46,7 +45,7 @@ from .base import Integrator, StepInfo, StepRecord, register
 from .compliant_kernels import (apply_impulses, body_wrenches, damped_system, delassus,
                                 dof_parents, free_velocity, implicit_free_velocity,
                                 implicit_impulses, implicit_system, ltl_factor, servo_saturated,
-                                servo_system)
+                                servo_system, velocity_terms_kernel)
 from .compliant_step import (COMPLIANT_ARRAYS, C_CONTACTS, C_ROWS, CONTACTS_FULL,
                              F_DETECTION, F_IMPLICIT, F_LIMITS, F_MESH_KIND, F_MESHES,
                              F_PYRAMID, L_CORNER_RADIUS, L_DAMPING, L_DISSIPATION, L_E_STAR,
@@ -175,11 +174,11 @@ class CompliantIntegrator(Integrator):
 
     models_contact = True
     fused_servos = True  # (Integrator.fused_servos)
-    kernels = (compliant_advance, rnea_kernel, crba_kernel, velocity_terms, damped_system,
-               servo_system, servo_saturated, implicit_system, ltl_factor, free_velocity,
-               frame_rate_correction, implicit_free_velocity, detect, fill_rows, point_rows,
-               delassus, impact_rows, apply_impulses, implicit_impulses, integrate_world_aligned,
-               all_finite_kernel, remember_impacts, body_wrenches)
+    kernels = (compliant_advance, rnea_kernel, crba_kernel, velocity_terms_kernel,
+               damped_system, servo_system, servo_saturated, implicit_system, ltl_factor,
+               free_velocity, frame_rate_correction, implicit_free_velocity, detect, fill_rows,
+               point_rows, delassus, impact_rows, apply_impulses, implicit_impulses,
+               integrate_world_aligned, all_finite_kernel, remember_impacts, body_wrenches)
     sets_impacts_on_energy = True  # Hertz rows in an impact (impacts.py); not the rigid LCP
     renamed_options = {"qp_solver": "solver", "interior_iterations": "max_iterations"}
     options_schema = CompliantOptions
@@ -371,8 +370,9 @@ class CompliantIntegrator(Integrator):
                         self._ws, self._bias)
             crba_kernel(m.joint_int, m.joint_real, m.armature, q, self._ws, L)  # kinematics at q
         else:  # the same b and M (kinematics at q), and dB/dv
-            velocity_terms(m.joint_int, m.joint_real, m.gravity, m.armature, q, v, self._ws,
-                           self._zero, implicit.crossed, self._bias, L, implicit.dB)
+            velocity_terms_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, v,
+                                  self._ws, self._zero, implicit.crossed, self._bias, L,
+                                  implicit.dB)
         damped_system(m.damping, h, v, tau, self._bias, L, self._force)  # M~ = M + h D
         if self.servos.active:
             self._unservoed[0][:] = L

@@ -62,6 +62,15 @@ def euler_buffers(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def euler_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
                       explicit, q, v, tau, servo, iq, saturated, ws, work, matrices, ints, q_out,
                       v_out):
+    """euler_step, called from Python (the general step)."""
+    return euler_step(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
+                      explicit, q, v, tau, servo, iq, saturated, ws, work, matrices, ints, q_out,
+                      v_out)
+
+
+@routine
+def euler_step(joint_int, joint_real, gravity, damping, friction, armature, dt, implicit,
+               explicit, q, v, tau, servo, iq, saturated, ws, work, matrices, ints, q_out, v_out):
     """One step (module docstring): velocity terms implicit or explicit, whichever of
     ``implicit``, ``explicit`` is not None (the other one's code is not even compiled: numba
     prunes a branch on an argument that is None; EulerIntegrator.treatment); the joint
@@ -119,16 +128,16 @@ unpack_euler = EULER_ARRAYS.unpack
 
 @kernel
 def euler_advance(tau, table, dt, implicit, explicit, inv_dt) -> int:
-    """euler_step_kernel from (q, v) under tau on the arrays of an EULER_ARRAYS table,
+    """euler_step from (q, v) under tau on the arrays of an EULER_ARRAYS table,
     committed into q, v, acceleration and effort when it succeeds within the bounds
     (fused.py); q and v unchanged when it does not, and BAD_ARG0 (nothing written) for a tau
     that is not finite or not nv long."""
     a = unpack_euler(table)
     if tau.shape[0] != a.v.shape[0] or not begin_fused(tau, a.effort):
         return BAD_ARG0
-    code = euler_step_kernel(a.joint_int, a.joint_real, a.gravity, a.damping, a.friction,
-                             a.armature, dt, implicit, explicit, a.q, a.v, tau, a.servo, a.iq,
-                             a.saturated, a.ws, a.work, a.matrices, a.ints, a.q_next, a.v_next)
+    code = euler_step(a.joint_int, a.joint_real, a.gravity, a.damping, a.friction, a.armature,
+                      dt, implicit, explicit, a.q, a.v, tau, a.servo, a.iq, a.saturated, a.ws,
+                      a.work, a.matrices, a.ints, a.q_next, a.v_next)
     if code == OK and not commit_state(a.q, a.v, a.q_next, a.v_next, a.acceleration, inv_dt,
                                        a.bounds):
         return OUT_OF_BOUNDS

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._jit import allocating, kernel, routine, step
+from .._jit import allocating_routine, kernel, routine, step
 from ..arrays import copy_into
 from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, OUT_OF_BOUNDS, SINGULAR
 from ..dynamics.checks import all_finite, max_abs
@@ -27,12 +27,11 @@ from ..dynamics.drnea import (body_inertia, discrete_momentum, gravity_wrench,
                               project_subtree_sums)
 from ..dynamics.drnea_derivative import assemble_jacobian, body_jacobian_block
 from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinematics_pass,
-                                   kinematics_step, pose_step, world_inertia,
-                                   world_motion_subspace)
+                                   pose_step, world_inertia, world_motion_subspace)
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, new_workspace
-from ..layout import ArrayTable, Layout
+from ..layout import ArrayTable, Layout, writable_view
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, StepRecord, register
 from .euler import explicit_velocity
@@ -376,7 +375,7 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
     return rnorm, iterations, False, best
 
 
-@allocating
+@allocating_routine
 def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, floor, rnorm,
                  ws, vws):
     """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,
@@ -667,6 +666,16 @@ def split_substep(joint_int, joint_real, gravity, damping, friction, armature, Y
 def variational_step_kernel(joint_int, joint_real, gravity, damping, friction, armature, Yb,
                             dt, substeps, q, p, u, servo, iq, saturated, settings, ig3, broyden,
                             tol, ws, vws, q_out, p_out, v_out, stats, residual_out):
+    """variational_step, called from Python (the general step, the process model)."""
+    return variational_step(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
+                            substeps, q, p, u, servo, iq, saturated, settings, ig3, broyden, tol,
+                            ws, vws, q_out, p_out, v_out, stats, residual_out)
+
+
+@routine
+def variational_step(joint_int, joint_real, gravity, damping, friction, armature, Yb, dt,
+                     substeps, q, p, u, servo, iq, saturated, settings, ig3, broyden, tol, ws,
+                     vws, q_out, p_out, v_out, stats, residual_out):
     """One step of dt as len(substeps) DEL substeps of dt * substeps[s] (1 or Yoshida's 3),
     each split in pieces if it must be, then v_out = (M(q_out) + a)^-1 p_out; joint servos
     from the servo table (servo.py; iq all -1: none). ``ig3``, ``broyden``: None compiles
@@ -733,17 +742,17 @@ unpack_variational = VARIATIONAL_ARRAYS.unpack
 
 @kernel
 def variational_advance(tau, table, dt, ig3, broyden, tol, inv_dt) -> int:
-    """variational_step_kernel from (q, p) under tau on the arrays of a VARIATIONAL_ARRAYS
+    """variational_step from (q, p) under tau on the arrays of a VARIATIONAL_ARRAYS
     table, committed into q, v, p, acceleration and effort when it succeeds within the bounds
     (fused.py); the state unchanged when it does not, and BAD_ARG0 (nothing written) for a tau
     that is not finite or not nv long."""
     a = unpack_variational(table)
     if tau.shape[0] != a.v.shape[0] or not begin_fused(tau, a.effort):
         return BAD_ARG0
-    code = variational_step_kernel(a.joint_int, a.joint_real, a.gravity, a.damping, a.friction,
-                                   a.armature, a.Yb, dt, a.substeps, a.q, a.p, tau, a.servo,
-                                   a.iq, a.saturated, a.settings, ig3, broyden, tol, a.ws, a.vws,
-                                   a.q_next, a.p_next, a.v_next, a.stats, a.residual_out)
+    code = variational_step(a.joint_int, a.joint_real, a.gravity, a.damping, a.friction,
+                            a.armature, a.Yb, dt, a.substeps, a.q, a.p, tau, a.servo, a.iq,
+                            a.saturated, a.settings, ig3, broyden, tol, a.ws, a.vws, a.q_next,
+                            a.p_next, a.v_next, a.stats, a.residual_out)
     if code == OK:
         if not commit_state(a.q, a.v, a.q_next, a.v_next, a.acceleration, inv_dt, a.bounds):
             return OUT_OF_BOUNDS
@@ -773,8 +782,11 @@ def momentum_kernel(joint_int, joint_real, armature, q, v, ws, p_out):
     nj = joint_int.shape[0]
     nv = v.shape[0]
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = carve(ws, nj, nv)
+    # the Model's arrays typed as the step's (read here, never written): the step's compiled
+    # kinematics pass and subtree sums serve, not a second copy of each for read-only arrays
+    joint_int, joint_real = writable_view(joint_int), writable_view(joint_real)
+    kinematics_pass(joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
     for i in range(nj):
-        kinematics_step(i, joint_int, joint_real, q, oR, op, oS, oY, Rq, pq)
         joint_velocity(i, joint_int, oS, v, tmp[0])
         par = joint_int[i, I_PARENT]
         for r in range(6):

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .._jit import routine, step
+from .._jit import kernel, routine, step
 from ..codes import (BILATERAL, BOX, CONE, FIXED, FREE, FRICTION, NONNEG, NORMAL,
                      NOT_CONVERGED, NOT_POSITIVE, OK, PART, PYRAMID, TANGENT, UNILATERAL)
 from ..dynamics.checks import max_abs
@@ -224,7 +224,7 @@ def bilateral_solve(H, c, m, L, first, gamma) -> int:
     return OK
 
 
-@routine
+@kernel  # called from Python too
 def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
                normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
     """The impulses gamma[:m] of the compliant step: the rows' laws (prepare_rows), then the
