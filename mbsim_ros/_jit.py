@@ -22,6 +22,7 @@ to pure-Python layers (node, CLI) keep it. Inside that directory our functions a
 path within the package (numba's default files them by the absolute path of their folder), so every
 copy of the same sources shares one cache: a colcon install tree, a worktree, the source checkout.
 """
+import copy
 import hashlib
 import json
 import logging
@@ -32,13 +33,15 @@ import sys
 from pathlib import Path
 
 import numba
+from llvmlite import binding as llvm
 from numba import njit
 from numba.core import event
+from numba.core import ir as numba_ir
 from numba.core.caching import UserProvidedCacheLocator
-from llvmlite import binding as llvm
 from numba.core.codegen import CPUCodeLibrary, JITCPUCodegen
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.cpu import CPUContext
+from numba.core.inline_closurecall import InlineWorker
 from numba.core.registry import CPUDispatcher, cpu_target
 
 # -- Portable machine code ----------------------------------------------------------------------
@@ -331,6 +334,53 @@ def _link_routines() -> bool:
 
 
 ROUTINES_LINKED = _link_routines()
+
+
+# -- IR inlining: a callee's scope copied once per call site ------------------------------------
+# numba inlines a ``step`` by deep-copying its IR block by block (InlineWorker.inline_ir, twice
+# per call site), and each block's copy copies the function's scope, every variable of the
+# function with it: a step of B blocks and V variables costs B copies of V variables per site
+# (a fifth of a cold compile went to copy.deepcopy, docs/SPEED.md "Cold compile, round 8").
+# Within one inlining, a scope is copied once and that copy shared by every block copied from
+# it, as one deep copy of all the blocks would have it (numba's inliner takes the first block's
+# scope as the callee's only scope). Outside an inlining a scope is copied as before.
+_SHARED_SCOPES: list = []  # per inlining in progress: id(scope) -> (scope, its copy)
+
+
+def _copy_scope(scope, memo):
+    shared = _SHARED_SCOPES[-1] if _SHARED_SCOPES else None
+    if shared is not None and id(scope) in shared:
+        memo[id(scope)] = shared[id(scope)][1]
+        return shared[id(scope)][1]
+    copied = numba_ir.Scope.__new__(numba_ir.Scope)
+    memo[id(scope)] = copied
+    copied.__dict__.update(copy.deepcopy(scope.__dict__, memo))
+    if shared is not None:
+        shared[id(scope)] = (scope, copied)
+    return copied
+
+
+def _inline_ir(original):
+    def inline_ir(worker, *args, **kws):
+        _SHARED_SCOPES.append({})
+        try:
+            return original(worker, *args, **kws)
+        finally:
+            _SHARED_SCOPES.pop()
+    return inline_ir
+
+
+def _share_scopes() -> bool:
+    """Install the two changes (above) where numba's inliner is the one they were made for."""
+    if not (numba.__version__.startswith("0.68.") and hasattr(InlineWorker, "inline_ir")
+            and "__deepcopy__" not in vars(numba_ir.Scope)):
+        return False
+    numba_ir.Scope.__deepcopy__ = _copy_scope
+    InlineWorker.inline_ir = _inline_ir(InlineWorker.inline_ir)
+    return True
+
+
+SCOPES_SHARED = _share_scopes()
 
 
 def _linked(options: dict):
