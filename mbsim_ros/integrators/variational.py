@@ -32,6 +32,7 @@ from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, new_workspace
 from ..layout import ArrayTable, Layout, writable_view
+from ..solvers.lu import lapack_solve
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, StepRecord, register
 from .euler import explicit_velocity
@@ -402,7 +403,7 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
             work[k] = -r[k]
         for k in range(nq):
             q_base[k] = qv[Q_NEXT, k]  # q (+) x, as the residual left it
-        delta = np.linalg.solve(Jac, work)
+        delta = lapack_solve(Jac, work)
         iterations += 1
         alpha = 1.0
         for halving in range(NEWTON_HALVINGS + 1):

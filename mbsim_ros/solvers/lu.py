@@ -3,7 +3,13 @@ np.linalg inside numba allocates its result and a copy per call). For the genera
 symmetric) matrices of linearly implicit steps."""
 from __future__ import annotations
 
-from .._jit import routine
+import math
+
+import numpy as np
+from numba import types
+from numba.np.linalg import F_INT_nbtype, F_INT_nptype, ensure_lapack
+
+from .._jit import routine, step
 
 # A pivot this small relative to the matrix's largest entry: singular to working precision.
 PIVOT_TOLERANCE = 1e-14
@@ -59,3 +65,42 @@ def lu_solve(A, pivots, b) -> None:
         for j in range(i + 1, n):
             s -= A[i, j] * b[j]
         b[i] = s / A[i, i]
+
+
+# LAPACK's dgesv through numba's own binding of it (numba.np.linalg's numba_xgesv, which calls
+# scipy's LAPACK): what np.linalg.solve calls inside numba.
+_GESV = types.ExternalFunction("numba_xgesv", types.intc(
+    types.char, types.intp, types.intp, types.CPointer(types.float64), types.intp,
+    types.CPointer(F_INT_nbtype), types.CPointer(types.float64), types.intp))
+_DOUBLE = ord("d")
+ensure_lapack()  # (scipy's LAPACK, as np.linalg does)
+
+
+@step
+def lapack_solve(A, b):
+    """np.linalg.solve(A, b) for a float64 matrix and vector: the same LAPACK dgesv on the same
+    copies (A in Fortran order, b), so the same bits and the same LinAlgError for a matrix or
+    vector that is not finite or a singular matrix, without numba's generic checks, shapes and
+    messages around it (about 5 s of a cold compile). Allocates (the copies, the pivots, the
+    result): for allocating code."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            if not math.isfinite(A[i, j]):
+                raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
+    for i in range(n):
+        if not math.isfinite(b[i]):
+            raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
+    fortran = np.empty((n, n))  # row j: column j of A
+    for i in range(n):
+        for j in range(n):
+            fortran[j, i] = A[i, j]
+    x = np.empty(n)
+    for i in range(n):
+        x[i] = b[i]
+    if n == 0:
+        return x
+    pivots = np.empty(n, dtype=F_INT_nptype)
+    if _GESV(_DOUBLE, n, 1, fortran.ctypes, n, pivots.ctypes, x.ctypes, n) != 0:
+        raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+    return x
