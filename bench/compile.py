@@ -30,7 +30,11 @@ library.
 
     python bench/compile.py [--only euler,node] [--top 25] [--cache-variable NUMBA_CACHE_DIR]
                             [--wheel dist/mbsim_ros-0.1.0-cp311-cp311-linux_x86_64.whl]
-                            [--passes] [--json results.json]
+                            [--passes] [--json results.json] [--peer ../main] [--rounds 2]
+
+With ``--peer DIR`` each scenario also runs from the sources of another checkout (another
+branch, the main tree), the two taking turns scenario by scenario, ``--rounds`` times: figures
+to compare on a shared machine, with the load average printed beside each.
 
 With ``--json`` the results (the cold runs' compiles with their argument types among them) are
 also written to a file: how many specializations each function got, and for which types.
@@ -270,6 +274,22 @@ def compiler_tables(name: str, result: dict, top: int) -> None:
               f"instructions  {library}")
 
 
+def compare(args) -> None:
+    """--peer: each scenario cold and warm from this checkout and from the peer's, in turn."""
+    trees = {"this": Install(sys.executable, ROOT, ROOT)}
+    peer = Path(args.peer).resolve()
+    trees[peer.name] = Install(sys.executable, peer, peer)
+    for name in args.only.split(","):
+        for _ in range(args.rounds):
+            for label, install in trees.items():
+                load = os.getloadavg()[0]
+                with tempfile.TemporaryDirectory(prefix="mbsim-cold-") as cache:
+                    result = measure(name, cache, args.cache_variable, install)
+                (cold, cold_cpu), (hot, hot_cpu) = result["cold"], result["warm"]
+                print(f"{name} [{label}]: cold {cold:.1f} s, CPU {cold_cpu:.1f} s; warm "
+                      f"{hot:.1f} s, CPU {hot_cpu:.1f} s (load average {load:.1f})", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -285,9 +305,14 @@ def main() -> None:
                              "library in the cold runs (compiler_profile)")
     parser.add_argument("--json", help="also write every scenario's results (the cold run's "
                         "compiles with their argument types) to this file")
+    parser.add_argument("--peer", help="another checkout whose sources run each scenario in "
+                        "turn with this one's (the per-function tables: this one's only)")
+    parser.add_argument("--rounds", type=int, default=1, help="with --peer: turns per scenario")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
+    if args.peer:
+        return compare(args)
     if args.passes:
         os.environ["MBSIM_BENCH_PASSES"] = "1"  # (the children inherit it)
     venv = Path(tempfile.mkdtemp(prefix="mbsim-wheel-")) if args.wheel else None
