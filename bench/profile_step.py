@@ -24,7 +24,7 @@ from mbsim_ros.dynamics.aba import aba, aba_kernel  # noqa: E402
 from mbsim_ros.dynamics.checks import as_vector  # noqa: E402
 from mbsim_ros.dynamics.rnea_derivative import velocity_terms  # noqa: E402
 from mbsim_ros.dynamics.workspace import workspace  # noqa: E402
-from mbsim_ros.solvers.cone_solver import solve_rows  # noqa: E402
+from mbsim_ros.solvers.cone_solver import solve_rows_kernel  # noqa: E402
 from mbsim_ros.integrators.compliant_kernels import (damped_system, delassus,  # noqa: E402
                                                      implicit_system, ltl_factor)
 from mbsim_ros.integrators.compliant_step import (F_DETECTION, F_PYRAMID, L_H,  # noqa: E402
@@ -146,9 +146,10 @@ def piece_loop(piece, n, tau, table, memory0):
                      a.W, a.u)
         else:
             a.memory[:, :] = memory0
-            solve_rows(a.W, a.u, a.phi, a.kind, a.k, a.b, a.mu, rows, h, law[L_REGULARIZATION],
-                       law[L_RIGID_COMPLIANCE], law[L_NORMAL_WEIGHT], a.flags[F_PYRAMID] != 0,
-                       a.limits, a.memory, a.gamma, a.mats, a.vecs, a.ints)
+            solve_rows_kernel(a.W, a.u, a.phi, a.kind, a.k, a.b, a.mu, rows, h,
+                              law[L_REGULARIZATION], law[L_RIGID_COMPLIANCE],
+                              law[L_NORMAL_WEIGHT], a.flags[F_PYRAMID] != 0, a.limits,
+                              a.memory, a.gamma, a.mats, a.vecs, a.ints)
 
 
 def contact_row(label: str, sim: Simulator, tau: np.ndarray) -> None:

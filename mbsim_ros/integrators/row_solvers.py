@@ -27,7 +27,7 @@ from ..solvers.cone_qp import (GAP_TOLERANCE, I_ACTIVE, I_EARLIER, I_FIRST, I_LA
                       I_TRIAL_KIND, ITERATIONS, M_H, M_LH, V_C, V_CONVEX, V_EINV, V_TRIAL_MU,
                       V_WEIGHT, solver_limits)
 from ..solvers.cone_solver import (ACTIVE_SET_ROUNDS, DONE, advance_active_set, begin_active_set,
-                          bilateral_solve, prepare_rows, solve_rows)
+                          bilateral_solve, prepare_rows, solve_rows_kernel)
 from ..solvers.lcp import dantzig_kernel, natural_residual, pgs_kernel
 
 RIGID_COMPLIANCE = 1e-12  # E^-1 of rigid bilateral rows, relative to mean(diag W)
@@ -47,7 +47,8 @@ class ConeRows:
     drives the active set's state machine, solving each weighted problem it asks for."""
 
     # the compiled functions its solve calls (Integrator.kernels)
-    kernels = (solve_rows, prepare_rows, bilateral_solve, begin_active_set, advance_active_set)
+    kernels = (solve_rows_kernel, prepare_rows, bilateral_solve, begin_active_set,
+               advance_active_set)
 
     def __init__(self, dt: float, solver: str, cone: str, normal_weight: float,
                  regularization: float, max_iterations: int = ITERATIONS,
@@ -75,10 +76,10 @@ class ConeRows:
         self.info = info
         if self.qp_solver != "interior":
             return self._drive(rows, m, ACTIVE_SET_ROUNDS, restart=True)
-        status, steps = solve_rows(rows.W, rows.u, rows.phi, rows.kind, rows.k, rows.b, rows.mu,
-                                   m, self.dt, self.regularization, RIGID_COMPLIANCE,
-                                   self.normal_weight, self.cone == "pyramid", self.limits,
-                                   rows.memory, rows.gamma, *rows.solver)
+        status, steps = solve_rows_kernel(
+            rows.W, rows.u, rows.phi, rows.kind, rows.k, rows.b, rows.mu, m, self.dt,
+            self.regularization, RIGID_COMPLIANCE, self.normal_weight, self.cone == "pyramid",
+            self.limits, rows.memory, rows.gamma, *rows.solver)
         info.iterations = steps
         info.residual = float(self.limits[2])
         if status == OK:

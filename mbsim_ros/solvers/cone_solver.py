@@ -224,7 +224,15 @@ def bilateral_solve(H, c, m, L, first, gamma) -> int:
     return OK
 
 
-@kernel  # called from Python too
+@kernel
+def solve_rows_kernel(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
+                      normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
+    """solve_rows (a routine, linked into the compiled step), called from Python (ConeRows)."""
+    return solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
+                      normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints)
+
+
+@routine
 def solve_rows(W, u, phi, kind, k, b, mu, m, h, regularization, rigid_compliance,
                normal_weight, pyramid, limits, memory, gamma, mats, vecs, ints) -> tuple:
     """The impulses gamma[:m] of the compliant step: the rows' laws (prepare_rows), then the
