@@ -127,8 +127,8 @@ class _Assembly:
                          np.empty((nj, 10)), np.empty((nj, 10)), np.empty((nj, 6)),
                          np.empty((nj, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
                          np.empty((nj, 6)), np.empty((nj, 6, 6)), np.empty((nv, 6)),
-                         np.zeros((10, 6)), np.empty(nv), np.empty(nv), np.empty(nv),
-                         np.empty(nv), np.empty(6),
+                         np.zeros((10, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
+                         np.empty(nv), np.empty(nv), np.empty(nv), np.empty(6),
                          np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
                          np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.empty((2, nv, nv)),
                          np.empty((2, nv)), np.empty((nv, nv)))

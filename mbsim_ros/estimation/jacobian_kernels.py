@@ -20,7 +20,7 @@ from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
                                    kinematics_step, motion_cross_force, motion_cross_motion,
                                    world_inertia)
-from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
+from ..dynamics.rnea import rnea_backward_step
 from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
@@ -450,41 +450,85 @@ def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
             column[a] = -total
 
 
+@step
+def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw, a_world, tmp):
+    """Body i of inverse dynamics' forward pass (rnea.rnea_forward_step) with its velocity
+    products polarised, Q(v, v) -> Q(v, v + 2 w) (step_dynamics' R(w)): given ov_i and
+    hv_i = Y_i ov_i at v, ow_i = ow_p + S w_i, hw_i = Y_i ow_i,
+    oa_i = oa_p + S a_i + ov_i x S (v_i + w_i) + ow_i x S v_i and
+    F_i = Y_i oa_i + ov_i x* (hv_i + hw_i) + ow_i x* hv_i. tmp: >= 4 x 6 scratch."""
+    p = joint_int[i, I_PARENT]
+    joint_velocity(i, joint_int, oS, v, tmp[0])
+    joint_velocity(i, joint_int, oS, w, tmp[1])
+    joint_velocity(i, joint_int, oS, a, tmp[2])
+    for r in range(6):
+        ow[i, r] = tmp[1, r] + (ow[p, r] if p >= 0 else 0.0)
+        oa[i, r] = tmp[2, r] + (oa[p, r] if p >= 0 else a_world[r])
+        tmp[1, r] += tmp[0, r]  # S (v_i + w_i)
+    motion_cross_motion(ov[i], tmp[1], tmp[2])
+    motion_cross_motion(ow[i], tmp[0], tmp[3])
+    for r in range(6):
+        oa[i, r] += tmp[2, r] + tmp[3, r]
+    inertia_times_motion(oY[i], ow[i], hw[i])
+    inertia_times_motion(oY[i], oa[i], F[i])
+    for r in range(6):
+        tmp[0, r] = hv[i, r] + hw[i, r]
+    motion_cross_force(ov[i], tmp[0], tmp[1])
+    motion_cross_force(ow[i], hv[i], tmp[2])
+    for r in range(6):
+        F[i, r] += tmp[1, r] + tmp[2, r]
+
+
 @routine
-def chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b, tmp, moved, column):
-    """Inverse dynamics' q-derivative's column for dof b (zeta = S_b) of a joint l not on the
-    world (parent lambda), over the bodies it moves and the path to the root only. Moving q_b
-    turns l's subtree rigidly about its parent's ov_lambda, oa_lambda (rnea_derivative's
-    docstring): a body's d ov_i = zeta x ov_i + e and d oa_i = zeta x oa_i + c + e x ov_i with
+def polarized_column(joint_int, chain, oS, oY, Yc, ov, ow, oa, F, hv, hw, l, b, tmp, moved,
+                     column):
+    """Column b (zeta = S_b, a dof of joint l not on the world, parent lambda) of
+    R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics; polarized_forward_step's ov, ow, oa, F
+    (subtree sums), hv, hw), over the bodies b moves and the path to the root only. Moving q_b
+    turns l's subtree rigidly about its parent's ov_lambda, oa_lambda: for one velocity y a
+    body's d ov_i = zeta x ov_i + e and d oa_i = zeta x oa_i + c + e x ov_i with
     e = ov_lambda x zeta, c = ov_lambda x e - zeta x oa_lambda (the Jacobi identity), so its
     wrench changes by d of_i = zeta x* of_i + Y_i c + t_i, t_i = ov_i x* (Y_i e) -
-    Y_i (ov_i x e) + e x* h_i (h_i = Y_i ov_i: ``momenta``, per body), and over the subtree of
-    j by df_j = zeta x* F_j + Yc_j c + T_j (T_j: the t_i summed over it, into ``moved``). The
-    column: S_a . df_j + (zeta x S_a) . F_j = S_a . (Yc_j c + T_j) for the dofs a of a joint j
-    in l's subtree (chain[j, b] != 0; the zeta x* F_j terms cancel, Featherstone 2008, "Rigid
-    body dynamics algorithms", Sec. 2.9: x* = -x^T), S_a . df_l for those of l's ancestors, 0
-    elsewhere: the structure of Carpentier and Mansard 2018, "Analytical derivatives of rigid
-    body dynamics algorithms", with rnea_derivative.subtree_wrench_derivatives' per-body
-    derivative reduced to t_i. moved: the subtree's rows written; tmp: >= 5 x 6 scratch."""
+    Y_i (ov_i x e) + e x* h_i, and over the subtree of j by df_j = zeta x* F_j + Yc_j c + T_j.
+    c and t_i are bilinear in (ov, e), polarised here as F is: with e, e_w = e at v, w and
+    e' = e + e_w, c = ov_lambda x e' + ow_lambda x e - zeta x oa_lambda and
+    t_i = ov_i x* (Y_i e') + ow_i x* (Y_i e) - Y_i (ov_i x e' + ow_i x e) + e' x* hv_i +
+    e x* hw_i (T_j: their sums over the subtree, into ``moved``). The column:
+    S_a . (Yc_j c + T_j) for the dofs a of a joint j in l's subtree (chain[j, b] != 0; the
+    zeta x* F_j terms cancel (zeta x S_a) . F_j, Featherstone 2008, "Rigid body dynamics
+    algorithms", Sec. 2.9: x* = -x^T), S_a . df_l for those of l's ancestors, 0 elsewhere:
+    the structure of Carpentier and Mansard 2018, "Analytical derivatives of rigid body
+    dynamics algorithms", with rnea_derivative.subtree_wrench_derivatives' per-body
+    derivative reduced to t_i. moved: the subtree's rows written; tmp: >= 7 x 6 scratch."""
     nj = joint_int.shape[0]
     zeta = oS[b]
     lam = joint_int[l, I_PARENT]
-    e, c = tmp[0], tmp[1]
+    e, e1, c = tmp[0], tmp[1], tmp[2]
     motion_cross_motion(ov[lam], zeta, e)
-    motion_cross_motion(ov[lam], e, c)
-    motion_cross_motion(zeta, oa[lam], tmp[2])
+    motion_cross_motion(ow[lam], zeta, e1)
     for r in range(6):
-        c[r] -= tmp[2, r]
+        e1[r] += e[r]  # e' = e(v + w)
+    motion_cross_motion(ov[lam], e1, c)
+    motion_cross_motion(ow[lam], e, tmp[3])
+    motion_cross_motion(zeta, oa[lam], tmp[4])
+    for r in range(6):
+        c[r] += tmp[3, r] - tmp[4, r]
     for i in range(l, nj):
         if chain[i, b] == 0.0:
             continue
-        inertia_times_motion(oY[i], e, tmp[2])
-        motion_cross_force(ov[i], tmp[2], moved[i])
-        motion_cross_motion(ov[i], e, tmp[2])
-        inertia_times_motion(oY[i], tmp[2], tmp[3])
-        motion_cross_force(e, momenta[i], tmp[2])
+        inertia_times_motion(oY[i], e1, tmp[3])
+        motion_cross_force(ov[i], tmp[3], moved[i])
+        inertia_times_motion(oY[i], e, tmp[3])
+        motion_cross_force(ow[i], tmp[3], tmp[4])
+        motion_cross_motion(ov[i], e1, tmp[3])
+        motion_cross_motion(ow[i], e, tmp[5])
         for r in range(6):
-            moved[i, r] += tmp[2, r] - tmp[3, r]
+            tmp[3, r] += tmp[5, r]
+        inertia_times_motion(oY[i], tmp[3], tmp[5])
+        motion_cross_force(e1, hv[i], tmp[3])
+        motion_cross_force(e, hw[i], tmp[6])
+        for r in range(6):
+            moved[i, r] += tmp[4, r] - tmp[5, r] + (tmp[3, r] + tmp[6, r])
     for i in range(nj - 1, l, -1):  # children first: the subtree's sums
         if chain[i, b] != 0.0:
             p = joint_int[i, I_PARENT]
@@ -495,24 +539,24 @@ def chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b, tmp, mo
     for j in range(l, nj):
         if chain[j, b] == 0.0:
             continue
-        inertia_times_motion(Yc[j], c, tmp[2])
+        inertia_times_motion(Yc[j], c, tmp[3])
         for r in range(6):
-            tmp[2, r] += moved[j, r]
+            tmp[3, r] += moved[j, r]
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[2, r]
+                total += oS[a, r] * tmp[3, r]
             column[a] = total
-    motion_cross_force(zeta, F[l], tmp[3])
-    inertia_times_motion(Yc[l], c, tmp[2])
+    motion_cross_force(zeta, F[l], tmp[4])
+    inertia_times_motion(Yc[l], c, tmp[3])
     for r in range(6):
-        tmp[4, r] = tmp[3, r] + tmp[2, r] + moved[l, r]
+        tmp[5, r] = tmp[4, r] + tmp[3, r] + moved[l, r]
     j = lam
     while j >= 0:
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[4, r]
+                total += oS[a, r] * tmp[5, r]
             column[a] = total
         j = joint_int[j, I_PARENT]
 
@@ -545,22 +589,24 @@ def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
 @kernel
 def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, v,
                   velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
-                  column, tau, y, a, a_world, M, frame_rates, shifted, rates, roots):
+                  ow, hw, tau, y, a, a_world, M, frame_rates, shifted, rates, roots):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
     step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), for
     the velocities v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
     M = M(q) + h diag(damping) (composite_mass: Yc the composite inertias); frame_rates
     (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
     shifted[g] = P(w)^T (shifted[g, b]: P(w)'s column b), w = velocities[g] - v, the implicit
-    step's right-hand side moved with q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3
-    with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
-    q-derivative, quadratic in y and affine in a: a forward and a backward pass of inverse
-    dynamics over this kinematics, the bodies' momenta, then chain_column over the bodies each
-    dof moves (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column
-    for the dofs of joints on the world);
+    step's right-hand side moved with q, P(w) = -h R(w), R(w) = Q(v, v + 2 w) + Mq(a) + g_q
+    with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (Q: the symmetric bilinear
+    q-derivative of inverse dynamics' velocity product, Mq(a) that of M a, g_q gravity's):
+    inverse dynamics' q-derivative with its velocity products polarised, one forward pass at
+    (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
+    by both w) and a backward one, then polarized_column over the bodies each dof moves
+    (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column for the
+    dofs of joints on the world (-h times it: R's columns there hold gravity only);
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
-    Scratch: oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
-    coriolis, crossed, tmp (10 x 6), column, tau, y, a (nv), a_world,
+    Scratch: oY, ov, oa, F, df (polarized_column's subtree sums), momenta, ow, hw
+    (njoints x 6), coriolis, crossed, tmp (10 x 6), tau, y, a (nv), a_world,
     roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
@@ -571,6 +617,12 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
     C = frame_rates[0]
+    for i in range(nj):  # the bodies' velocities ov and momenta Y ov at v
+        parent = joint_int[i, I_PARENT]
+        joint_velocity(i, joint_int, oS, v, tmp[8])
+        for r in range(6):
+            ov[i, r] = tmp[8, r] + (ov[parent, r] if parent >= 0 else 0.0)
+        inertia_times_motion(oY[i], ov[i], momenta[i])
     for g in range(2):
         target = velocities[g]
         for k in range(nv):
@@ -579,35 +631,27 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
                 rate += C[k, j] * v[j]
                 moved += C[k, j] * (target[j] - v[j])
             a[k] = -(h * (rate * 0.5) - (target[k] - v[k]) + h * moved) / h
-        for half in range(2):
-            for k in range(nv):
-                w = target[k] - v[k]
-                y[k] = v[k] - w if half == 0 else v[k] + 0.5 * w
-            for i in range(nj):
-                rnea_forward_step(i, joint_int, oS, y, a, oY, ov, oa, F, a_world, tmp[8], tmp)
-            for i in range(nj - 1, -1, -1):
-                rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
-                inertia_times_motion(oY[i], ov[i], momenta[i])  # h_i, per body
-            for l in range(nj):
-                lam = joint_int[l, I_PARENT]
-                lv = joint_int[l, I_IDX_V]
-                for b in range(lv, lv + joint_int[l, I_NV]):
-                    into = shifted[g, b]  # P(w)'s column b
-                    if lam < 0:  # (the same for every pair: once)
-                        if g == 0 and half == 0:
-                            root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
-                        found = roots[b]
-                    else:
-                        found = into if half == 0 else column
-                        chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b,
-                                     tmp, df, found)
-                    if half == 0:
-                        if lam < 0:
-                            for k in range(nv):
-                                into[k] = found[k]
-                    else:
-                        for k in range(nv):
-                            into[k] = h * (into[k] - 4.0 * found[k]) / 3.0
+            y[k] = target[k] - v[k]  # w
+        for i in range(nj):
+            polarized_forward_step(i, joint_int, oS, v, y, a, oY, ov, ow, oa, F, momenta, hw,
+                                   a_world, tmp)
+        for i in range(nj - 1, -1, -1):
+            rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
+        for l in range(nj):
+            lam = joint_int[l, I_PARENT]
+            lv = joint_int[l, I_IDX_V]
+            for b in range(lv, lv + joint_int[l, I_NV]):
+                into = shifted[g, b]  # P(w)'s column b
+                if lam < 0:  # (the same for every pair: once)
+                    if g == 0:
+                        root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
+                    for k in range(nv):
+                        into[k] = -h * roots[b, k]
+                else:
+                    polarized_column(joint_int, chain, oS, oY, Yc, ov, ow, oa, F, momenta, hw,
+                                     l, b, tmp, df, into)
+                    for k in range(nv):
+                        into[k] = -h * into[k]
     for g in range(2):  # (the bodies' velocities only: rnea_forward_step's ov)
         for i in range(nj):
             parent = joint_int[i, I_PARENT]
