@@ -131,7 +131,7 @@ class _Assembly:
                          np.empty(nv), np.empty(nv), np.empty(nv), np.empty(6),
                          np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
                          np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.empty((2, nv, nv)),
-                         np.empty((2, nv)), np.empty((nv, nv)))
+                         np.empty((2, nv)), np.empty((nv, nv)), np.empty((nv, 18)))
         self.state = np.empty(2 * nv * 3 * nv)
         self.bound, self.capacity, self.contacts, self.entry = (None, None, None), 0, 0, None
         self.no_out = np.empty(0)
@@ -432,7 +432,8 @@ def _row_derivatives(integrator, m: int):
     radius = np.where(kinds[shape] == SPHERE, sizes[shape, 0], 0.0)
     centre = x + radius[:, None] * normal
     row_derivatives_kernel(oS, tables.support, tables.chain, contact_int[:n, 0].copy(),
-                           np.ascontiguousarray(x), centre, buf.directions, dG)
+                           np.ascontiguousarray(x), centre, buf.directions,
+                           np.empty((nv, 18)), dG)
     for contact in np.flatnonzero(contact_int[:n, 3] >= 0):
         motion = _pair_motion(integrator, tables, oS, contact)
         if motion is None:

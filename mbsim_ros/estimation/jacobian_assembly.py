@@ -170,7 +170,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("a", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
     ("M", F64, 2),
     ("frame_rates", F64, 3), ("shifted", F64, 3), ("rates", F64, 3), ("velocities", F64, 2),
-    ("roots", F64, 2),
+    ("roots", F64, 2), ("points", F64, 2),
     ("weighted_b", F64, 1), ("P_b", F64, 1), ("dq_dc_b", F64, 1), ("gradient", F64, 1),
     ("zero_rows", I64, 1), ("sliding", I64, 1), ("tangent", F64, 2), ("slip", F64, 1),
     ("multiplier", F64, 1), ("free_rows", I64, 1), ("position", I64, 1), ("K_b", F64, 1),
@@ -211,7 +211,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
      vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step,
      oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, ow, hw, tau, y,
-     a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots,
+     a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots, points,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
@@ -259,7 +259,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
                 centres[contact, e] = (contact_real[contact, e]
                                        + radius * contact_real[contact, 3 + e])
         row_derivatives_kernel(oS_step, support, chain, contact_int[:n, 0],
-                               contact_real[:n, 0:3], centres, directions, dG)
+                               contact_real[:n, 0:3], centres, directions, points, dG)
     # the step's dynamics (on its kinematics: oS_step) and the factors of its matrix K (M~
     # with explicit velocity terms), the integration's derivatives
     if implicit:

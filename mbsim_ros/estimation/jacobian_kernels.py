@@ -29,51 +29,56 @@ from ..spatial import exp_so3, so3_left_jacobian
 
 
 @kernel
-def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, dG):
+def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, points, dG):
     """dG[b, 3c + e, k] = d G[3c + e, k] / d q_b (dG[b]: G's derivative along dof b) for
     contacts c of a sphere's centre or a point with a fixed normal (contact_jacobians.
-    _row_derivatives): on the dofs k, b that move the contact's body,
-    d . (support[b, k] (dv + dw x x) + w_k x dc_b) with (dv, dw) = S_b x S_k (Featherstone
-    2008, "Rigid body dynamics algorithms", eq. 2.31: a twist's derivative in a moving frame)
-    and dc_b = S_b's velocity at the centre. dG's other entries are left as they are (zero).
-    Scalars in the inner loops (no views: their reference counts were most of the cost)."""
+    _row_derivatives), G's row r = d_r . V_k(x) with V_k(x) = v_k + w_k x x (S_k = (v_k, w_k)
+    at the contact point x = c - radius n). On the dofs k, b that move the contact's body,
+    moving q_b turns S_k by S_b x S_k where b turns k (support[b, k]; Featherstone 2008,
+    "Rigid body dynamics algorithms", eq. 2.31) and moves the centre c by V_b(c), so by the
+    Jacobi identity dG_b[r, k] = d_r . (w_b x V_k(x) + w_k x (w_b x (c - x))) where b turns
+    k, d_r . (w_k x V_b(c)) elsewhere, taken as triple products with d_r x w_b, d_r x w_k.
+    dG's other entries are left as they are (zero). points: nv x 18 scratch (per dof of the
+    contact's body: V_k(x), V_k(c), w_k x (c - x), d_r x w_k for the contact's rows)."""
     nv = oS.shape[0]
     for c in range(bodies.shape[0]):
         a = bodies[c]
         x0, x1, x2 = x[c, 0], x[c, 1], x[c, 2]
         c0, c1, c2 = centre[c, 0], centre[c, 1], centre[c, 2]
+        r0, r1, r2 = c0 - x0, c1 - x1, c2 - x2
+        for k in range(nv):
+            if chain[a, k] == 0.0:
+                continue
+            v0, v1, v2, w0, w1, w2 = oS[k, 0], oS[k, 1], oS[k, 2], oS[k, 3], oS[k, 4], oS[k, 5]
+            P = points[k]
+            P[0], P[1], P[2] = v0 + w1 * x2 - w2 * x1, v1 + w2 * x0 - w0 * x2, \
+                v2 + w0 * x1 - w1 * x0  # V_k(x)
+            P[3], P[4], P[5] = v0 + w1 * c2 - w2 * c1, v1 + w2 * c0 - w0 * c2, \
+                v2 + w0 * c1 - w1 * c0  # V_k(c)
+            P[6], P[7], P[8] = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0
+            for e in range(3):
+                d0, d1, d2 = directions[3 * c + e, 0], directions[3 * c + e, 1], \
+                    directions[3 * c + e, 2]
+                P[9 + 3 * e] = d1 * w2 - d2 * w1  # d_r x w_k
+                P[10 + 3 * e] = d2 * w0 - d0 * w2
+                P[11 + 3 * e] = d0 * w1 - d1 * w0
         for b in range(nv):
             if chain[a, b] == 0.0:
                 continue
-            b0, b1, b2, b3, b4, b5 = oS[b, 0], oS[b, 1], oS[b, 2], oS[b, 3], oS[b, 4], oS[b, 5]
-            m0 = b0 + b4 * c2 - b5 * c1  # dc_b = v_b + w_b x centre
-            m1 = b1 + b5 * c0 - b3 * c2
-            m2 = b2 + b3 * c1 - b4 * c0
+            B = points[b]
             for k in range(nv):
                 if chain[a, k] == 0.0:
                     continue
-                k0, k1, k2, k3, k4, k5 = (oS[k, 0], oS[k, 1], oS[k, 2], oS[k, 3], oS[k, 4],
-                                          oS[k, 5])
-                e0, e1, e2 = k4 * m2 - k5 * m1, k5 * m0 - k3 * m2, k3 * m1 - k4 * m0
-                if support[b, k] == 0.0:  # S_k not turned by S_b
+                K = points[k]
+                if support[b, k] == 0.0:  # S_k not turned by S_b: d_r . (w_k x V_b(c))
                     for e in range(3):
-                        r = 3 * c + e
-                        dG[b, r, k] = (e0 * directions[r, 0] + e1 * directions[r, 1]
-                                       + e2 * directions[r, 2])  # w_k x dc_b
+                        dG[b, 3 * c + e, k] = (B[3] * K[9 + 3 * e] + B[4] * K[10 + 3 * e]
+                                               + B[5] * K[11 + 3 * e])
                     continue
-                # S_b x S_k (kinematics.motion_cross_motion)
-                s0 = b4 * k2 - b5 * k1 + b1 * k5 - b2 * k4
-                s1 = b5 * k0 - b3 * k2 + b2 * k3 - b0 * k5
-                s2 = b3 * k1 - b4 * k0 + b0 * k4 - b1 * k3
-                s3, s4, s5 = b4 * k5 - b5 * k4, b5 * k3 - b3 * k5, b3 * k4 - b4 * k3
-                f0, f1, f2 = s4 * x2 - s5 * x1, s5 * x0 - s3 * x2, s3 * x1 - s4 * x0
-                for e in range(3):
-                    r = 3 * c + e
-                    d0, d1, d2 = directions[r, 0], directions[r, 1], directions[r, 2]
-                    value = e0 * d0 + e1 * d1 + e2 * d2            # w_k x dc_b
-                    value += (s0 * d0 + s1 * d1 + s2 * d2
-                              + (f0 * d0 + f1 * d1 + f2 * d2))      # dv + dw x x
-                    dG[b, r, k] = value
+                for e in range(3):  # d_r . (w_b x V_k(x)) + d_r . (w_k x (w_b x (c - x)))
+                    dG[b, 3 * c + e, k] = (
+                        K[0] * B[9 + 3 * e] + K[1] * B[10 + 3 * e] + K[2] * B[11 + 3 * e]
+                        + (B[6] * K[9 + 3 * e] + B[7] * K[10 + 3 * e] + B[8] * K[11 + 3 * e]))
 
 
 @kernel
@@ -85,11 +90,12 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
     by S_b, so the kinetic form x^T M x changes by -2 turned . momentum, and by polarisation
     y^T dM_b z = -(turned(y) . h_l(z) + turned(z) . h_l(y)) (Featherstone 2008, "Rigid body
     dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
-    the world). Scratch: ov (njoints x 6 x p), the bodies' velocities (a forward pass); below
-    (njoints x 6 x p), sum over the joint's subtree's dofs of Yc_(joint k) S_k x_k (a backward
-    pass); force (nv x 6), Yc_(joint k) S_k. The columns side by side (the innermost loops:
-    kinematics' inertia_times_motion and motion_cross_motion, each entry's sums in their
-    order)."""
+    the world: theirs, and the subtree sums below such a joint, are not written, not being
+    read by delassus_changes). Scratch: ov (njoints x 6 x p), the bodies' velocities (a
+    forward pass); below (njoints x 6 x p), sum over the joint's subtree's dofs of
+    Yc_(joint k) S_k x_k (a backward pass); force (nv x 6), Yc_(joint k) S_k. The columns
+    side by side (the innermost loops: kinematics' inertia_times_motion and
+    motion_cross_motion, each entry's sums in their order)."""
     nv, columns = X.shape
     nj = joint_int.shape[0]
     for k in range(nv):
@@ -103,12 +109,16 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
                 below[i, r, s] = 0.0
             for k in range(first, first + joint_int[i, I_NV]):
                 a, f = oS[k, r], force[k, r]
+                if parent < 0:  # (a joint on the world: its velocities only)
+                    for s in range(columns):
+                        ov[i, r, s] += a * X[k, s]
+                    continue
                 for s in range(columns):
                     ov[i, r, s] += a * X[k, s]
                     below[i, r, s] += f * X[k, s]
-    for i in range(nj - 1, 0, -1):  # children first: the subtrees' sums
-        parent = joint_int[i, I_PARENT]
-        if parent >= 0:
+    for i in range(nj - 1, 0, -1):  # children first: the subtrees' sums (below a joint on
+        parent = joint_int[i, I_PARENT]  # the world: not read)
+        if parent >= 0 and joint_int[parent, I_PARENT] >= 0:
             for r in range(6):
                 for s in range(columns):
                     below[parent, r, s] += below[i, r, s]
@@ -116,11 +126,7 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
         joint = joint_of[b]
         parent = joint_int[joint, I_PARENT]
         h, t = momentum[b], turned[b]
-        if parent < 0:
-            for r in range(6):
-                for s in range(columns):
-                    h[r, s] = 0.0 + below[joint, r, s]
-                    t[r, s] = 0.0
+        if parent < 0:  # (not written: a joint on the world's tables are zero, not read)
             continue
         Y, x, w = Yc[joint], oS[b], ov[parent]
         m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
