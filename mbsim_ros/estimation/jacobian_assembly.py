@@ -170,7 +170,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("a", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
     ("M", F64, 2),
     ("frame_rates", F64, 3), ("shifted", F64, 3), ("rates", F64, 3), ("velocities", F64, 2),
-    ("roots", F64, 2), ("points", F64, 2),
+    ("roots", F64, 2), ("points", F64, 2), ("rotations", F64, 3),
     ("weighted_b", F64, 1), ("P_b", F64, 1), ("dq_dc_b", F64, 1), ("gradient", F64, 1),
     ("zero_rows", I64, 1), ("sliding", I64, 1), ("tangent", F64, 2), ("slip", F64, 1),
     ("multiplier", F64, 1), ("free_rows", I64, 1), ("position", I64, 1), ("K_b", F64, 1),
@@ -212,6 +212,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
      vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step,
      oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, ow, hw, tau, y,
      a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots, points,
+     rotations,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
@@ -277,7 +278,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         lu_factor(M_lu, mass_pivots)
         LU, pivots, subspaces = M_lu, mass_pivots, oS
     lu_inverse(LU, pivots, K_inverse)  # (the blocks' products with K^-1 by BLAS)
-    integration_kernel(free_dofs, h, v1, False, to_q, to_v, turn)  # (_Assembly: the rest)
+    # (_Assembly: the rest)
+    integration_kernel(free_dofs, h, v1, False, rotations, to_q, to_v, turn)
     # the branch
     impulses = m > 0 and contact_block
     gamma = gamma_all[:m]

@@ -25,7 +25,7 @@ from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..solvers.tree_lu import TREE_FACTORS, tree_lu_solve_rows
-from ..spatial import exp_so3, so3_left_jacobian
+from ..spatial import so3_coefficients, so3_sine
 
 
 @kernel
@@ -147,15 +147,33 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
             t[5, s] = x[3] * w1 - x[4] * w0
 
 
-@allocating
-def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
+@step
+def so3_factors(w0, w1, w2, W, W2) -> tuple:
+    """W = [w]x, W2 = [w]x^2 (3 x 3, written) and the coefficients (sin t / t, a1, a2) of
+    exp([w]x) = 1 + sin t / t W + a1 W2 and the left Jacobian 1 + a1 W + a2 W2, t = |w|
+    (spatial.exp_so3, spatial.so3_left_jacobian, without their allocations)."""
+    theta = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    sine = so3_sine(theta)
+    a1, a2 = so3_coefficients(theta)
+    W[0, 0], W[0, 1], W[0, 2] = 0.0, -w2, w1
+    W[1, 0], W[1, 1], W[1, 2] = w2, 0.0, -w0
+    W[2, 0], W[2, 1], W[2, 2] = -w1, w0, 0.0
+    for r in range(3):
+        for c in range(3):
+            W2[r, c] = W[r, 0] * W[0, c] + W[r, 1] * W[1, c] + W[r, 2] * W[2, c]
+    return sine, a1, a2
+
+
+@kernel
+def integration_kernel(free, h, v1, whole, rotations, to_q, to_v, turn):
     """The derivatives of integrate_world_aligned at v1 (contact_jacobians._integration_
     derivatives, _integration_turn): one-dof joints to_q = h, to_v = 1, turn = 1; a
     free-flyer at dofs iv (``free``: their first dofs), u = v1_lin, w = v1_ang,
     E = exp(h [w]): to_q = (h E^T, h Jr(h w)), to_v = (E^T, h E^T [u]x Jr(-h w)) and the turn
     at fixed v1 (E^T, -h E^T [u]x; E^T). to_q, to_v, turn (the turn's upper nv x nv) are
     written whole where ``whole``, else their free-flyers' blocks only (the rest, which does
-    not depend on v1, as a whole call left it)."""
+    not depend on v1, as a whole call left it). rotations: 4 x 3 x 3 scratch ([h w]x, its
+    square, E, the Jacobians)."""
     nv = v1.shape[0]
     for r in range(nv if whole else 0):
         for c in range(nv):
@@ -163,11 +181,16 @@ def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
             to_q[r, c] = h * one
             to_v[r, c] = one
             turn[r, c] = one
+    W, W2, E, J = rotations[0], rotations[1], rotations[2], rotations[3]
     for f in range(free.shape[0]):
         iv = free[f]
-        u, w = v1[iv:iv + 3], v1[iv + 3:iv + 6]
-        E = exp_so3(h * w)
-        J = so3_left_jacobian(-h * w)  # Jr(h w) = Jl(-h w)
+        u = v1[iv:iv + 3]
+        sine, a1, a2 = so3_factors(h * v1[iv + 3], h * v1[iv + 4], h * v1[iv + 5], W, W2)
+        for r in range(3):
+            for c in range(3):
+                one = 1.0 if r == c else 0.0
+                E[r, c] = one + sine * W[r, c] + a1 * W2[r, c]
+                J[r, c] = one - a1 * W[r, c] + a2 * W2[r, c]  # Jr(h w) = Jl(-h w)
         for r in range(3):
             for c in range(3):
                 to_q[iv + r, iv + c] = h * E[c, r]
@@ -178,15 +201,17 @@ def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
         for r in range(3):  # E^T [u]x: row r of E^T crossed
             for c in range(3):
                 # (E^T [u]x)[r, c] = E[:, r] . (u x e_c) = (E[:, r] x u)_c
-                a0, a1, a2 = E[0, r], E[1, r], E[2, r]
+                a0, a1_, a2_ = E[0, r], E[1, r], E[2, r]
                 if c == 0:
-                    value = a1 * u[2] - a2 * u[1]
+                    value = a1_ * u[2] - a2_ * u[1]
                 elif c == 1:
-                    value = a2 * u[0] - a0 * u[2]
+                    value = a2_ * u[0] - a0 * u[2]
                 else:
-                    value = a0 * u[1] - a1 * u[0]
+                    value = a0 * u[1] - a1_ * u[0]
                 turn[iv + r, iv + 3 + c] = -h * value
-        J = so3_left_jacobian(h * w)  # Jr(-h w)
+        for r in range(3):
+            for c in range(3):
+                J[r, c] = (1.0 if r == c else 0.0) + a1 * W[r, c] + a2 * W2[r, c]  # Jr(-h w)
         for r in range(3):
             for c in range(3):
                 total = 0.0
