@@ -6,9 +6,10 @@ composite inertias and the mass matrix's q-derivative as a bilinear form (one pa
 bodies for every column), the Delassus matrix's q-derivative where the solve's linearisation
 needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 3-, 6- and
 18-vectors was most of their cost. And the step's dynamics on the step's own kinematics
-(step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative at the
-four (velocity, acceleration) pairs the implicit step's right-hand side needs and its
-v-derivative at two velocities, with dynamics/'s compiled passes. jacobian_assembly calls them
+(step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative with
+its velocity products polarised at the two velocities the implicit step's right-hand side
+needs (docs/ESTIMATION.md, "fewer operations in the call") and its v-derivative at two
+velocities, with dynamics/'s compiled passes. jacobian_assembly calls them
 all from one compiled call.
 """
 from __future__ import annotations
