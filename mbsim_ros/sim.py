@@ -110,7 +110,8 @@ class Data:
 STATE_ARRAYS = ("q", "v", "acceleration", "effort")
 DATA_ARRAYS = (("state.q", "nq"), ("state.v", "nv"), ("state.acceleration", "nv"),
                ("state.effort", "nv"), ("data.q_next", "nq"), ("data.v_next", "nv"),
-               ("data.actuated", "nv"), ("data.tau_sum", "nv"), ("data.external", "nv"))
+               ("data.actuated", "nv"), ("data.tau_sum", "nv"), ("data.external", "nv"),
+               ("data.zero_tau", "nv"))
 
 # the compiled functions that step() and the Simulator's outputs call from Python, beside the
 # integrator's (Integrator.kernels)
@@ -224,7 +225,7 @@ class Simulator:
         nv = model.nv
         self.state = State(0.0, 0, self.dt, *self.data.state_arrays())
         self.state.q[:] = model.neutral()
-        self._zero_tau = np.zeros(nv)
+        self._zero_tau = self.data.arena["data.zero_tau"]  # step()'s default tau
         self._reactions = None
         self._kinematics = None
         self._no_wrenches = np.zeros((model.njoints, 6))
@@ -239,24 +240,26 @@ class Simulator:
         # bound once; None until a step on the general path binds it (and whenever a wrench or
         # actuator models need Python around the entry)
         self._ready = None
-        self._q_view = self._v_view = None  # (q, v)
+        self._q_view = self._v_view = (None, None)  # (the state's array, its read-only view)
         self.reset()
 
     @property
     def q(self) -> np.ndarray:
-        """The state's q, read-only (one view per state array, kept: a controller reads it
-        every step)."""
-        q, view = self.state.q, self._q_view
-        if view is None or view.base is not q:
-            view = self._q_view = read_only(q)
+        """The state's q, read-only (one view per state array, kept with the array it views: a
+        controller reads it every step; the view's ``base`` is the arena's buffer, not q)."""
+        q, (of, view) = self.state.q, self._q_view
+        if of is not q:
+            view = read_only(q)
+            self._q_view = (q, view)
         return view
 
     @property
     def v(self) -> np.ndarray:
         """The state's v, read-only (as q)."""
-        v, view = self.state.v, self._v_view
-        if view is None or view.base is not v:
-            view = self._v_view = read_only(v)
+        v, (of, view) = self.state.v, self._v_view
+        if of is not v:
+            view = read_only(v)
+            self._v_view = (v, view)
         return view
 
     @property
