@@ -154,3 +154,23 @@ def test_contact_buffers_grown_past_their_capacity_leave_the_arena():
     grown = sim.integrator._contact_int
     assert grown is not first and len(grown) >= 4 and not sim.data.arena.holds(grown)
     assert any(a is grown for a in bound_arrays(sim))
+
+
+def test_the_state_views_are_kept_while_the_state_arrays_are_views_of_the_arena(arm):
+    """Simulator.q and .v are read-only views kept from one read to the next (a controller
+    reads them every step); their ``base`` is the arena's buffer, not the State's arrays."""
+    sim = Simulator(arm, 1e-3, "euler")
+    q, v = sim.q, sim.v
+    sim.step()
+    assert sim.q is q and sim.v is v and not q.flags.writeable
+    assert np.array_equal(q, sim.state.q) and sim.data.arena.holds(q)
+
+
+def test_a_ball_on_the_ground_steps_on_row_buffers_in_the_arena():
+    sim = Simulator.from_scene(BALL, 1e-3)
+    for _ in range(20):
+        assert sim.step().converged
+    assert sim.integrator._counts[1] > 0  # (rows this step: the ball touches)
+    buffers = sim.integrator._buffers
+    for array in (buffers.G, buffers.W, buffers.memory, *buffers.solver):
+        assert sim.data.arena.holds(array)

@@ -145,7 +145,10 @@ class _ImpactMemory(NamedTuple):
         return out
 
 
-ROW_CAPACITY = 24  # the row buffers' first capacity (in the arena; they double when full)
+# the row buffers' first capacity (in the arena; they double when a step fills them): at least
+# ROW_CAPACITY, and with shapes to touch the rows every step reserves (limits, friction,
+# elements) and CONTACT_ROWS more (8 contacts)
+ROW_CAPACITY = CONTACT_ROWS = 24
 
 
 class _RowBuffers:
@@ -295,7 +298,10 @@ class CompliantIntegrator(Integrator):
         plan.add("compliant.residual", (1,))
         plan.add("compliant.law", (N_LAW,))
         plan.add("compliant.flags", (N_FLAGS,), "int64")
-        _RowBuffers.declare(plan, ROW_CAPACITY, nv)
+        fixed_rows = 2 * len(bounded) + len(rubbing) + self._own_rows  # (_fill_rows reserves)
+        row_capacity = max(ROW_CAPACITY,
+                           fixed_rows + (CONTACT_ROWS if detection is not None else 0))
+        _RowBuffers.declare(plan, row_capacity, nv)
         for name, array in (
                 ("parent", dof_parents(model.joint_int)),
                 ("limit_iq", np.array([model.idx_q[i] for i in bounded], dtype=np.int64)),
@@ -333,7 +339,7 @@ class CompliantIntegrator(Integrator):
         self._implicit_arrays = _ImplicitBuffers.taken(arena)
         self._implicit = self._implicit_arrays if velocity_terms == "implicit" else None
         self._impacts = _ImpactMemory.taken(arena)
-        self._buffers = _RowBuffers(ROW_CAPACITY, nv, arena)
+        self._buffers = _RowBuffers(row_capacity, nv, arena)
         self._stats[:] = (0, 0, 1)  # the fused step's record
         self.record = StepRecord(self._stats, self._residual)
         self._shape_arrays = _nested(shape_arrays, take(*(f"shape{k}" for k in range(
