@@ -100,8 +100,10 @@ class Integrator:
     """Advances (q, v) by one step of length dt under generalized forces tau.
 
     Implementations own preallocated buffers and write the new state into ``q_out`` / ``v_out``
-    (never into their inputs); they must not allocate per step. ``servos`` (servo.Servos):
-    the joint servos every integrator evaluates inside its step (none active by default).
+    (never into their inputs); they must not allocate per step. Their constructor declares its
+    float64 and int64 arrays in ``self._plan`` and calls ``_allocate()`` once, then takes its
+    views from ``arena`` (mbsim_ros/arena.py). ``servos`` (servo.Servos): the joint servos
+    every integrator evaluates inside its step (none active by default), made by _allocate.
     """
 
     name = "base"

@@ -328,13 +328,14 @@ class CompliantIntegrator(Integrator):
         (self._parent, self._contact_int, self._contact_real, self._origins,
          self._body_wrenches, self._touching, self._scratch, self._ahead, self._counts,
          self._stats, self._residual, self._scratch_v, self._limit_iq, self._limit_iv,
-         self._friction_iv, self._friction_bound, self._recovery, self._ground_array,
-         self._terrain_array) = take(
+         self._friction_iv, self._friction_bound, self._recovery, self._ground,
+         self._terrain) = take(
             "parent", "contact_int", "contact_real", "origins", "body_wrenches", "touching",
             "scratch", "ahead", "counts", "stats", "residual", "scratch_v", "limit_iq",
             "limit_iv", "friction_iv", "friction_bound", "recovery", "ground", "terrain")
         # (scratch: relative velocities of the contact directions; ahead: reachable_contacts'
-        # distances at the step's end; counts: contacts, rows, Newton steps (last step))
+        # distances at the step's end; counts: contacts, rows, Newton steps (last step);
+        # ground, terrain: copies of the scene's, zeros and empty without one)
         self.rows.limits = arena["compliant.limits"]  # (the row solver's, read by the step)
         self._implicit_arrays = _ImplicitBuffers.taken(arena)
         self._implicit = self._implicit_arrays if velocity_terms == "implicit" else None
@@ -602,16 +603,6 @@ class CompliantIntegrator(Integrator):
         """Whether this integrator's Hertz rows in an impact are set on energy (F_IMPACTS), as
         a bool: read every step."""
         return bool(self._constants[1][F_IMPACTS])
-
-    @property
-    def _ground(self) -> np.ndarray:
-        """The scene's ground (none: zeros), its copy in the arena."""
-        return self._ground_array
-
-    @property
-    def _terrain(self) -> np.ndarray:
-        """The scene's heightfield (none: empty), its copy in the arena."""
-        return self._terrain_array
 
     def failure_message(self, code: int) -> str:
         return _FAILURES.get(code, f"kernel code {code}")
