@@ -16,6 +16,8 @@ tables (layout.ArrayTable) hold the views' addresses, which are now the arena's.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 try:  # numpy >= 2
@@ -73,7 +75,7 @@ class Arena:
         ends = {dtype: 0 for dtype in DTYPES}
         for name, (shape, dtype) in plan.entries.items():
             start = ends[dtype]
-            size = int(np.prod(shape, dtype=np.int64))
+            size = math.prod(shape)
             self._spans[name] = (dtype, start, start + size)
             ends[dtype] = start + _aligned(size)
         self.floats = _buffer(ends["float64"], np.float64)
