@@ -63,7 +63,7 @@ KERNEL = ("contact_jacobians_kernel", [
     ("    return SUPPORTED if", None)], 0)
 INNER = [
     ("step_dynamics", [("    gravity_acceleration(", "inertias, composites, frame rates"),
-                       ("    C = frame_rates[0]", "inverse dynamics' q-derivative x 4"),
+                       ("    C = frame_rates[0]", "inverse dynamics' q-derivative, polarised x 2"),
                        ("    for g in range(2):  # (the bodies' velocities", "dB/dv x 2"),
                        ("    for g in range(2):\n        for i in range(nj):", "dB/dv x 2")], 20),
     ("delassus_tables", [("    for r in range(m):", "g + w r, X"),

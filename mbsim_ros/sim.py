@@ -7,6 +7,7 @@ import numpy as np
 from numpy import ndarray
 
 from ._jit import compiling_for, load_cached
+from .arena import ArenaPlan
 from .arrays import read_only
 from .codes import BAD_ARG0, OK, OUT_OF_BOUNDS, UNFINISHED, message
 from .dynamics.checks import (FLOAT64, all_finite_kernel, as_vector, check_mass_matrix,
@@ -30,8 +31,9 @@ class _NoMotion(Integrator):
 
     name = "static"
 
-    def __init__(self, model, dt: float) -> None:
-        super().__init__(model, dt)
+    def __init__(self, model, dt: float, plan: ArenaPlan | None = None) -> None:
+        super().__init__(model, dt, plan)
+        self._allocate()
         self._info = StepInfo()
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
@@ -41,22 +43,31 @@ class _NoMotion(Integrator):
 class Data:
     """The workspaces of one simulation (MuJoCo's mjData without the state): the integrator
     with its preallocated buffers, the step's output arrays and the actuator models. One per
-    Simulator (and per ProcessModel); two simulations of one Model share nothing mutable."""
+    Simulator (and per ProcessModel); two simulations of one Model share nothing mutable.
+    ``arena``: its arrays, the State's, the bounds', the integrator's and its servos' in one
+    float64 and one int64 buffer (mbsim_ros/arena.py; declared here first, then by the
+    integrator, which allocates it)."""
 
     def __init__(self, model: Model, dt: float, integrator: str, **options) -> None:
         compiling_for(f"the {integrator} integrator's")  # the compile notice (_jit.py)
+        nq, nv = model.nq, model.nv
+        plan = ArenaPlan("data")
+        for name, size in DATA_ARRAYS:
+            plan.add(name, (nq if size == "nq" else nv,))
+        PhysicalBounds.declare(plan, model)
         if model.nv == 0:
-            self.integrator = _NoMotion(model, check_integrator_choice(integrator, dt))
+            self.integrator = _NoMotion(model, check_integrator_choice(integrator, dt), plan)
         else:
             check_mass_matrix(model)
-            self.integrator = make_integrator(integrator, model, dt, **options)
-        self.q_next = np.empty(model.nq)
-        self.v_next = np.empty(model.nv)
-        self.bounds = PhysicalBounds(model, options.get("scene"))  # the divergence guard
-        self.actuated = np.zeros(model.nv)
+            self.integrator = make_integrator(integrator, model, dt, plan, **options)
+        self.arena = arena = self.integrator.arena
+        self.q_next, self.v_next = arena["data.q_next"], arena["data.v_next"]
+        # the divergence guard
+        self.bounds = PhysicalBounds(model, options.get("scene"), arena)
+        self.actuated = arena["data.actuated"]
         self.actuators = None  # actuators.Actuators
         self.external = None   # (nv,) generalized force of the external wrenches, or None
-        self.tau_sum = np.zeros(model.nv)  # tau + external (a buffer)
+        self.tau_sum = arena["data.tau_sum"]  # tau + external (a buffer)
         self._bound_to = None  # the State that _fused is bound to
         self._fused = None     # integrator.fused(state, self): (advance, rollout, arguments)
         # every compiled function a step can call, loaded now: none is loaded at a later step
@@ -90,6 +101,17 @@ class Data:
             return None
         return fused[0], fused[2], integrator.record, integrator.servos, integrator
 
+    def state_arrays(self) -> tuple[np.ndarray, ...]:
+        """The State's q, v, acceleration and effort, in this Data's arena."""
+        return tuple(self.arena[f"state.{name}"] for name in STATE_ARRAYS)
+
+
+# the arrays a Data declares in its arena first: the State's and its own (sizes nq or nv)
+STATE_ARRAYS = ("q", "v", "acceleration", "effort")
+DATA_ARRAYS = (("state.q", "nq"), ("state.v", "nv"), ("state.acceleration", "nv"),
+               ("state.effort", "nv"), ("data.q_next", "nq"), ("data.v_next", "nv"),
+               ("data.actuated", "nv"), ("data.tau_sum", "nv"), ("data.external", "nv"),
+               ("data.zero_tau", "nv"))
 
 # the compiled functions that step() and the Simulator's outputs call from Python, beside the
 # integrator's (Integrator.kernels)
@@ -201,9 +223,9 @@ class Simulator:
         self.dt = float(dt)
         self.integrator_name = integrator
         nv = model.nv
-        self.state = State(0.0, 0, self.dt, model.neutral(), np.zeros(nv), np.zeros(nv),
-                           np.zeros(nv))
-        self._zero_tau = np.zeros(nv)
+        self.state = State(0.0, 0, self.dt, *self.data.state_arrays())
+        self.state.q[:] = model.neutral()
+        self._zero_tau = self.data.arena["data.zero_tau"]  # step()'s default tau
         self._reactions = None
         self._kinematics = None
         self._no_wrenches = np.zeros((model.njoints, 6))
@@ -212,30 +234,32 @@ class Simulator:
         self._initial = None
         self._wrenches: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # body -> (point, w)
         self._wrench_kinematics = None  # dynamics.closures.ConstraintKinematics
-        self._external = np.zeros(nv)
+        self._external = self.data.arena["data.external"]
         self._tau_shape = (nv,)
         # Data.ready's (entry, arguments, record, servos, integrator): step()'s compiled call,
         # bound once; None until a step on the general path binds it (and whenever a wrench or
         # actuator models need Python around the entry)
         self._ready = None
-        self._q_view = self._v_view = None  # (q, v)
+        self._q_view = self._v_view = (None, None)  # (the state's array, its read-only view)
         self.reset()
 
     @property
     def q(self) -> np.ndarray:
-        """The state's q, read-only (one view per state array, kept: a controller reads it
-        every step)."""
-        q, view = self.state.q, self._q_view
-        if view is None or view.base is not q:
-            view = self._q_view = read_only(q)
+        """The state's q, read-only (one view per state array, kept with the array it views: a
+        controller reads it every step; the view's ``base`` is the arena's buffer, not q)."""
+        q, (of, view) = self.state.q, self._q_view
+        if of is not q:
+            view = read_only(q)
+            self._q_view = (q, view)
         return view
 
     @property
     def v(self) -> np.ndarray:
         """The state's v, read-only (as q)."""
-        v, view = self.state.v, self._v_view
-        if view is None or view.base is not v:
-            view = self._v_view = read_only(v)
+        v, (of, view) = self.state.v, self._v_view
+        if of is not v:
+            view = read_only(v)
+            self._v_view = (v, view)
         return view
 
     @property

@@ -72,15 +72,20 @@ def so3_inverse_jacobian_coefficient(theta: float) -> float:
 
 
 @njit(cache=True, error_model="numpy")
+def so3_sine(theta: float) -> float:
+    """sin(t)/t, the SO(3) exp's first coefficient."""
+    if theta < _SMALL_ANGLE:
+        t2 = theta * theta
+        return 1.0 - t2 / 6.0 + t2 * t2 / 120.0 - t2 * t2 * t2 / 5040.0
+    return math.sin(theta) / theta
+
+
+@njit(cache=True, error_model="numpy")
 def exp_so3(w: np.ndarray) -> np.ndarray:
     """Rodrigues: R = I + sin(t)/t [w] + (1-cos t)/t^2 [w]^2."""
     theta = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
     W = hat3(w)
-    if theta < _SMALL_ANGLE:
-        t2 = theta * theta
-        s = 1.0 - t2 / 6.0 + t2 * t2 / 120.0 - t2 * t2 * t2 / 5040.0
-    else:
-        s = math.sin(theta) / theta
+    s = so3_sine(theta)
     a1, _ = so3_coefficients(theta)
     return np.eye(3) + s * W + a1 * (W @ W)
 

@@ -8,7 +8,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mbsim_ros"
 
 # Lowest first. A module or package is placed by its first dotted name under mbsim_ros.
 LAYERS = [
-    {"codes", "arrays", "_jit", "layout", "schema"},  # shared codes, helpers, input schemas
+    # shared codes, helpers, the arena's buffers, input schemas
+    {"codes", "arrays", "arena", "_jit", "layout", "schema"},
     {"spatial"},                                       # SE(3)
     {"model"},                                         # Model, URDF, elements, resources
     {"dynamics"},                                      # RNEA, CRBA, ABA, DRNEA, closures

@@ -127,11 +127,12 @@ class _Assembly:
                          np.empty((nj, 10)), np.empty((nj, 10)), np.empty((nj, 6)),
                          np.empty((nj, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
                          np.empty((nj, 6)), np.empty((nj, 6, 6)), np.empty((nv, 6)),
-                         np.zeros((10, 6)), np.empty(nv), np.empty(nv), np.empty(nv),
-                         np.empty(nv), np.empty(6),
+                         np.zeros((10, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
+                         np.empty(nv), np.empty(nv), np.empty(nv), np.empty(6),
                          np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
                          np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.empty((2, nv, nv)),
-                         np.empty((2, nv)), np.empty((nv, nv)))
+                         np.empty((2, nv)), np.empty((nv, nv)), np.empty((nv, 18)),
+                         np.empty((4, 3, 3)))
         self.state = np.empty(2 * nv * 3 * nv)
         self.bound, self.capacity, self.contacts, self.entry = (None, None, None), 0, 0, None
         self.no_out = np.empty(0)
@@ -156,7 +157,7 @@ class _Assembly:
         # the integration's derivatives off the free-flyers' blocks (the kernel writes those)
         integration_kernel(_tables(self.integrator.model).free,
                            self.integrator._constants[0][L_H], np.zeros(nv), True,
-                           *self.blocks[:3])
+                           np.empty((4, 3, 3)), *self.blocks[:3])
         self.delassus = (np.empty((nv, nv)), np.empty(nv, dtype=np.int64), np.empty(nv * m),
                          np.empty(m), np.empty(nv * p), np.empty(nj * p * 6),
                          np.empty(nj * p * 6), np.empty((nv, 6)), np.empty(nv * p * 6),
@@ -432,7 +433,8 @@ def _row_derivatives(integrator, m: int):
     radius = np.where(kinds[shape] == SPHERE, sizes[shape, 0], 0.0)
     centre = x + radius[:, None] * normal
     row_derivatives_kernel(oS, tables.support, tables.chain, contact_int[:n, 0].copy(),
-                           np.ascontiguousarray(x), centre, buf.directions, dG)
+                           np.ascontiguousarray(x), centre, buf.directions,
+                           np.empty((nv, 18)), dG)
     for contact in np.flatnonzero(contact_int[:n, 3] >= 0):
         motion = _pair_motion(integrator, tables, oS, contact)
         if motion is None:
@@ -735,5 +737,6 @@ def _integration_derivatives(model, h, v1) -> tuple:
     by (E^T (dv - h [u]x dw), E^T dw) (jacobian_kernels.integration_kernel)."""
     nv = model.nv
     to_q, to_v, turn = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    integration_kernel(_tables(model).free, h, v1, True, to_q, to_v, turn)
+    integration_kernel(_tables(model).free, h, v1, True, np.empty((4, 3, 3)), to_q, to_v,
+                       turn)
     return to_q, to_v, turn

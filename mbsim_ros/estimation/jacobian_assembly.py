@@ -165,11 +165,12 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("Z_all", F64, 2), ("oR_step", F64, 3), ("op_step", F64, 2),
     ("oR", F64, 3), ("op", F64, 2), ("oS", F64, 2), ("oY", F64, 2), ("Yc", F64, 2), ("ov", F64, 2),
     ("oa", F64, 2), ("F_sub", F64, 2), ("df", F64, 2), ("momenta", F64, 2), ("coriolis", F64, 3),
-    ("crossed", F64, 2), ("tmp", F64, 2), ("column_nv", F64, 1), ("tau", F64, 1), ("y", F64, 1),
+    ("crossed", F64, 2), ("tmp", F64, 2), ("ow", F64, 2), ("hw", F64, 2), ("tau", F64, 1),
+    ("y", F64, 1),
     ("a", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
     ("M", F64, 2),
     ("frame_rates", F64, 3), ("shifted", F64, 3), ("rates", F64, 3), ("velocities", F64, 2),
-    ("roots", F64, 2),
+    ("roots", F64, 2), ("points", F64, 2), ("rotations", F64, 3),
     ("weighted_b", F64, 1), ("P_b", F64, 1), ("dq_dc_b", F64, 1), ("gradient", F64, 1),
     ("zero_rows", I64, 1), ("sliding", I64, 1), ("tangent", F64, 2), ("slip", F64, 1),
     ("multiplier", F64, 1), ("free_rows", I64, 1), ("position", I64, 1), ("K_b", F64, 1),
@@ -209,8 +210,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
      K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
      vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step,
-     oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, column_nv, tau, y,
-     a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots,
+     oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, ow, hw, tau, y,
+     a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots, points,
+     rotations,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
@@ -258,7 +260,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
                 centres[contact, e] = (contact_real[contact, e]
                                        + radius * contact_real[contact, 3 + e])
         row_derivatives_kernel(oS_step, support, chain, contact_int[:n, 0],
-                               contact_real[:n, 0:3], centres, directions, dG)
+                               contact_real[:n, 0:3], centres, directions, points, dG)
     # the step's dynamics (on its kinematics: oS_step) and the factors of its matrix K (M~
     # with explicit velocity terms), the integration's derivatives
     if implicit:
@@ -266,7 +268,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         velocities[1, :] = v1
         step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, v,
                       velocities, oR_step, op_step, oS_step, oY, Yc, ov, oa, F_sub, df, momenta,
-                      coriolis, crossed, tmp, column_nv, tau, y, a, a_world, M,
+                      coriolis, crossed, tmp, ow, hw, tau, y, a, a_world, M,
                       frame_rates, shifted, rates, roots)
         LU, pivots, subspaces = K_lu, K_pivots, oS_step
     else:
@@ -276,7 +278,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         lu_factor(M_lu, mass_pivots)
         LU, pivots, subspaces = M_lu, mass_pivots, oS
     lu_inverse(LU, pivots, K_inverse)  # (the blocks' products with K^-1 by BLAS)
-    integration_kernel(free_dofs, h, v1, False, to_q, to_v, turn)  # (_Assembly: the rest)
+    # (_Assembly: the rest)
+    integration_kernel(free_dofs, h, v1, False, rotations, to_q, to_v, turn)
     # the branch
     impulses = m > 0 and contact_block
     gamma = gamma_all[:m]

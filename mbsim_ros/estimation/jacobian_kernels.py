@@ -6,9 +6,10 @@ composite inertias and the mass matrix's q-derivative as a bilinear form (one pa
 bodies for every column), the Delassus matrix's q-derivative where the solve's linearisation
 needs it, and the rows' laws' q-derivatives. numpy's per-call overhead on these 3-, 6- and
 18-vectors was most of their cost. And the step's dynamics on the step's own kinematics
-(step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative at the
-four (velocity, acceleration) pairs the implicit step's right-hand side needs and its
-v-derivative at two velocities, with dynamics/'s compiled passes. jacobian_assembly calls them
+(step_dynamics): the mass matrix, the composite inertias, inverse dynamics' q-derivative with
+its velocity products polarised at the two velocities the implicit step's right-hand side
+needs (docs/ESTIMATION.md, "fewer operations in the call") and its v-derivative at two
+velocities, with dynamics/'s compiled passes. jacobian_assembly calls them
 all from one compiled call.
 """
 from __future__ import annotations
@@ -20,60 +21,65 @@ from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
                                    kinematics_step, motion_cross_force, motion_cross_motion,
                                    world_inertia)
-from ..dynamics.rnea import rnea_backward_step, rnea_forward_step
+from ..dynamics.rnea import rnea_backward_step
 from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..solvers.tree_lu import TREE_FACTORS, tree_lu_solve_rows
-from ..spatial import exp_so3, so3_left_jacobian
+from ..spatial import so3_coefficients, so3_sine
 
 
 @kernel
-def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, dG):
+def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, points, dG):
     """dG[b, 3c + e, k] = d G[3c + e, k] / d q_b (dG[b]: G's derivative along dof b) for
     contacts c of a sphere's centre or a point with a fixed normal (contact_jacobians.
-    _row_derivatives): on the dofs k, b that move the contact's body,
-    d . (support[b, k] (dv + dw x x) + w_k x dc_b) with (dv, dw) = S_b x S_k (Featherstone
-    2008, "Rigid body dynamics algorithms", eq. 2.31: a twist's derivative in a moving frame)
-    and dc_b = S_b's velocity at the centre. dG's other entries are left as they are (zero).
-    Scalars in the inner loops (no views: their reference counts were most of the cost)."""
+    _row_derivatives), G's row r = d_r . V_k(x) with V_k(x) = v_k + w_k x x (S_k = (v_k, w_k)
+    at the contact point x = c - radius n). On the dofs k, b that move the contact's body,
+    moving q_b turns S_k by S_b x S_k where b turns k (support[b, k]; Featherstone 2008,
+    "Rigid body dynamics algorithms", eq. 2.31) and moves the centre c by V_b(c), so by the
+    Jacobi identity dG_b[r, k] = d_r . (w_b x V_k(x) + w_k x (w_b x (c - x))) where b turns
+    k, d_r . (w_k x V_b(c)) elsewhere, taken as triple products with d_r x w_b, d_r x w_k.
+    dG's other entries are left as they are (zero). points: nv x 18 scratch (per dof of the
+    contact's body: V_k(x), V_k(c), w_k x (c - x), d_r x w_k for the contact's rows)."""
     nv = oS.shape[0]
     for c in range(bodies.shape[0]):
         a = bodies[c]
         x0, x1, x2 = x[c, 0], x[c, 1], x[c, 2]
         c0, c1, c2 = centre[c, 0], centre[c, 1], centre[c, 2]
+        r0, r1, r2 = c0 - x0, c1 - x1, c2 - x2
+        for k in range(nv):
+            if chain[a, k] == 0.0:
+                continue
+            v0, v1, v2, w0, w1, w2 = oS[k, 0], oS[k, 1], oS[k, 2], oS[k, 3], oS[k, 4], oS[k, 5]
+            P = points[k]
+            P[0], P[1], P[2] = v0 + w1 * x2 - w2 * x1, v1 + w2 * x0 - w0 * x2, \
+                v2 + w0 * x1 - w1 * x0  # V_k(x)
+            P[3], P[4], P[5] = v0 + w1 * c2 - w2 * c1, v1 + w2 * c0 - w0 * c2, \
+                v2 + w0 * c1 - w1 * c0  # V_k(c)
+            P[6], P[7], P[8] = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0
+            for e in range(3):
+                d0, d1, d2 = directions[3 * c + e, 0], directions[3 * c + e, 1], \
+                    directions[3 * c + e, 2]
+                P[9 + 3 * e] = d1 * w2 - d2 * w1  # d_r x w_k
+                P[10 + 3 * e] = d2 * w0 - d0 * w2
+                P[11 + 3 * e] = d0 * w1 - d1 * w0
         for b in range(nv):
             if chain[a, b] == 0.0:
                 continue
-            b0, b1, b2, b3, b4, b5 = oS[b, 0], oS[b, 1], oS[b, 2], oS[b, 3], oS[b, 4], oS[b, 5]
-            m0 = b0 + b4 * c2 - b5 * c1  # dc_b = v_b + w_b x centre
-            m1 = b1 + b5 * c0 - b3 * c2
-            m2 = b2 + b3 * c1 - b4 * c0
+            B = points[b]
             for k in range(nv):
                 if chain[a, k] == 0.0:
                     continue
-                k0, k1, k2, k3, k4, k5 = (oS[k, 0], oS[k, 1], oS[k, 2], oS[k, 3], oS[k, 4],
-                                          oS[k, 5])
-                e0, e1, e2 = k4 * m2 - k5 * m1, k5 * m0 - k3 * m2, k3 * m1 - k4 * m0
-                if support[b, k] == 0.0:  # S_k not turned by S_b
+                K = points[k]
+                if support[b, k] == 0.0:  # S_k not turned by S_b: d_r . (w_k x V_b(c))
                     for e in range(3):
-                        r = 3 * c + e
-                        dG[b, r, k] = (e0 * directions[r, 0] + e1 * directions[r, 1]
-                                       + e2 * directions[r, 2])  # w_k x dc_b
+                        dG[b, 3 * c + e, k] = (B[3] * K[9 + 3 * e] + B[4] * K[10 + 3 * e]
+                                               + B[5] * K[11 + 3 * e])
                     continue
-                # S_b x S_k (kinematics.motion_cross_motion)
-                s0 = b4 * k2 - b5 * k1 + b1 * k5 - b2 * k4
-                s1 = b5 * k0 - b3 * k2 + b2 * k3 - b0 * k5
-                s2 = b3 * k1 - b4 * k0 + b0 * k4 - b1 * k3
-                s3, s4, s5 = b4 * k5 - b5 * k4, b5 * k3 - b3 * k5, b3 * k4 - b4 * k3
-                f0, f1, f2 = s4 * x2 - s5 * x1, s5 * x0 - s3 * x2, s3 * x1 - s4 * x0
-                for e in range(3):
-                    r = 3 * c + e
-                    d0, d1, d2 = directions[r, 0], directions[r, 1], directions[r, 2]
-                    value = e0 * d0 + e1 * d1 + e2 * d2            # w_k x dc_b
-                    value += (s0 * d0 + s1 * d1 + s2 * d2
-                              + (f0 * d0 + f1 * d1 + f2 * d2))      # dv + dw x x
-                    dG[b, r, k] = value
+                for e in range(3):  # d_r . (w_b x V_k(x)) + d_r . (w_k x (w_b x (c - x)))
+                    dG[b, 3 * c + e, k] = (
+                        K[0] * B[9 + 3 * e] + K[1] * B[10 + 3 * e] + K[2] * B[11 + 3 * e]
+                        + (B[6] * K[9 + 3 * e] + B[7] * K[10 + 3 * e] + B[8] * K[11 + 3 * e]))
 
 
 @kernel
@@ -85,11 +91,12 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
     by S_b, so the kinetic form x^T M x changes by -2 turned . momentum, and by polarisation
     y^T dM_b z = -(turned(y) . h_l(z) + turned(z) . h_l(y)) (Featherstone 2008, "Rigid body
     dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
-    the world). Scratch: ov (njoints x 6 x p), the bodies' velocities (a forward pass); below
-    (njoints x 6 x p), sum over the joint's subtree's dofs of Yc_(joint k) S_k x_k (a backward
-    pass); force (nv x 6), Yc_(joint k) S_k. The columns side by side (the innermost loops:
-    kinematics' inertia_times_motion and motion_cross_motion, each entry's sums in their
-    order)."""
+    the world: theirs, and the subtree sums below such a joint, are not written, not being
+    read by delassus_changes). Scratch: ov (njoints x 6 x p), the bodies' velocities (a
+    forward pass); below (njoints x 6 x p), sum over the joint's subtree's dofs of
+    Yc_(joint k) S_k x_k (a backward pass); force (nv x 6), Yc_(joint k) S_k. The columns
+    side by side (the innermost loops: kinematics' inertia_times_motion and
+    motion_cross_motion, each entry's sums in their order)."""
     nv, columns = X.shape
     nj = joint_int.shape[0]
     for k in range(nv):
@@ -103,12 +110,16 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
                 below[i, r, s] = 0.0
             for k in range(first, first + joint_int[i, I_NV]):
                 a, f = oS[k, r], force[k, r]
+                if parent < 0:  # (a joint on the world: its velocities only)
+                    for s in range(columns):
+                        ov[i, r, s] += a * X[k, s]
+                    continue
                 for s in range(columns):
                     ov[i, r, s] += a * X[k, s]
                     below[i, r, s] += f * X[k, s]
-    for i in range(nj - 1, 0, -1):  # children first: the subtrees' sums
-        parent = joint_int[i, I_PARENT]
-        if parent >= 0:
+    for i in range(nj - 1, 0, -1):  # children first: the subtrees' sums (below a joint on
+        parent = joint_int[i, I_PARENT]  # the world: not read)
+        if parent >= 0 and joint_int[parent, I_PARENT] >= 0:
             for r in range(6):
                 for s in range(columns):
                     below[parent, r, s] += below[i, r, s]
@@ -116,11 +127,7 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
         joint = joint_of[b]
         parent = joint_int[joint, I_PARENT]
         h, t = momentum[b], turned[b]
-        if parent < 0:
-            for r in range(6):
-                for s in range(columns):
-                    h[r, s] = 0.0 + below[joint, r, s]
-                    t[r, s] = 0.0
+        if parent < 0:  # (not written: a joint on the world's tables are zero, not read)
             continue
         Y, x, w = Yc[joint], oS[b], ov[parent]
         m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
@@ -141,15 +148,33 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
             t[5, s] = x[3] * w1 - x[4] * w0
 
 
-@allocating
-def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
+@step
+def so3_factors(w0, w1, w2, W, W2) -> tuple:
+    """W = [w]x, W2 = [w]x^2 (3 x 3, written) and the coefficients (sin t / t, a1, a2) of
+    exp([w]x) = 1 + sin t / t W + a1 W2 and the left Jacobian 1 + a1 W + a2 W2, t = |w|
+    (spatial.exp_so3, spatial.so3_left_jacobian, without their allocations)."""
+    theta = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    sine = so3_sine(theta)
+    a1, a2 = so3_coefficients(theta)
+    W[0, 0], W[0, 1], W[0, 2] = 0.0, -w2, w1
+    W[1, 0], W[1, 1], W[1, 2] = w2, 0.0, -w0
+    W[2, 0], W[2, 1], W[2, 2] = -w1, w0, 0.0
+    for r in range(3):
+        for c in range(3):
+            W2[r, c] = W[r, 0] * W[0, c] + W[r, 1] * W[1, c] + W[r, 2] * W[2, c]
+    return sine, a1, a2
+
+
+@kernel
+def integration_kernel(free, h, v1, whole, rotations, to_q, to_v, turn):
     """The derivatives of integrate_world_aligned at v1 (contact_jacobians._integration_
     derivatives, _integration_turn): one-dof joints to_q = h, to_v = 1, turn = 1; a
     free-flyer at dofs iv (``free``: their first dofs), u = v1_lin, w = v1_ang,
     E = exp(h [w]): to_q = (h E^T, h Jr(h w)), to_v = (E^T, h E^T [u]x Jr(-h w)) and the turn
     at fixed v1 (E^T, -h E^T [u]x; E^T). to_q, to_v, turn (the turn's upper nv x nv) are
     written whole where ``whole``, else their free-flyers' blocks only (the rest, which does
-    not depend on v1, as a whole call left it)."""
+    not depend on v1, as a whole call left it). rotations: 4 x 3 x 3 scratch ([h w]x, its
+    square, E, the Jacobians)."""
     nv = v1.shape[0]
     for r in range(nv if whole else 0):
         for c in range(nv):
@@ -157,11 +182,16 @@ def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
             to_q[r, c] = h * one
             to_v[r, c] = one
             turn[r, c] = one
+    W, W2, E, J = rotations[0], rotations[1], rotations[2], rotations[3]
     for f in range(free.shape[0]):
         iv = free[f]
-        u, w = v1[iv:iv + 3], v1[iv + 3:iv + 6]
-        E = exp_so3(h * w)
-        J = so3_left_jacobian(-h * w)  # Jr(h w) = Jl(-h w)
+        u = v1[iv:iv + 3]
+        sine, a1, a2 = so3_factors(h * v1[iv + 3], h * v1[iv + 4], h * v1[iv + 5], W, W2)
+        for r in range(3):
+            for c in range(3):
+                one = 1.0 if r == c else 0.0
+                E[r, c] = one + sine * W[r, c] + a1 * W2[r, c]
+                J[r, c] = one - a1 * W[r, c] + a2 * W2[r, c]  # Jr(h w) = Jl(-h w)
         for r in range(3):
             for c in range(3):
                 to_q[iv + r, iv + c] = h * E[c, r]
@@ -172,15 +202,17 @@ def integration_kernel(free, h, v1, whole, to_q, to_v, turn):
         for r in range(3):  # E^T [u]x: row r of E^T crossed
             for c in range(3):
                 # (E^T [u]x)[r, c] = E[:, r] . (u x e_c) = (E[:, r] x u)_c
-                a0, a1, a2 = E[0, r], E[1, r], E[2, r]
+                a0, a1_, a2_ = E[0, r], E[1, r], E[2, r]
                 if c == 0:
-                    value = a1 * u[2] - a2 * u[1]
+                    value = a1_ * u[2] - a2_ * u[1]
                 elif c == 1:
-                    value = a2 * u[0] - a0 * u[2]
+                    value = a2_ * u[0] - a0 * u[2]
                 else:
-                    value = a0 * u[1] - a1 * u[0]
+                    value = a0 * u[1] - a1_ * u[0]
                 turn[iv + r, iv + 3 + c] = -h * value
-        J = so3_left_jacobian(h * w)  # Jr(-h w)
+        for r in range(3):
+            for c in range(3):
+                J[r, c] = (1.0 if r == c else 0.0) + a1 * W[r, c] + a2 * W2[r, c]  # Jr(-h w)
         for r in range(3):
             for c in range(3):
                 total = 0.0
@@ -450,41 +482,85 @@ def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
             column[a] = -total
 
 
+@step
+def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw, a_world, tmp):
+    """Body i of inverse dynamics' forward pass (rnea.rnea_forward_step) with its velocity
+    products polarised, Q(v, v) -> Q(v, v + 2 w) (step_dynamics' R(w)): given ov_i and
+    hv_i = Y_i ov_i at v, ow_i = ow_p + S w_i, hw_i = Y_i ow_i,
+    oa_i = oa_p + S a_i + ov_i x S (v_i + w_i) + ow_i x S v_i and
+    F_i = Y_i oa_i + ov_i x* (hv_i + hw_i) + ow_i x* hv_i. tmp: >= 4 x 6 scratch."""
+    p = joint_int[i, I_PARENT]
+    joint_velocity(i, joint_int, oS, v, tmp[0])
+    joint_velocity(i, joint_int, oS, w, tmp[1])
+    joint_velocity(i, joint_int, oS, a, tmp[2])
+    for r in range(6):
+        ow[i, r] = tmp[1, r] + (ow[p, r] if p >= 0 else 0.0)
+        oa[i, r] = tmp[2, r] + (oa[p, r] if p >= 0 else a_world[r])
+        tmp[1, r] += tmp[0, r]  # S (v_i + w_i)
+    motion_cross_motion(ov[i], tmp[1], tmp[2])
+    motion_cross_motion(ow[i], tmp[0], tmp[3])
+    for r in range(6):
+        oa[i, r] += tmp[2, r] + tmp[3, r]
+    inertia_times_motion(oY[i], ow[i], hw[i])
+    inertia_times_motion(oY[i], oa[i], F[i])
+    for r in range(6):
+        tmp[0, r] = hv[i, r] + hw[i, r]
+    motion_cross_force(ov[i], tmp[0], tmp[1])
+    motion_cross_force(ow[i], hv[i], tmp[2])
+    for r in range(6):
+        F[i, r] += tmp[1, r] + tmp[2, r]
+
+
 @routine
-def chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b, tmp, moved, column):
-    """Inverse dynamics' q-derivative's column for dof b (zeta = S_b) of a joint l not on the
-    world (parent lambda), over the bodies it moves and the path to the root only. Moving q_b
-    turns l's subtree rigidly about its parent's ov_lambda, oa_lambda (rnea_derivative's
-    docstring): a body's d ov_i = zeta x ov_i + e and d oa_i = zeta x oa_i + c + e x ov_i with
+def polarized_column(joint_int, chain, oS, oY, Yc, ov, ow, oa, F, hv, hw, l, b, tmp, moved,
+                     column):
+    """Column b (zeta = S_b, a dof of joint l not on the world, parent lambda) of
+    R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics; polarized_forward_step's ov, ow, oa, F
+    (subtree sums), hv, hw), over the bodies b moves and the path to the root only. Moving q_b
+    turns l's subtree rigidly about its parent's ov_lambda, oa_lambda: for one velocity y a
+    body's d ov_i = zeta x ov_i + e and d oa_i = zeta x oa_i + c + e x ov_i with
     e = ov_lambda x zeta, c = ov_lambda x e - zeta x oa_lambda (the Jacobi identity), so its
     wrench changes by d of_i = zeta x* of_i + Y_i c + t_i, t_i = ov_i x* (Y_i e) -
-    Y_i (ov_i x e) + e x* h_i (h_i = Y_i ov_i: ``momenta``, per body), and over the subtree of
-    j by df_j = zeta x* F_j + Yc_j c + T_j (T_j: the t_i summed over it, into ``moved``). The
-    column: S_a . df_j + (zeta x S_a) . F_j = S_a . (Yc_j c + T_j) for the dofs a of a joint j
-    in l's subtree (chain[j, b] != 0; the zeta x* F_j terms cancel, Featherstone 2008, "Rigid
-    body dynamics algorithms", Sec. 2.9: x* = -x^T), S_a . df_l for those of l's ancestors, 0
-    elsewhere: the structure of Carpentier and Mansard 2018, "Analytical derivatives of rigid
-    body dynamics algorithms", with rnea_derivative.subtree_wrench_derivatives' per-body
-    derivative reduced to t_i. moved: the subtree's rows written; tmp: >= 5 x 6 scratch."""
+    Y_i (ov_i x e) + e x* h_i, and over the subtree of j by df_j = zeta x* F_j + Yc_j c + T_j.
+    c and t_i are bilinear in (ov, e), polarised here as F is: with e, e_w = e at v, w and
+    e' = e + e_w, c = ov_lambda x e' + ow_lambda x e - zeta x oa_lambda and
+    t_i = ov_i x* (Y_i e') + ow_i x* (Y_i e) - Y_i (ov_i x e' + ow_i x e) + e' x* hv_i +
+    e x* hw_i (T_j: their sums over the subtree, into ``moved``). The column:
+    S_a . (Yc_j c + T_j) for the dofs a of a joint j in l's subtree (chain[j, b] != 0; the
+    zeta x* F_j terms cancel (zeta x S_a) . F_j, Featherstone 2008, "Rigid body dynamics
+    algorithms", Sec. 2.9: x* = -x^T), S_a . df_l for those of l's ancestors, 0 elsewhere:
+    the structure of Carpentier and Mansard 2018, "Analytical derivatives of rigid body
+    dynamics algorithms", with rnea_derivative.subtree_wrench_derivatives' per-body
+    derivative reduced to t_i. moved: the subtree's rows written; tmp: >= 7 x 6 scratch."""
     nj = joint_int.shape[0]
     zeta = oS[b]
     lam = joint_int[l, I_PARENT]
-    e, c = tmp[0], tmp[1]
+    e, e1, c = tmp[0], tmp[1], tmp[2]
     motion_cross_motion(ov[lam], zeta, e)
-    motion_cross_motion(ov[lam], e, c)
-    motion_cross_motion(zeta, oa[lam], tmp[2])
+    motion_cross_motion(ow[lam], zeta, e1)
     for r in range(6):
-        c[r] -= tmp[2, r]
+        e1[r] += e[r]  # e' = e(v + w)
+    motion_cross_motion(ov[lam], e1, c)
+    motion_cross_motion(ow[lam], e, tmp[3])
+    motion_cross_motion(zeta, oa[lam], tmp[4])
+    for r in range(6):
+        c[r] += tmp[3, r] - tmp[4, r]
     for i in range(l, nj):
         if chain[i, b] == 0.0:
             continue
-        inertia_times_motion(oY[i], e, tmp[2])
-        motion_cross_force(ov[i], tmp[2], moved[i])
-        motion_cross_motion(ov[i], e, tmp[2])
-        inertia_times_motion(oY[i], tmp[2], tmp[3])
-        motion_cross_force(e, momenta[i], tmp[2])
+        inertia_times_motion(oY[i], e1, tmp[3])
+        motion_cross_force(ov[i], tmp[3], moved[i])
+        inertia_times_motion(oY[i], e, tmp[3])
+        motion_cross_force(ow[i], tmp[3], tmp[4])
+        motion_cross_motion(ov[i], e1, tmp[3])
+        motion_cross_motion(ow[i], e, tmp[5])
         for r in range(6):
-            moved[i, r] += tmp[2, r] - tmp[3, r]
+            tmp[3, r] += tmp[5, r]
+        inertia_times_motion(oY[i], tmp[3], tmp[5])
+        motion_cross_force(e1, hv[i], tmp[3])
+        motion_cross_force(e, hw[i], tmp[6])
+        for r in range(6):
+            moved[i, r] += tmp[4, r] - tmp[5, r] + (tmp[3, r] + tmp[6, r])
     for i in range(nj - 1, l, -1):  # children first: the subtree's sums
         if chain[i, b] != 0.0:
             p = joint_int[i, I_PARENT]
@@ -495,24 +571,24 @@ def chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b, tmp, mo
     for j in range(l, nj):
         if chain[j, b] == 0.0:
             continue
-        inertia_times_motion(Yc[j], c, tmp[2])
+        inertia_times_motion(Yc[j], c, tmp[3])
         for r in range(6):
-            tmp[2, r] += moved[j, r]
+            tmp[3, r] += moved[j, r]
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[2, r]
+                total += oS[a, r] * tmp[3, r]
             column[a] = total
-    motion_cross_force(zeta, F[l], tmp[3])
-    inertia_times_motion(Yc[l], c, tmp[2])
+    motion_cross_force(zeta, F[l], tmp[4])
+    inertia_times_motion(Yc[l], c, tmp[3])
     for r in range(6):
-        tmp[4, r] = tmp[3, r] + tmp[2, r] + moved[l, r]
+        tmp[5, r] = tmp[4, r] + tmp[3, r] + moved[l, r]
     j = lam
     while j >= 0:
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[4, r]
+                total += oS[a, r] * tmp[5, r]
             column[a] = total
         j = joint_int[j, I_PARENT]
 
@@ -545,22 +621,24 @@ def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
 @kernel
 def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, v,
                   velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
-                  column, tau, y, a, a_world, M, frame_rates, shifted, rates, roots):
+                  ow, hw, tau, y, a, a_world, M, frame_rates, shifted, rates, roots):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
     step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), for
     the velocities v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
     M = M(q) + h diag(damping) (composite_mass: Yc the composite inertias); frame_rates
     (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
     shifted[g] = P(w)^T (shifted[g, b]: P(w)'s column b), w = velocities[g] - v, the implicit
-    step's right-hand side moved with q, P(w) = h (rnea_q(v - w, a) - 4 rnea_q(v + w / 2, a)) / 3
-    with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (rnea_q(y, a): inverse dynamics'
-    q-derivative, quadratic in y and affine in a: a forward and a backward pass of inverse
-    dynamics over this kinematics, the bodies' momenta, then chain_column over the bodies each
-    dof moves (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column
-    for the dofs of joints on the world);
+    step's right-hand side moved with q, P(w) = -h R(w), R(w) = Q(v, v + 2 w) + Mq(a) + g_q
+    with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (Q: the symmetric bilinear
+    q-derivative of inverse dynamics' velocity product, Mq(a) that of M a, g_q gravity's):
+    inverse dynamics' q-derivative with its velocity products polarised, one forward pass at
+    (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
+    by both w) and a backward one, then polarized_column over the bodies each dof moves
+    (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column for the
+    dofs of joints on the world (-h times it: R's columns there hold gravity only);
     rates[g] = dB/dv at velocities[g] (velocity_jacobian).
-    Scratch: oY, ov, oa, F, df (chain_column's subtree sums), momenta (njoints x ...),
-    coriolis, crossed, tmp (10 x 6), column, tau, y, a (nv), a_world,
+    Scratch: oY, ov, oa, F, df (polarized_column's subtree sums), momenta, ow, hw
+    (njoints x 6), coriolis, crossed, tmp (10 x 6), tau, y, a (nv), a_world,
     roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
@@ -571,6 +649,12 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
     C = frame_rates[0]
+    for i in range(nj):  # the bodies' velocities ov and momenta Y ov at v
+        parent = joint_int[i, I_PARENT]
+        joint_velocity(i, joint_int, oS, v, tmp[8])
+        for r in range(6):
+            ov[i, r] = tmp[8, r] + (ov[parent, r] if parent >= 0 else 0.0)
+        inertia_times_motion(oY[i], ov[i], momenta[i])
     for g in range(2):
         target = velocities[g]
         for k in range(nv):
@@ -579,35 +663,27 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
                 rate += C[k, j] * v[j]
                 moved += C[k, j] * (target[j] - v[j])
             a[k] = -(h * (rate * 0.5) - (target[k] - v[k]) + h * moved) / h
-        for half in range(2):
-            for k in range(nv):
-                w = target[k] - v[k]
-                y[k] = v[k] - w if half == 0 else v[k] + 0.5 * w
-            for i in range(nj):
-                rnea_forward_step(i, joint_int, oS, y, a, oY, ov, oa, F, a_world, tmp[8], tmp)
-            for i in range(nj - 1, -1, -1):
-                rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
-                inertia_times_motion(oY[i], ov[i], momenta[i])  # h_i, per body
-            for l in range(nj):
-                lam = joint_int[l, I_PARENT]
-                lv = joint_int[l, I_IDX_V]
-                for b in range(lv, lv + joint_int[l, I_NV]):
-                    into = shifted[g, b]  # P(w)'s column b
-                    if lam < 0:  # (the same for every pair: once)
-                        if g == 0 and half == 0:
-                            root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
-                        found = roots[b]
-                    else:
-                        found = into if half == 0 else column
-                        chain_column(joint_int, chain, oS, oY, Yc, ov, oa, F, momenta, l, b,
-                                     tmp, df, found)
-                    if half == 0:
-                        if lam < 0:
-                            for k in range(nv):
-                                into[k] = found[k]
-                    else:
-                        for k in range(nv):
-                            into[k] = h * (into[k] - 4.0 * found[k]) / 3.0
+            y[k] = target[k] - v[k]  # w
+        for i in range(nj):
+            polarized_forward_step(i, joint_int, oS, v, y, a, oY, ov, ow, oa, F, momenta, hw,
+                                   a_world, tmp)
+        for i in range(nj - 1, -1, -1):
+            rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
+        for l in range(nj):
+            lam = joint_int[l, I_PARENT]
+            lv = joint_int[l, I_IDX_V]
+            for b in range(lv, lv + joint_int[l, I_NV]):
+                into = shifted[g, b]  # P(w)'s column b
+                if lam < 0:  # (the same for every pair: once)
+                    if g == 0:
+                        root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
+                    for k in range(nv):
+                        into[k] = -h * roots[b, k]
+                else:
+                    polarized_column(joint_int, chain, oS, oY, Yc, ov, ow, oa, F, momenta, hw,
+                                     l, b, tmp, df, into)
+                    for k in range(nv):
+                        into[k] = -h * into[k]
     for g in range(2):  # (the bodies' velocities only: rnea_forward_step's ov)
         for i in range(nj):
             parent = joint_int[i, I_PARENT]

@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..arena import Arena, ArenaPlan
 from ..codes import OK, message
 from ..schema import Schema, validate
 from .servo import Servos
@@ -99,8 +100,10 @@ class Integrator:
     """Advances (q, v) by one step of length dt under generalized forces tau.
 
     Implementations own preallocated buffers and write the new state into ``q_out`` / ``v_out``
-    (never into their inputs); they must not allocate per step. ``servos`` (servo.Servos):
-    the joint servos every integrator evaluates inside its step (none active by default).
+    (never into their inputs); they must not allocate per step. Their constructor declares its
+    float64 and int64 arrays in ``self._plan`` and calls ``_allocate()`` once, then takes its
+    views from ``arena`` (mbsim_ros/arena.py). ``servos`` (servo.Servos): the joint servos
+    every integrator evaluates inside its step (none active by default), made by _allocate.
     """
 
     name = "base"
@@ -115,12 +118,24 @@ class Integrator:
     kernels: tuple = ()
     options: dict = {}  # the options make_integrator built it with (checked)
 
-    def __init__(self, model, dt: float, **options) -> None:
+    def __init__(self, model, dt: float, plan: ArenaPlan | None = None, **options) -> None:
         if options:
             raise ValueError(f"integrator '{self.name}': unknown options {sorted(options)}")
         self.model = model
         self.dt = dt
-        self.servos = Servos(model)
+        # the plan of the arena its arrays (and its servos') are declared in: the Data's, whose
+        # own arrays are declared in it first (sim.Data), or one of its own; allocated once by
+        # _allocate, when the subclass has declared its arrays
+        self._plan = plan if plan is not None else ArenaPlan(f"{self.name} integrator")
+        Servos.declare(self._plan, model.nv)
+
+    def _allocate(self) -> Arena:
+        """The arena of the plan (``arena``: every array declared in it, the Data's with them
+        when the Data passed its plan), and the servos on their arrays in it."""
+        self.arena = self._plan.allocate()
+        del self._plan
+        self.servos = Servos(self.model, self.arena)
+        return self.arena
 
     def dispatched_kernels(self) -> tuple:
         """Every compiled function a step of this integrator can call from Python: its
@@ -203,16 +218,18 @@ def check_integrator_choice(name: str, dt) -> float:
     return float(dt)
 
 
-def make_integrator(name: str, model, dt: float, **options) -> Integrator:
+def make_integrator(name: str, model, dt: float, plan: ArenaPlan | None = None,
+                    **options) -> Integrator:
     """The integrator registered under ``name`` for ``model`` with step ``dt``, its options
     checked against its schema (options.py) here, the one door every integrator comes
-    through."""
+    through. ``plan``: the arena plan its arrays join (the Data's: mbsim_ros/arena.py); None:
+    an arena of its own."""
     dt = check_integrator_choice(name, dt)
     cls = INTEGRATORS[name]
     spec = validate(cls.options_schema, contract_options(name, options), f"integrator '{name}'",
                     key="option")
     options = {key: getattr(spec, key) for key in spec.model_fields_set}
-    integrator = cls(model, dt, **options)
+    integrator = cls(model, dt, plan=plan, **options)
     integrator.options = options  # what another of the same (ProcessModel.from_simulator) takes
     return integrator
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arena import Arena, ArenaPlan
 from ..model import FREE_FLYER, PRISMATIC, Model
 
 SPEED_FACTOR = 10.0        # times the URDF velocity limit
@@ -81,9 +82,14 @@ class PhysicalBounds:
     ``upper`` (nq), views of one array ``packed`` = [speed, lower, upper] that the step kernels
     read; ``departure(q, v, step, t)`` names the first entry of a refused state outside them."""
 
-    def __init__(self, model: Model, scene=None) -> None:
+    @staticmethod
+    def declare(plan: ArenaPlan, model: Model) -> None:
+        """``packed``, in the arena of the simulation it guards."""
+        plan.add("bounds.packed", (model.nv + 2 * model.nq,))
+
+    def __init__(self, model: Model, scene=None, arena: Arena | None = None) -> None:
         nv, nq = model.nv, model.nq
-        self.packed = np.empty(nv + 2 * nq)
+        self.packed = np.empty(nv + 2 * nq) if arena is None else arena["bounds.packed"]
         self.speed = self.packed[:nv]
         self.lower, self.upper = self.packed[nv:nv + nq], self.packed[nv + nq:]
         self.lower[:] = -np.inf

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..arena import Arena, ArenaPlan
 from ..codes import BILATERAL, DIVERGED, NOT_POSITIVE, SINGULAR
 from ..contact.geometry import MESH, candidate_points, with_static_boxes
 from ..contact.jacobian import point_rows
@@ -38,7 +39,7 @@ from ..dynamics.configuration import frame_rate_correction, integrate_world_alig
 from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
-from ..dynamics.workspace import DYNAMICS, new_workspace
+from ..dynamics.workspace import DYNAMICS, workspace_size
 from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
                                  force_wrench, rows_from_wrenches, spring_forces)
 from .base import Integrator, StepInfo, StepRecord, register
@@ -91,10 +92,17 @@ class _ImplicitBuffers(NamedTuple):
     dB: np.ndarray
     crossed: np.ndarray
 
+    @staticmethod
+    def declare(plan: ArenaPlan, nv: int) -> None:
+        """Its arrays for nv velocities in an arena (nv = 0: the explicit step's, empty)."""
+        plan.add("implicit.K", (nv, nv))
+        plan.add("implicit.pivots", (nv,), "int64")
+        plan.add("implicit.dB", (nv, nv))
+        plan.add("implicit.crossed", (nv, 6))
+
     @classmethod
-    def make(cls, nv: int) -> "_ImplicitBuffers":
-        return cls(np.zeros((nv, nv)), np.zeros(nv, dtype=np.int64), np.zeros((nv, nv)),
-                   np.zeros((nv, 6)))
+    def taken(cls, arena: Arena) -> "_ImplicitBuffers":
+        return cls(*(arena[f"implicit.{name}"] for name in cls._fields))
 
 
 class _ImpactMemory(NamedTuple):
@@ -110,9 +118,22 @@ class _ImpactMemory(NamedTuple):
 
     @classmethod
     def make(cls, capacity: int) -> "_ImpactMemory":
-        return cls(np.zeros((capacity, 4), dtype=np.int64), np.zeros((capacity, 4)),
-                   np.zeros(1, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
-                   np.zeros(capacity))
+        """One of its own (grown past the arena's: _detect, load_state)."""
+        plan = ArenaPlan("impact memory")
+        cls.declare(plan, capacity)
+        return cls.taken(plan.allocate())
+
+    @staticmethod
+    def declare(plan: ArenaPlan, capacity: int) -> None:
+        plan.add("impacts.keys", (capacity, 4), "int64")
+        plan.add("impacts.points", (capacity, 4))
+        plan.add("impacts.count", (1,), "int64")
+        plan.add("impacts.phase", (capacity,), "int64")
+        plan.add("impacts.speed", (capacity,))
+
+    @classmethod
+    def taken(cls, arena: Arena) -> "_ImpactMemory":
+        return cls(*(arena[f"impacts.{name}"] for name in cls._fields))
 
     def grown(self, capacity: int) -> "_ImpactMemory":
         """A larger memory holding this one's contacts."""
@@ -123,21 +144,42 @@ class _ImpactMemory(NamedTuple):
         return out
 
 
-class _RowBuffers:
-    """Everything one step's rows need, for up to `capacity` rows."""
+# the row buffers' first capacity (in the arena; they double when a step fills them): at least
+# ROW_CAPACITY, and with shapes to touch the rows every step reserves (limits, friction,
+# elements) and CONTACT_ROWS more (8 contacts)
+ROW_CAPACITY = CONTACT_ROWS = 24
 
-    def __init__(self, capacity: int, nv: int) -> None:
+
+class _RowBuffers:
+    """Everything one step's rows need, for up to `capacity` rows: in ``arena`` (the
+    integrator's: the first capacity), or in one of their own (grown past it)."""
+
+    def __init__(self, capacity: int, nv: int, arena: Arena | None = None) -> None:
+        if arena is None:
+            plan = ArenaPlan("rows")
+            self.declare(plan, capacity, nv)
+            arena = plan.allocate()
         self.capacity = capacity
-        self.G = np.zeros((capacity, nv))
-        self.Z = np.zeros((capacity, nv))
-        self.support = np.zeros((capacity, nv), dtype=np.int64)
-        self.support_size = np.zeros(capacity, dtype=np.int64)
-        self.directions = np.zeros((capacity, 3))
-        self.phi, self.k, self.b, self.mu = (np.zeros(capacity) for _ in range(4))
-        self.kind = np.zeros(capacity, dtype=np.int64)
-        self.W = np.zeros((capacity, capacity))
-        self.u, self.gamma = np.zeros(capacity), np.zeros(capacity)
-        *self.solver, self.memory = solver_workspace(capacity)
+        (self.G, self.Z, self.support, self.support_size, self.directions, self.phi, self.k,
+         self.b, self.mu, self.kind, self.W, self.u, self.gamma, *self.solver, self.memory) = (
+            arena[f"rows.{name}"] for name in _ROW_ARRAYS)
+
+    @staticmethod
+    def declare(plan: ArenaPlan, capacity: int, nv: int) -> None:
+        """Its arrays, in the order of _ROW_ARRAYS (the cone solver's as solver_workspace
+        shapes them)."""
+        r, solver = capacity, solver_workspace(capacity)
+        shapes = ((r, nv), (r, nv), (r, nv), (r,), (r, 3), (r,), (r,), (r,), (r,), (r,),
+                  (r, r), (r,), (r,), *(a.shape for a in solver))
+        dtypes = ("float64", "float64", "int64", "int64", "float64", "float64", "float64",
+                  "float64", "float64", "int64", "float64", "float64", "float64",
+                  *(a.dtype.name for a in solver))
+        for name, shape, dtype in zip(_ROW_ARRAYS, shapes, dtypes):
+            plan.add(f"rows.{name}", shape, dtype)
+
+
+_ROW_ARRAYS = ("G", "Z", "support", "support_size", "directions", "phi", "k", "b", "mu", "kind",
+               "W", "u", "gamma", "mats", "vecs", "ints", "memory")
 
 
 @register("compliant")
@@ -194,8 +236,8 @@ class CompliantIntegrator(Integrator):
                  tolerance: float = GAP_TOLERANCE,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
                  velocity_terms: str = "implicit", impacts: str = "energy",
-                 warm_start: bool = True) -> None:
-        super().__init__(model, dt)
+                 warm_start: bool = True, plan: ArenaPlan | None = None) -> None:
+        super().__init__(model, dt, plan)
         if impacts == "spring" and scene is not None and gives_restitution(scene):
             raise ValueError("impacts='spring' takes no restitution: the scene gives one "
                              "(impacts='energy' applies it: docs/COMPLIANT.md#impacts)")
@@ -219,52 +261,92 @@ class CompliantIntegrator(Integrator):
         self.margin = float(margin)
         self.reference_depth = float(hertz_reference_depth)
         self.regularization = float(friction_regularization)
-        self._ws = new_workspace(model)
-        views = DYNAMICS.views(self._ws, model.njoints, model.nv)
-        self._frames = (views[0], views[1], views[9])  # oR, op, oS: the kinematics at q0
-        nv = model.nv
-        self._M = np.zeros((nv, nv))
-        # M~ and the force before the servos' terms: where a step solved again with more
-        # servos saturated starts (step)
-        self._unservoed = (np.zeros((nv, nv)), np.zeros(nv))
-        self._parent = dof_parents(model.joint_int)
-        self._bias, self._force, self._v_star = np.zeros(nv), np.zeros(nv), np.zeros(nv)
-        self._v_step = np.zeros(nv)
-        self._zero = np.zeros(nv)
+        nv, nj = model.nv, model.njoints
         self.velocity_terms = velocity_terms
-        self._implicit = _ImplicitBuffers.make(nv) if velocity_terms == "implicit" else None
-        self._contact_int = np.zeros((max_contacts, 4), dtype=np.int64)  # detect_contacts
-        self._contact_real = np.zeros((max_contacts, 8))
-        self._origins = np.zeros((model.njoints, 3))
-        self._body_wrenches = np.zeros((model.njoints, 6))
-        self._touching = np.zeros(model.njoints, dtype=np.int64)
-        self._scratch = np.zeros((2, 3))  # relative velocities of the contact directions
-        self._ahead = np.zeros(max_contacts)  # reachable_contacts: distances at the step's end
-        self._impacts = _ImpactMemory.make(max_contacts)
-        self._detection = self._detection_arrays(scene)
-        self._has_meshes = self._detection is not None and bool(
-            np.any(self._detection[0][2] == MESH))  # mesh patches to cut to their loaded part
-        # (shapes, scratch, (own stiffness, own damping)) as the compiled pieces take them:
-        # empty arrays of the same types without shapes
-        self._shape_arrays = self._detection or _no_detection()
-        self._counts = np.zeros(3, dtype=np.int64)  # contacts, rows, Newton steps (last step)
         self._own_rows = 3 * len(self._points) + sum(e.row_count for e in self._elements)
-        self._buffers = _RowBuffers(24, nv)
         self.rows = ConeRows(dt, solver, cone, self.normal_weight, self.regularization,
                              max_iterations, self.tolerance, warm_start)
         self._info = StepInfo()
-        self._stats = np.array([0, 0, 1], dtype=np.int64)  # the fused step's record
-        self._residual = np.zeros(1)
-        self.record = StepRecord(self._stats, self._residual)
         one_dof = [i for i in range(model.njoints) if model.joint_kinds[i] != "free_flyer"]
         bounded = [i for i in one_dof if np.isfinite(model.lower_position_limit[model.idx_q[i]])
                    or np.isfinite(model.upper_position_limit[model.idx_q[i]])]
-        self._limit_iq = np.array([model.idx_q[i] for i in bounded], dtype=np.int64)
-        self._limit_iv = np.array([model.idx_v[i] for i in bounded], dtype=np.int64)
         rubbing = np.flatnonzero(model.friction > 0.0) if joint_friction else np.zeros(0, int)
-        self._friction_iv = rubbing.astype(np.int64)
-        self._friction_bound = model.friction[rubbing] * dt  # impulse bound per step
-        self._scratch_v = np.zeros(model.nv)
+        detection = self._detection_arrays(scene)
+        # (shapes, scratch, (own stiffness, own damping), own restitution) as the compiled
+        # pieces take them: empty arrays of the same types without shapes
+        shape_arrays = detection or _no_detection()
+        # every array in the arena (mbsim_ros/arena.py): declared, allocated once, then taken
+        plan = self._plan
+        plan.add("compliant.ws", (workspace_size(nj, nv),))
+        for name in ("M", "unservoed_M"):
+            plan.add(f"compliant.{name}", (nv, nv))
+        for name in ("unservoed_force", "bias", "force", "v_star", "v_step", "zero",
+                     "scratch_v"):
+            plan.add(f"compliant.{name}", (nv,))
+        _ImplicitBuffers.declare(plan, nv if velocity_terms == "implicit" else 0)
+        plan.add("compliant.contact_int", (max_contacts, 4), "int64")  # detect_contacts
+        plan.add("compliant.contact_real", (max_contacts, 8))
+        plan.add("compliant.origins", (nj, 3))
+        plan.add("compliant.body_wrenches", (nj, 6))
+        plan.add("compliant.touching", (nj,), "int64")
+        plan.add("compliant.scratch", (2, 3))
+        plan.add("compliant.ahead", (max_contacts,))
+        _ImpactMemory.declare(plan, max_contacts)
+        plan.add("compliant.counts", (3,), "int64")
+        plan.add("compliant.stats", (3,), "int64")
+        plan.add("compliant.residual", (1,))
+        plan.add("compliant.law", (N_LAW,))
+        plan.add("compliant.flags", (N_FLAGS,), "int64")
+        fixed_rows = 2 * len(bounded) + len(rubbing) + self._own_rows  # (_fill_rows reserves)
+        row_capacity = max(ROW_CAPACITY,
+                           fixed_rows + (CONTACT_ROWS if detection is not None else 0))
+        _RowBuffers.declare(plan, row_capacity, nv)
+        for name, array in (
+                ("parent", dof_parents(model.joint_int)),
+                ("limit_iq", np.array([model.idx_q[i] for i in bounded], dtype=np.int64)),
+                ("limit_iv", np.array([model.idx_v[i] for i in bounded], dtype=np.int64)),
+                ("friction_iv", rubbing.astype(np.int64)),
+                ("friction_bound", model.friction[rubbing] * dt),  # impulse bound per step
+                ("recovery", self._recovery), ("limits", self.rows.limits),
+                ("ground", scene.ground if scene is not None else _NO_GROUND),
+                ("terrain", scene.terrain if scene is not None else _NO_TERRAIN),
+                *((f"shape{k}", a) for k, a in enumerate(_flat(shape_arrays)))):
+            plan.add_array(f"compliant.{name}", array)
+        arena = self._allocate()
+
+        def take(*names):
+            return tuple(arena[f"compliant.{name}"] for name in names)
+        self._ws, self._M, self._bias, self._force, self._v_star, self._v_step, self._zero = \
+            take("ws", "M", "bias", "force", "v_star", "v_step", "zero")
+        views = DYNAMICS.views(self._ws, model.njoints, model.nv)
+        self._frames = (views[0], views[1], views[9])  # oR, op, oS: the kinematics at q0
+        # M~ and the force before the servos' terms: where a step solved again with more
+        # servos saturated starts (step)
+        self._unservoed = take("unservoed_M", "unservoed_force")
+        self._law_flags = take("law", "flags")  # (_constants fills them)
+        (self._parent, self._contact_int, self._contact_real, self._origins,
+         self._body_wrenches, self._touching, self._scratch, self._ahead, self._counts,
+         self._stats, self._residual, self._scratch_v, self._limit_iq, self._limit_iv,
+         self._friction_iv, self._friction_bound, self._recovery, self._ground,
+         self._terrain) = take(
+            "parent", "contact_int", "contact_real", "origins", "body_wrenches", "touching",
+            "scratch", "ahead", "counts", "stats", "residual", "scratch_v", "limit_iq",
+            "limit_iv", "friction_iv", "friction_bound", "recovery", "ground", "terrain")
+        # (scratch: relative velocities of the contact directions; ahead: reachable_contacts'
+        # distances at the step's end; counts: contacts, rows, Newton steps (last step);
+        # ground, terrain: copies of the scene's, zeros and empty without one)
+        self.rows.limits = arena["compliant.limits"]  # (the row solver's, read by the step)
+        self._implicit_arrays = _ImplicitBuffers.taken(arena)
+        self._implicit = self._implicit_arrays if velocity_terms == "implicit" else None
+        self._impacts = _ImpactMemory.taken(arena)
+        self._buffers = _RowBuffers(row_capacity, nv, arena)
+        self._stats[:] = (0, 0, 1)  # the fused step's record
+        self.record = StepRecord(self._stats, self._residual)
+        self._shape_arrays = _nested(shape_arrays, take(*(f"shape{k}" for k in range(
+            len(_flat(shape_arrays))))))
+        self._detection = None if detection is None else self._shape_arrays
+        self._has_meshes = self._detection is not None and bool(
+            np.any(self._detection[0][2] == MESH))  # mesh patches to cut to their loaded part
 
     def dispatched_kernels(self) -> tuple:
         """Its own, its servos' and its row solver's (row_solvers.py)."""
@@ -463,7 +545,7 @@ class CompliantIntegrator(Integrator):
                 or not self.rows.compiled):
             return None  # (the rigid integrator's LcpRows: its steps stay in Python)
         m, buf, servos = self.model, self._buffers, self.servos
-        implicit = self._implicit or _ImplicitBuffers.make(0)
+        implicit = self._implicit_arrays  # (the explicit step's: empty)
         (shapes, scratch, (shape_k, shape_b), shape_e), (law, flags) = (self._shape_arrays,
                                                                          self._constants)
         oR, op, oS = self._frames
@@ -489,7 +571,8 @@ class CompliantIntegrator(Integrator):
         constructor, and the limit rows' rate is theirs)."""
         material = self.scene.material if self.scene is not None else None
         hertz = material is not None and material.stiffness is None
-        law = np.zeros(N_LAW)
+        law, flags = self._law_flags
+        law[:] = 0.0
         law[[L_H, L_MARGIN, L_CORNER_RADIUS, L_MESH_BAND, L_REFERENCE_DEPTH, L_LIMIT_STIFFNESS,
              L_LIMIT_DAMPING, L_LIMIT_RATE, L_REGULARIZATION, L_RIGID_COMPLIANCE,
              L_NORMAL_WEIGHT, L_INV_DT]] = (
@@ -507,7 +590,7 @@ class CompliantIntegrator(Integrator):
         # gravity when the constants are made)
         law[L_IMPACT_SPEED] = IMPACT_GRAVITY_STEPS * self.dt * float(
             np.linalg.norm(self.model.gravity))
-        flags = np.zeros(N_FLAGS, dtype=np.int64)
+        flags[:] = 0
         flags[[F_IMPLICIT, F_DETECTION, F_MESHES, F_MESH_KIND, F_LIMITS, F_PYRAMID,
                F_IMPACTS]] = (
             self._implicit is not None, self._detection is not None, self._has_meshes, MESH,
@@ -520,14 +603,6 @@ class CompliantIntegrator(Integrator):
         """Whether this integrator's Hertz rows in an impact are set on energy (F_IMPACTS), as
         a bool: read every step."""
         return bool(self._constants[1][F_IMPACTS])
-
-    @property
-    def _ground(self) -> np.ndarray:
-        return self.scene.ground if self.scene is not None else _NO_GROUND
-
-    @property
-    def _terrain(self) -> np.ndarray:
-        return self.scene.terrain if self.scene is not None else _NO_TERRAIN
 
     def failure_message(self, code: int) -> str:
         return _FAILURES.get(code, f"kernel code {code}")
@@ -714,6 +789,20 @@ def _no_detection() -> tuple:
               np.zeros((0, 3)), np.zeros(1, dtype=np.int64), np.zeros((0, 3)), np.zeros(0))
     scratch = (np.zeros((0, 3, 3)), np.zeros((0, 3)), np.zeros(3), np.zeros((2, 16, 3)))
     return shapes, scratch, (np.zeros(0), np.zeros(0)), np.zeros(0)
+
+
+def _flat(nested) -> list:
+    """The arrays of nested tuples of arrays, in order."""
+    return [a for item in nested for a in (_flat(item) if isinstance(item, tuple) else [item])]
+
+
+def _nested(like, arrays):
+    """``arrays`` (in _flat's order) in the nesting of ``like``."""
+    arrays = iter(arrays)
+
+    def rebuild(item):
+        return tuple(rebuild(x) for x in item) if isinstance(item, tuple) else next(arrays)
+    return rebuild(like)
 
 
 def _recovery(value) -> np.ndarray:

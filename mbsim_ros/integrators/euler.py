@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, routine, step
+from ..arena import ArenaPlan
 from ..dynamics.aba import aba_kernel
 from ..codes import BAD_ARG0, DIVERGED, OK, OUT_OF_BOUNDS, SINGULAR
 from ..dynamics.checks import all_finite
@@ -38,7 +39,7 @@ from ..dynamics.configuration import integrate_kernel
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
 from ..dynamics.rnea_derivative import velocity_terms
-from ..dynamics.workspace import carve, new_workspace
+from ..dynamics.workspace import carve, workspace_size
 from ..layout import ArrayTable
 from .base import Integrator, StepInfo, StepRecord, register
 from .fused import begin_fused, commit_state, store_rollout_row
@@ -246,14 +247,19 @@ class SemiImplicitEuler(Integrator):
     fused_servos = True  # (Integrator.fused_servos)
 
     def __init__(self, model, dt: float, *, velocity_terms: str = "implicit",
-                 **options) -> None:
-        super().__init__(model, dt, **options)
+                 plan: ArenaPlan | None = None, **options) -> None:
+        super().__init__(model, dt, plan, **options)
         self.velocity_terms = velocity_terms
         self.implicit = velocity_terms == "implicit"
         # the kernels' (implicit, explicit): the treatment not chosen is None, left uncompiled
         self.treatment = (True, None) if self.implicit else (None, True)
-        self._work, self._matrices, self._ints = euler_buffers(model)
-        self._ws = new_workspace(model)
+        for name, buffer in zip(("euler.work", "euler.matrices", "euler.ints"),
+                                euler_buffers(model)):  # (their shapes and dtypes)
+            self._plan.add(name, buffer.shape, buffer.dtype.name)
+        self._plan.add("euler.ws", (workspace_size(model.njoints, model.nv),))
+        arena = self._allocate()
+        self._work, self._matrices = arena["euler.work"], arena["euler.matrices"]
+        self._ints, self._ws = arena["euler.ints"], arena["euler.ws"]
         self._info = StepInfo()
         self.record = StepRecord()  # what a fused step that succeeds reports
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..arena import ArenaPlan
 from ..contact.scene import Scene
 from .base import register
 from .compliant import CompliantIntegrator, gives_restitution
@@ -49,11 +50,11 @@ class RigidIntegrator(CompliantIntegrator):
                  joint_limits: bool = True, constraints: list | tuple = (),
                  margin: float = 0.01, max_contacts: int = 512,
                  limit_recovery: tuple = LIMIT_RECOVERY, joint_friction: bool = True,
-                 velocity_terms: str = "implicit") -> None:
+                 velocity_terms: str = "implicit", plan: ArenaPlan | None = None) -> None:
         super().__init__(model, dt, scene=scene, joint_limits=joint_limits,
                          constraints=constraints, margin=margin, max_contacts=max_contacts,
                          limit_recovery=limit_recovery, joint_friction=joint_friction,
-                         velocity_terms=velocity_terms)
+                         velocity_terms=velocity_terms, plan=plan)
         self.solver = solver
         self.erp, self.cfm = float(erp), float(cfm)
         self.iterations, self.sor = int(max_iterations), float(sor)

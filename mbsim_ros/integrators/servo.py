@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, step
+from ..arena import Arena, ArenaPlan
 from ..arrays import copy_into
 
 # rows of the servo table
@@ -186,16 +187,35 @@ class Servos:
 
     kernels = (load_targets, advance_integral)  # called from Python (Integrator.kernels)
 
-    def __init__(self, model) -> None:
+    @staticmethod
+    def declare(plan: ArenaPlan, nv: int) -> None:
+        """Its float64 and int64 arrays, in the arena of the integrator that holds it (the two
+        masks, booleans, are its own)."""
+        plan.add("servo.table", (SERVO_ROWS, nv))
+        plan.add("servo.gains", (3, nv))
+        plan.add("servo.i_clamp", (nv,))
+        plan.add("servo.integral", (nv,))
+        for name in ("servo.iq", "servo.saturated", "servo.mode", "servo.joint_iq"):
+            plan.add(name, (nv,), "int64")
+
+    def __init__(self, model, arena: Arena | None = None) -> None:
         nv = model.nv
-        self.table, self.iq, self.saturated = no_servo(nv)
-        self.mode = np.zeros(nv, dtype=np.int64)
-        self.gains = np.zeros((3, nv))  # p, d, i
-        self.i_clamp = np.full(nv, np.inf)
-        self.integral = np.zeros(nv)
+        if arena is None:  # an arena of its own
+            plan = ArenaPlan("servos")
+            Servos.declare(plan, nv)
+            arena = plan.allocate()
+        self.table, self.iq, self.saturated = (arena["servo.table"], arena["servo.iq"],
+                                               arena["servo.saturated"])
+        self.iq[:] = -1  # (no_servo's)
+        self.mode = arena["servo.mode"]
+        self.gains = arena["servo.gains"]  # p, d, i
+        self.i_clamp = arena["servo.i_clamp"]
+        self.i_clamp[:] = np.inf
+        self.integral = arena["servo.integral"]
         self._position_mode = np.zeros(nv, dtype=np.bool_)
         self._servoed = np.zeros(nv, dtype=np.bool_)
-        self._joint_iq = np.full(nv, -1, dtype=np.int64)
+        self._joint_iq = arena["servo.joint_iq"]
+        self._joint_iq[:] = -1
         self.dof: dict[str, int] = {}
         for i, kind in enumerate(model.joint_kinds):
             if kind != "free_flyer":

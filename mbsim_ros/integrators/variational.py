@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from .._jit import allocating_routine, kernel, routine, step
+from ..arena import ArenaPlan
 from ..arrays import copy_into
 from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, OUT_OF_BOUNDS, SINGULAR
 from ..dynamics.checks import all_finite, max_abs
@@ -30,7 +31,7 @@ from ..dynamics.kinematics import (inertia_times_motion, joint_velocity, kinemat
                                    pose_step, world_inertia, world_motion_subspace)
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
-from ..dynamics.workspace import carve, new_workspace
+from ..dynamics.workspace import carve, workspace_size
 from ..layout import ArrayTable, Layout, writable_view
 from ..solvers.lu import lapack_solve
 from ..model.model import I_PARENT
@@ -816,27 +817,37 @@ class VariationalIntegrator(Integrator):
                  initial_guess: str = "IG2", tolerance: float = 0.0,
                  max_iterations: int = 50, anderson: int = 0,
                  newton_fallback_iterations: int = 20, split_levels: int = 3,
-                 order: int = 2, composition: str = "yoshida") -> None:
-        super().__init__(model, dt)
-        self.settings = np.array([ROOT_FINDERS[solver], GUESSES[initial_guess],
-                                  max_iterations, anderson, newton_fallback_iterations,
-                                  split_levels, order == 4],
-                                 dtype=np.int64)
+                 order: int = 2, composition: str = "yoshida",
+                 plan: ArenaPlan | None = None) -> None:
+        super().__init__(model, dt, plan)
+        nj, nv, nq = model.njoints, model.nv, model.nq
+        substeps = [1.0] if order == 2 else COMPOSITIONS[composition]
+        for name, shape, dtype in (
+                ("variational.settings", (7,), "int64"), ("variational.Yb", (nj, 10), "float64"),
+                ("variational.substeps", (len(substeps),), "float64"),
+                ("variational.ws", (workspace_size(nj, nv),), "float64"),
+                ("variational.vws", (variational_workspace_size(nj, nv, nq),), "float64"),
+                ("variational.p", (nv,), "float64"), ("variational.p_next", (nv,), "float64"),
+                ("variational.stats", (3,), "int64"),
+                ("variational.residual", (1,), "float64")):
+            self._plan.add(name, shape, dtype)
+        arena = self._allocate()
+        self.settings = arena["variational.settings"]
+        self.settings[:] = (ROOT_FINDERS[solver], GUESSES[initial_guess], max_iterations,
+                            anderson, newton_fallback_iterations, split_levels, order == 4)
         # the kernels' (ig3, broyden): None for an option not chosen, whose code numba then
         # leaves out (a branch on an argument that is None is pruned before typing)
         self.choices = (True if initial_guess == "IG3" else None,
                         True if solver == "broyden" else None)
         self.tolerance = float(tolerance) or DEFAULT_TOLERANCE[order]
-        self.substeps = np.array([1.0] if order == 2 else COMPOSITIONS[composition])
-        self.Yb = np.zeros((model.njoints, 10))
+        self.substeps = arena["variational.substeps"]
+        self.substeps[:] = substeps
+        self.Yb = arena["variational.Yb"]
         for i in range(model.njoints):
             body_inertia(model.joint_real[i], self.Yb[i])
-        self._ws = new_workspace(model)
-        self._vws = np.zeros(variational_workspace_size(model.njoints, model.nv, model.nq))
-        self.p = np.zeros(model.nv)
-        self._p_next = np.zeros(model.nv)
-        self._stats = np.zeros(3, dtype=np.int64)
-        self._residual = np.zeros(1)
+        self._ws, self._vws = arena["variational.ws"], arena["variational.vws"]
+        self.p, self._p_next = arena["variational.p"], arena["variational.p_next"]
+        self._stats, self._residual = arena["variational.stats"], arena["variational.residual"]
         self._info = StepInfo()
         self.record = StepRecord(self._stats, self._residual)  # filled by the fused step
 

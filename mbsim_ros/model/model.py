@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arena import ArenaPlan
 from ..schema import SchemaError, nearest
 
 
@@ -143,22 +144,37 @@ class Model:
         self.joint_names = [j.name for j in joints]
         self.joint_kinds = [j.kind for j in joints]
         self.body_names = [j.body or j.name for j in joints]
-        self.lower_position_limit = np.array(lower)
-        self.upper_position_limit = np.array(upper)
-        self.velocity_limit = np.array(vel)
-        self.effort_limit = np.array(eff)
-        self.damping = np.array(damp)
-        self.friction = np.array(fric)
         self.total_mass = float(self.joint_real[:, R_MASS].sum() + fixed_mass)
         self.fixed_mass = float(fixed_mass)
-        self._gravity = np.array(gravity, dtype=float)
-        self._armature = np.array(arm, dtype=float)
+        self._in_arena(lower, upper, vel, eff, damp, fric, gravity, arm)
+
+    def _in_arena(self, lower, upper, vel, eff, damp, fric, gravity, arm) -> None:
+        """The Model's arrays moved into its own arena pair (mbsim_ros/arena.py), read-only but
+        for gravity and armature, which the setters write in place (``armature`` itself is a
+        read-only view of its entry)."""
+        nj, nq, nv = self.njoints, self.nq, self.nv
+        plan = ArenaPlan(f"model {self.name}")
+        plan.add("joint_int", (nj, JOINT_INT_COLUMNS), "int64")
+        plan.add("joint_real", (nj, JOINT_REAL_COLUMNS))
+        for name, size in (("lower_position_limit", nq), ("upper_position_limit", nq),
+                           ("velocity_limit", nv), ("effort_limit", nv), ("damping", nv),
+                           ("friction", nv), ("gravity", 3), ("armature", nv)):
+            plan.add(name, (size,))
+        self.arena = arena = plan.allocate()
+        for name, values in (("joint_int", self.joint_int), ("joint_real", self.joint_real),
+                             ("lower_position_limit", lower), ("upper_position_limit", upper),
+                             ("velocity_limit", vel), ("effort_limit", eff), ("damping", damp),
+                             ("friction", fric), ("gravity", gravity), ("armature", arm)):
+            arena[name][...] = np.asarray(values, dtype=arena[name].dtype)
+        self.joint_int, self.joint_real = arena["joint_int"], arena["joint_real"]
+        self.lower_position_limit = arena["lower_position_limit"]
+        self.upper_position_limit = arena["upper_position_limit"]
+        self.velocity_limit, self.effort_limit = arena["velocity_limit"], arena["effort_limit"]
+        self.damping, self.friction = arena["damping"], arena["friction"]
+        self._gravity, self._armature = arena["gravity"], arena["armature"]
         self._armature_view = self._armature.view()  # read-only; the setters write in place
         self._armature_view.setflags(write=False)
-        for arr in (self.joint_int, self.joint_real, self.lower_position_limit,
-                    self.upper_position_limit, self.velocity_limit, self.effort_limit,
-                    self.damping, self.friction):
-            arr.setflags(write=False)
+        arena.read_only("gravity", "armature")
 
     # --- views for Python code -------------------------------------------------------------
     @property
