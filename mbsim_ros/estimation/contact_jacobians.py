@@ -41,7 +41,7 @@ from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
 from .jacobian_assembly import (JACOBIAN_ARRAYS, NEED_PAIR_ROWS, ROWS_FIND, ROWS_GIVEN,
                                 ROWS_NONE, SEPARATED, SINGULAR_BRANCH, SLIDING, SUPPORTED,
-                                contact_jacobians_kernel, law_derivatives)
+                                contact_jacobians_kernel, law_derivatives_kernel)
 from .jacobian_kernels import (branch_system, frame_rate_jacobian, integration_kernel,
                                lu_inverse, row_derivatives_kernel)
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
@@ -557,7 +557,7 @@ def _law_derivatives(solved, trace, diagonal, du, dphi):
     integrator, m = solved.integrator, solved.m
     buf, p = integrator._buffers, du.shape[1]
     d_inverse, dc = np.empty((m, p)), np.empty((m, p))
-    law_derivatives(buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m], buf.W, buf.G, buf.u,
+    law_derivatives_kernel(buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m], buf.W, buf.G, buf.u,
                     solved.v, integrator._contact_real, integrator._impacts.phase,
                     integrator._constants[0], int(integrator._counts[C_CONTACTS]),
                     np.ascontiguousarray(trace, dtype=float), np.ascontiguousarray(diagonal),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import allocating, routine, step
+from .._jit import allocating, kernel, routine, step
 from ..codes import BILATERAL, FRICTION, TANGENT
 from ..contact.geometry import SPHERE
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E_STAR, L_H,
@@ -117,6 +117,14 @@ def law_derivatives(kind, k, b, phi, W, G, u, v, contact_real, phase, law, conta
                     change = -dphi[r0, j] / h if w1 == d0 / h else 0.0
                 dc[r, j] = du[r, j] - change
                 d_inverse[r, j] = IMPACT_COMPLIANCE * diagonal[r, j]
+
+
+@kernel
+def law_derivatives_kernel(kind, k, b, phi, W, G, u, v, contact_real, phase, law, contacts, trace,
+                           diagonal, du, dphi, dG, rows_move, friction_change, d_inverse, dc):
+    """law_derivatives (a routine), called from Python (the mass parameter's columns)."""
+    law_derivatives(kind, k, b, phi, W, G, u, v, contact_real, phase, law, contacts, trace,
+                    diagonal, du, dphi, dG, rows_move, friction_change, d_inverse, dc)
 
 
 @step
