@@ -37,6 +37,7 @@ from llvmlite import binding as llvm
 from numba import njit
 from numba.core import event
 from numba.core import ir as numba_ir
+from numba.core import inline_closurecall, targetconfig
 from numba.core.caching import UserProvidedCacheLocator
 from numba.core.codegen import CPUCodeLibrary, JITCPUCodegen
 from numba.core.compiler_lock import global_compiler_lock
@@ -381,6 +382,95 @@ def _share_scopes() -> bool:
 
 
 SCOPES_SHARED = _share_scopes()
+
+
+# -- IR inlining: a step's fresh IR inlined without copying it -----------------------------------
+# To inline a ``step`` (inline="always"), numba builds the step's IR afresh at every call site
+# (InlineWorker.inline_function: the untyped passes over its bytecode) and hands it to
+# inline_ir, which deep-copies it twice before it merges it into the caller: once because it
+# mutates what it is given, once to return an unmutated copy, which inline_function's caller
+# (the InlineInlinables pass) drops. The IR built for that one call site is nobody else's: here
+# inline_function gives it to inline_ir with the deep copy of its blocks made the identity (the
+# only deep copy in numba's inline_closurecall; the IR built at each site, the IR merged in and
+# so the compiled code are as before; copy_ir's shallow FunctionIR copies remain). A tenth of
+# Euler's cold compile went to these copies (docs/SPEED.md, "Cold compile, round 9").
+class _UncopiedBlocks:
+    """Stands in for the ``copy`` module in inline_closurecall during one inline_ir call."""
+
+    @staticmethod
+    def deepcopy(value, memo=None):
+        return value
+
+
+def _inline_function(worker, caller_ir, block, i, function, arg_typs=None):
+    callee_ir = worker.run_untyped_passes(function)  # nested steps inline themselves here
+    inline_closurecall.copy = _UncopiedBlocks
+    try:
+        return worker.inline_ir(caller_ir, block, i, callee_ir, function.__code__.co_freevars,
+                                arg_typs=arg_typs)
+    finally:
+        inline_closurecall.copy = copy
+
+
+def _inline_fresh_ir() -> bool:
+    """Install the change (above) where numba's inliner is the one it was made for."""
+    if not (numba.__version__.startswith("0.68.") and inline_closurecall.copy is copy
+            and hasattr(InlineWorker, "run_untyped_passes")):
+        return False
+    InlineWorker.inline_function = _inline_function
+    return True
+
+
+FRESH_IR_INLINED = _inline_fresh_ir()
+
+
+# -- Compile flags compared by their values, read directly -------------------------------------
+# numba files the implementation of each @overload template (array indexing, arithmetic on
+# arrays, range, ...) under the compile's Flags, among the argument types: every typing of such a
+# call looks it up, hashes the Flags and compares them with the stored ones (each compile has
+# its own Flags object). A Flags hashes to its class's sorted option names (the same for every
+# instance) and compares by values(), a property read per option: 40,000 lookups and 2.4 million
+# property reads in Euler's cold compile (docs/SPEED.md, "Cold compile, round 9"). Here values()
+# reads the instance's set options and the class's defaults directly (what each property reads),
+# two Flags of one class that set the same options to the same values are equal without it, and
+# the hash is computed once per class: the same dicts, the same hash, the same lookups.
+_CONFIG_HASHES: dict = {}  # TargetConfig subclass -> the hash of its sorted option names
+
+
+def _config_values(config) -> dict:
+    values = config._values
+    return {name: values.get(name, option.default) for name, option in config.options.items()}
+
+
+def _config_equal(config, other):
+    if not isinstance(other, targetconfig.TargetConfig):
+        return NotImplemented
+    if type(config) is type(other) and config._values == other._values:
+        return True  # the same options set to the same values: the same defaults for the rest
+    return _config_values(config) == _config_values(other)
+
+
+def _config_hash(config) -> int:
+    kind = type(config)
+    if kind not in _CONFIG_HASHES:
+        _CONFIG_HASHES[kind] = hash(tuple(sorted(config.options)))
+    return _CONFIG_HASHES[kind]
+
+
+def _read_flags_directly() -> bool:
+    """Install the three changes (above) where numba's TargetConfig is the one they were made
+    for: every option a property reading ``_values`` with the option's default."""
+    config = targetconfig.TargetConfig
+    if not (numba.__version__.startswith("0.68.") and config.__slots__ == ["_values"]
+            and all(name in vars(config) for name in ("values", "__hash__", "__eq__"))):
+        return False
+    config.values = _config_values
+    config.__eq__ = _config_equal
+    config.__hash__ = _config_hash
+    return True
+
+
+FLAGS_READ_DIRECTLY = _read_flags_directly()
 
 
 def _linked(options: dict):
