@@ -111,7 +111,7 @@ class Arena:
                 return True
         return False
 
-    def read_only(self, *writable: str) -> None:
+    def read_only_except(self, *writable: str) -> None:
         """Every view read-only but the ``writable`` ones (the Model's pair: what users tune,
         gravity and armature, is written through its own view)."""
         for name, view in self._views.items():

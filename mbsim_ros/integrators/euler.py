@@ -254,8 +254,8 @@ class SemiImplicitEuler(Integrator):
         # the kernels' (implicit, explicit): the treatment not chosen is None, left uncompiled
         self.treatment = (True, None) if self.implicit else (None, True)
         for name, buffer in zip(("euler.work", "euler.matrices", "euler.ints"),
-                                euler_buffers(model)):  # (their shapes and dtypes)
-            self._plan.add(name, buffer.shape, buffer.dtype.name)
+                                euler_buffers(model)):
+            self._plan.add_array(name, buffer)
         self._plan.add("euler.ws", (workspace_size(model.njoints, model.nv),))
         arena = self._allocate()
         self._work, self._matrices = arena["euler.work"], arena["euler.matrices"]

@@ -152,20 +152,14 @@ class Model:
         """The Model's arrays moved into its own arena pair (mbsim_ros/arena.py), read-only but
         for gravity and armature, which the setters write in place (``armature`` itself is a
         read-only view of its entry)."""
-        nj, nq, nv = self.njoints, self.nq, self.nv
         plan = ArenaPlan(f"model {self.name}")
-        plan.add("joint_int", (nj, JOINT_INT_COLUMNS), "int64")
-        plan.add("joint_real", (nj, JOINT_REAL_COLUMNS))
-        for name, size in (("lower_position_limit", nq), ("upper_position_limit", nq),
-                           ("velocity_limit", nv), ("effort_limit", nv), ("damping", nv),
-                           ("friction", nv), ("gravity", 3), ("armature", nv)):
-            plan.add(name, (size,))
-        self.arena = arena = plan.allocate()
-        for name, values in (("joint_int", self.joint_int), ("joint_real", self.joint_real),
-                             ("lower_position_limit", lower), ("upper_position_limit", upper),
+        plan.add_array("joint_int", np.array(self.joint_int, dtype=np.int64))
+        plan.add_array("joint_real", np.array(self.joint_real, dtype=np.float64))
+        for name, values in (("lower_position_limit", lower), ("upper_position_limit", upper),
                              ("velocity_limit", vel), ("effort_limit", eff), ("damping", damp),
                              ("friction", fric), ("gravity", gravity), ("armature", arm)):
-            arena[name][...] = np.asarray(values, dtype=arena[name].dtype)
+            plan.add_array(name, np.array(values, dtype=np.float64))  # (writable copies)
+        self.arena = arena = plan.allocate()
         self.joint_int, self.joint_real = arena["joint_int"], arena["joint_real"]
         self.lower_position_limit = arena["lower_position_limit"]
         self.upper_position_limit = arena["upper_position_limit"]
@@ -174,7 +168,7 @@ class Model:
         self._gravity, self._armature = arena["gravity"], arena["armature"]
         self._armature_view = self._armature.view()  # read-only; the setters write in place
         self._armature_view.setflags(write=False)
-        arena.read_only("gravity", "armature")
+        arena.read_only_except("gravity", "armature")
 
     # --- views for Python code -------------------------------------------------------------
     @property
