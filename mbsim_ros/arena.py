@@ -91,9 +91,6 @@ class Arena:
     def __getitem__(self, name: str) -> np.ndarray:
         return self._views[name]
 
-    def __contains__(self, name: str) -> bool:
-        return name in self._views
-
     def names(self) -> list[str]:
         return list(self._views)
 
