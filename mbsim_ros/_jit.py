@@ -34,16 +34,19 @@ from pathlib import Path
 
 import numba
 from llvmlite import binding as llvm
+from llvmlite import ir as llvm_ir
 from numba import njit
 from numba.core import event
 from numba.core import ir as numba_ir
 from numba.core import inline_closurecall, targetconfig
+from numba.core.base import BaseContext
 from numba.core.caching import UserProvidedCacheLocator
 from numba.core.codegen import CPUCodeLibrary, JITCPUCodegen
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.cpu import CPUContext
 from numba.core.inline_closurecall import InlineWorker
 from numba.core.registry import CPUDispatcher, cpu_target
+from numba.core.types import functions as numba_functions
 
 # -- Portable machine code ----------------------------------------------------------------------
 # numba compiles for this machine's CPU by default, and files each cached function under its name
@@ -471,6 +474,76 @@ def _read_flags_directly() -> bool:
 
 
 FLAGS_READ_DIRECTLY = _read_flags_directly()
+
+
+# -- Call types remembered -----------------------------------------------------------------------
+# numba types every call of a builtin or overloaded function (``a * b``, ``x[i, j]``, ``min``,
+# ``range``) by trying that function's templates in turn until one accepts the argument types,
+# each failure recorded with its message (types.functions.BaseFunction.get_call_type), and
+# lowering asks again for every binary operator and index: 17,000 resolutions in the variational
+# step's cold compile, of which 333 distinct (docs/SPEED.md, "Cold compile, round 10"). A
+# function type is interned and its templates fixed (new templates make a new function type);
+# a template's answer depends only on the typing context and the argument types, and the first
+# resolution already records what lowering reads back (the implementation key of the accepted
+# signature; an @overload's compiled implementation is cached by its template). So each
+# function type keeps the signatures it resolved, by (context, argument types, keyword types),
+# and answers a repeated question with the same Signature object; a question that failed is
+# asked again (and fails again, with numba's message).
+def _remembered_call_type(original):
+    def get_call_type(function, context, args, kws):
+        try:
+            key = (context, tuple(args), tuple(sorted(kws.items())))
+            known = function.__dict__.setdefault("_mbsim_ros_call_types", {})
+            signature = known.get(key)
+        except TypeError:  # an unhashable argument type: not remembered
+            return original(function, context, args, kws)
+        if signature is None:
+            signature = original(function, context, args, kws)
+            known[key] = signature
+        return signature
+    return get_call_type
+
+
+def _remember_call_types() -> bool:
+    """Install the change (above) where numba's function types are the ones it was made for."""
+    base = numba_functions.BaseFunction
+    if not (numba.__version__.startswith("0.68.") and "get_call_type" in vars(base)):
+        return False
+    base.get_call_type = _remembered_call_type(base.get_call_type)
+    return True
+
+
+CALL_TYPES_REMEMBERED = _remember_call_types()
+
+
+# -- ABI sizes remembered ------------------------------------------------------------------------
+# numba asks for the ABI size of an LLVM type (an array's item, an alloca's) about 1,900 times in
+# the variational step's cold compile, and llvmlite answers each by writing a module that holds
+# one global of the type, parsing it in LLVM and measuring the parsed type. A literal type is
+# its text (the size a function of the text and the data layout), so each context keeps the
+# sizes it measured by the type's text; named (identified) structs, whose text is only their
+# name, are measured every time as before.
+def _remembered_abi_size(original):
+    def get_abi_sizeof(context, ty):
+        if isinstance(ty, llvm_ir.IdentifiedStructType):
+            return original(context, ty)
+        known = context.__dict__.setdefault("_mbsim_ros_abi_sizes", {})
+        key = (str(context.target_data), str(ty))
+        if key not in known:
+            known[key] = original(context, ty)
+        return known[key]
+    return get_abi_sizeof
+
+
+def _remember_abi_sizes() -> bool:
+    """Install the change (above) where numba's context measures sizes as it was made for."""
+    if not (numba.__version__.startswith("0.68.") and "get_abi_sizeof" in vars(BaseContext)):
+        return False
+    BaseContext.get_abi_sizeof = _remembered_abi_size(BaseContext.get_abi_sizeof)
+    return True
+
+
+ABI_SIZES_REMEMBERED = _remember_abi_sizes()
 
 
 def _linked(options: dict):

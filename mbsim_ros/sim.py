@@ -58,8 +58,8 @@ class Data:
         if model.nv == 0:
             self.integrator = _NoMotion(model, check_integrator_choice(integrator, dt), plan)
         else:
-            check_mass_matrix(model)
             self.integrator = make_integrator(integrator, model, dt, plan, **options)
+            check_mass_matrix(model, self.integrator.mass_matrix)
         self.arena = arena = self.integrator.arena
         self.q_next, self.v_next = arena["data.q_next"], arena["data.v_next"]
         # the divergence guard

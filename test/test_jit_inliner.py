@@ -1,15 +1,20 @@
-"""numba's inliner and compile flags as mbsim_ros._jit changes them (docs/SPEED.md, "Cold
-compile, round 9"): a step's IR inlined without deep copies computes what the step computes,
-at every call site and through nested steps, and the compile flags hash, read and compare as
-numba's own TargetConfig does."""
+"""numba's front end as mbsim_ros._jit changes it (docs/SPEED.md, "Cold compile", rounds 9
+and 10): a step's IR inlined without deep copies computes what the step computes, at every
+call site and through nested steps; the compile flags hash, read and compare as numba's own
+TargetConfig does; a call's type, resolved once, is the same Signature when asked again and a
+call that does not type fails every time; ABI sizes remembered are LLVM's."""
 from __future__ import annotations
 
 import copy
+import operator
 
 import numpy as np
 import pytest
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
 from numba.core import inline_closurecall
+from numba.core.errors import TypingError
+from numba.core.registry import cpu_target
 from numba.core.compiler import Flags
 from numba.core.inline_closurecall import InlineWorker
 
@@ -23,6 +28,7 @@ def property_values(flags) -> dict:
 
 def test_the_changes_are_in_place_with_this_numba():
     assert _jit.FLAGS_READ_DIRECTLY and _jit.FRESH_IR_INLINED
+    assert _jit.CALL_TYPES_REMEMBERED and _jit.ABI_SIZES_REMEMBERED
     assert InlineWorker.inline_function is _jit._inline_function
 
 
@@ -76,3 +82,33 @@ def test_a_step_inlined_at_several_sites_computes_what_it_computes():
     # inlined, not called: no call to the steps' dispatchers in the compiled function
     ir_text = next(iter(inlined_three_times.inspect_llvm().values()))
     assert "axpy" not in ir_text and "two_axpys" not in ir_text
+
+
+def test_a_call_type_is_resolved_once_and_a_failing_one_fails_every_time():
+    context = cpu_target.typing_context
+    context.refresh()
+    multiply = context.resolve_value_type(operator.mul)
+    first = multiply.get_call_type(context, (types.float64, types.int64), {})
+    assert first.return_type == types.float64 and first.args == (types.float64, types.float64)
+    assert multiply.get_call_type(context, (types.float64, types.int64), {}) is first
+    # another question, another answer (numba's rules: int * int stays an integer)
+    assert multiply.get_call_type(context, (types.int64, types.int64), {}).return_type == \
+        types.int64
+    index = context.resolve_value_type(operator.getitem)
+    matrix = types.Array(types.float64, 2, "C")
+    entry = index.get_call_type(context, (matrix, types.UniTuple(types.int64, 2)), {})
+    row = index.get_call_type(context, (matrix, types.int64), {})
+    assert entry.return_type == types.float64 and row.return_type == types.Array(
+        types.float64, 1, "C")
+    for _ in range(2):  # not remembered: numba's error each time
+        with pytest.raises(TypingError):
+            multiply.get_call_type(context, (types.unicode_type, matrix), {})
+
+
+def test_remembered_abi_sizes_are_llvms():
+    context = cpu_target.target_context
+    double, int32 = ir.DoubleType(), ir.IntType(32)
+    for ty, size in ((ir.IntType(64), 8), (ir.LiteralStructType([double, int32]), 16),
+                     (ir.ArrayType(double, 3), 24), (ir.LiteralStructType([int32] * 3), 12)):
+        assert context.get_abi_sizeof(ty) == size == context.get_abi_sizeof(ty)
+        assert ty.get_abi_size(context.target_data) == size  # llvmlite's own measure

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import yaml
+from conftest import random_configuration
 
 from mbsim_ros import Simulator
 from mbsim_ros.cli import main as cli
@@ -245,6 +246,25 @@ def test_a_singular_mass_matrix_loads_and_every_integrator_refuses_it_naming_the
     for integrator in sorted(INTEGRATORS):
         Simulator(model, integrator=integrator)
     ProcessModel(model)
+
+
+@pytest.mark.parametrize("integrator,options", [("euler", {}),
+                                                 ("euler", {"velocity_terms": "explicit"}),
+                                                 ("variational", {}), ("compliant", {})])
+def test_the_mass_matrix_each_integrator_checks_is_the_crbas_on_a1(integrator, options):
+    """The singular-inertia check takes M from a kernel the integrator compiles anyway
+    (Integrator.mass_matrix: variational's momentum, implicit Euler's velocity terms): the
+    same matrix as the CRBA (itself pinocchio's to 1e-12, test_dynamics) at a configuration
+    off the neutral one, armature included."""
+    from mbsim_ros.dynamics.crba import crba
+    model = quiet_load(example_robot_urdf(A1), floating_base=True)
+    model.set_armature({name: 0.01 * (k + 1) for k, name in enumerate(model.joint_names[1:])})
+    integrator_ = Simulator(model, integrator=integrator, **options).integrator
+    q = random_configuration(model, np.random.default_rng(5))
+    M = integrator_.mass_matrix(q)
+    expected = crba(model, q)
+    assert M.shape == (model.nv, model.nv) and np.abs(M - M.T).max() <= 1e-13 * np.abs(M).max()
+    assert np.abs(M - expected).max() <= 1e-13 * np.abs(expected).max()
 
 
 def test_romeo_loads_and_its_hands_need_armature():

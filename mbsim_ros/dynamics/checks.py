@@ -3,6 +3,7 @@ and unit quaternions inside the kernel (one pass, no temporaries), named errors 
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -118,18 +119,21 @@ def check_state(model, q: np.ndarray, v: np.ndarray) -> None:
         raise_for(code, ("q", "v"), model)
 
 
-def singular_joints(model) -> list[str]:
-    """The joints along which the joint-space inertia M is singular at the model's neutral
-    configuration clamped into its limits (joints whose moving bodies have no mass or inertia
-    along them, and no armature): a Cholesky factorisation that records each pivot below
-    1e-12 of M's largest diagonal entry, zeroes that column and goes on, so that every such
-    joint is found in one pass (the k-th pivot is the part of M_kk not explained by the joints
-    before k)."""
+def singular_joints(model, mass_matrix: Callable[[np.ndarray], np.ndarray] | None = None
+                    ) -> list[str]:
+    """The joints along which the joint-space inertia M (armature included) is singular at the
+    model's neutral configuration clamped into its limits (joints whose moving bodies have no
+    mass or inertia along them, and no armature): a Cholesky factorisation that records each
+    pivot below 1e-12 of M's largest diagonal entry, zeroes that column and goes on, so that
+    every such joint is found in one pass (the k-th pivot is the part of M_kk not explained by
+    the joints before k). ``mass_matrix(q)``: M from a kernel the caller compiles anyway (an
+    integrator's, Integrator.mass_matrix); the CRBA by default."""
     from .crba import crba  # crba's module imports this one
 
     if model.nv == 0:
         return []
-    M = crba(model, model.clamped(model.neutral())[0])
+    q = model.clamped(model.neutral())[0]
+    M = crba(model, q) if mass_matrix is None else mass_matrix(q)
     scale = max(float(np.abs(np.diag(M)).max()), 1e-300)
     L = np.zeros_like(M)
     singular = []
@@ -145,10 +149,12 @@ def singular_joints(model) -> list[str]:
     return singular
 
 
-def check_mass_matrix(model) -> None:
-    """ModelError (one line) naming every joint along which M is singular (singular_joints),
-    with the remedy: armature on them. The Simulator and the ProcessModel call it."""
-    joints = singular_joints(model)
+def check_mass_matrix(model, mass_matrix: Callable[[np.ndarray], np.ndarray] | None = None
+                      ) -> None:
+    """ModelError (one line) naming every joint along which M is singular (singular_joints,
+    ``mass_matrix`` as there), with the remedy: armature on them. The Simulator and the
+    ProcessModel call it with their integrator's mass_matrix."""
+    joints = singular_joints(model, mass_matrix)
     if joints:
         example = ", ".join(f"'{name}': 1e-4" for name in joints[:2])
         raise ModelError(f"model '{model.name}': the joint-space inertia is singular: the bodies "

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import allocating, routine, step
+from .._jit import allocating, kernel, routine, step
+from ..layout import writable_view
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from .checks import OK, as_vector
 from .crba import crba_backward
@@ -229,6 +230,18 @@ def velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, cro
     crba_backward(joint_int, armature, oS, oY, tmp[0], M)  # oY: composite from here on
     velocity_jacobian(joint_int, oS, oY, ov, pA, IA, crossed, tmp, dB)
     return OK
+
+
+@kernel
+def velocity_terms_kernel(joint_int, joint_real, gravity, armature, q, v, ws, zero, crossed, bias,
+                          M, dB) -> int:
+    """velocity_terms (a routine), called from Python (the compliant integrator's general
+    step; the Euler integrator's mass matrix, EulerIntegrator.mass_matrix). The Model's arrays
+    (read only here) typed as the fused steps' table views (layout.writable_view): the
+    velocity terms the steps compiled serve, not a second copy for read-only arrays."""
+    return velocity_terms(writable_view(joint_int), writable_view(joint_real),
+                          writable_view(gravity), writable_view(armature), q, v, ws, zero,
+                          crossed, bias, M, dB)
 
 
 @step

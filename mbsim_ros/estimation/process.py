@@ -77,13 +77,13 @@ class ProcessModel:
         if model.nv == 0:
             raise ValueError(f"model '{model.name}': it has no degree of freedom (nv = 0): "
                              f"nothing to estimate")
-        check_mass_matrix(model)
         self._contact, self._pool = None, None
         if integrator in CONTACT_INTEGRATORS:
             self._contact = ContactSteps(model, dt, integrator, options, thread_count())
             self.integrator = self._contact.integrators[0]
         else:
             self.integrator = make_integrator(integrator, model, dt, **options)
+        check_mass_matrix(model, self.integrator.mass_matrix)
         self.model = model
         self.dt = float(dt)
         self.integrator_name = integrator

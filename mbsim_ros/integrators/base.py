@@ -9,6 +9,7 @@ import numpy as np
 
 from ..arena import Arena, ArenaPlan
 from ..codes import OK, message
+from ..dynamics.crba import crba
 from ..schema import Schema, validate
 from .servo import Servos
 
@@ -142,6 +143,13 @@ class Integrator:
         ``kernels`` and its servos' (the Simulator loads them from numba's cache at
         construction: _jit.load_cached)."""
         return (*self.kernels, *self.servos.kernels)
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """M(q) with the armature (nv x nv), for the singular-inertia check at construction
+        (dynamics.checks.check_mass_matrix): here the CRBA; an integrator that compiles another
+        kernel giving M takes it from that one, so that nothing is compiled for the check
+        alone (about 0.8 s of a cold start, docs/SPEED.md "Cold compile, round 10")."""
+        return crba(self.model, q)
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """Forget any history (multistep integrators keep the previous configuration)."""

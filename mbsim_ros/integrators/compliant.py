@@ -39,6 +39,7 @@ from ..dynamics.configuration import frame_rate_correction, integrate_world_alig
 from ..dynamics.closures import ConstraintKinematics, element_rows, project
 from ..dynamics.crba import crba_kernel
 from ..dynamics.rnea import rnea_kernel
+from ..dynamics.rnea_derivative import velocity_terms_kernel
 from ..dynamics.workspace import DYNAMICS, workspace_size
 from ..model.constraints import (AppliedForce, Element, PointConstraint, SpringDamper,
                                  force_wrench, rows_from_wrenches, spring_forces)
@@ -46,7 +47,7 @@ from .base import Integrator, StepInfo, StepRecord, register
 from .compliant_kernels import (apply_impulses, body_wrenches, damped_system, delassus,
                                 dof_parents, free_velocity, implicit_free_velocity,
                                 implicit_impulses, implicit_system, ltl_factor, servo_saturated,
-                                servo_system, velocity_terms_kernel)
+                                servo_system)
 from .compliant_step import (COMPLIANT_ARRAYS, C_CONTACTS, C_ROWS, CONTACTS_FULL,
                              F_DETECTION, F_IMPLICIT, F_LIMITS, F_MESH_KIND, F_MESHES,
                              F_PYRAMID, L_CORNER_RADIUS, L_DAMPING, L_DISSIPATION, L_E_STAR,

@@ -16,7 +16,6 @@ import numpy as np
 from .._jit import kernel, step
 from ..codes import BILATERAL, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..contact.jacobian import add_point_rows, contact_directions, point_velocity
-from ..dynamics.rnea_derivative import velocity_terms
 from ..model.model import FREE_FLYER, I_IDX_V, I_NV, I_PARENT, I_TYPE
 from ..solvers.lu import lu_factor
 from ..solvers.tree_lu import solve_l, step_solve, tree_lu_factor
@@ -69,14 +68,6 @@ def solve_lt(L, parent, x):
         while j >= 0:
             x[j] -= L[i, j] * x[i]
             j = parent[j]
-
-
-@kernel
-def velocity_terms_kernel(joint_int, joint_real, gravity, armature, q, v, ws, zero, crossed, bias,
-                          M, dB) -> int:
-    """rnea_derivative.velocity_terms (a routine), called from Python (the general step)."""
-    return velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, crossed,
-                          bias, M, dB)
 
 
 @kernel

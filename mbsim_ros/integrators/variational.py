@@ -851,6 +851,17 @@ class VariationalIntegrator(Integrator):
         self._info = StepInfo()
         self.record = StepRecord(self._stats, self._residual)  # filled by the fused step
 
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """M(q) + a column by column, p = (M(q) + a) e_k (momentum_kernel, which reset
+        compiles anyway)."""
+        m, nv = self.model, self.model.nv
+        M, unit = np.empty((nv, nv)), np.zeros(nv)
+        for k in range(nv):  # (M + a symmetric: its k-th column is its k-th row)
+            unit[k] = 1.0
+            momentum_kernel(m.joint_int, m.joint_real, m.armature, q, unit, self._ws, M[k])
+            unit[k] = 0.0
+        return M
+
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """p_0 = (M(q_0) + a) v_0."""
         m = self.model
