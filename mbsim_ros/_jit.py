@@ -546,6 +546,53 @@ def _remember_abi_sizes() -> bool:
 ABI_SIZES_REMEMBERED = _remember_abi_sizes()
 
 
+# -- Lowering's probes answered once -------------------------------------------------------------
+# Lowering asks for implementations that do not exist for arrays, on purpose: ``static_getitem``
+# and ``static_setitem`` for a constant index (then falls back on getitem / setitem), and
+# ``__array__`` for each array argument. A lookup that finds nothing makes the target context
+# refresh itself from every registry (imports, the runtime, 20 registries, then the typing
+# context) before it gives up: 3,500 refreshes in the variational step's cold compile. A refresh
+# can only find a new implementation in a registry the context installs, so a probe that failed
+# after a refresh fails again until one of those registries gains an implementation (or the
+# context installs another registry): each context keeps its failed probes with the count of
+# implementations registered at the time, and answers a probe asked again at the same count
+# with the same NotImplementedError without the refresh.
+_PROBES = ("__array__", "static_getitem", "static_setitem")
+
+
+def _implementations_registered(context) -> tuple[int, int]:
+    return len(context._registries), sum(len(registry.functions)
+                                         for registry in context._registries)
+
+
+def _remembered_probe(original):
+    def get_function(context, fn, sig, _firstcall=True):
+        if not (_firstcall and isinstance(fn, str) and fn in _PROBES):
+            return original(context, fn, sig, _firstcall)
+        failed = context.__dict__.setdefault("_mbsim_ros_failed_probes", {})
+        key = (fn, sig.args)
+        if failed.get(key) == _implementations_registered(context):
+            raise NotImplementedError(f"No definition for lowering {fn}{sig}")
+        try:
+            return original(context, fn, sig, _firstcall)
+        except NotImplementedError:
+            failed[key] = _implementations_registered(context)
+            raise
+    return get_function
+
+
+def _remember_probes() -> bool:
+    """Install the change (above) where numba's target context looks up as it was made for."""
+    if not (numba.__version__.startswith("0.68.") and "get_function" in vars(BaseContext)
+            and hasattr(BaseContext, "refresh")):
+        return False
+    BaseContext.get_function = _remembered_probe(BaseContext.get_function)
+    return True
+
+
+PROBES_REMEMBERED = _remember_probes()
+
+
 def _linked(options: dict):
     def decorate(function):
         if numba.config.DISABLE_JIT:

@@ -2,7 +2,8 @@
 and 10): a step's IR inlined without deep copies computes what the step computes, at every
 call site and through nested steps; the compile flags hash, read and compare as numba's own
 TargetConfig does; a call's type, resolved once, is the same Signature when asked again and a
-call that does not type fails every time; ABI sizes remembered are LLVM's."""
+call that does not type fails every time; ABI sizes remembered are LLVM's; lowering's probe for
+an implementation that does not exist refreshes the context once, not at every probe."""
 from __future__ import annotations
 
 import copy
@@ -14,7 +15,9 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import inline_closurecall
 from numba.core.errors import TypingError
+from numba.core.imputils import Registry
 from numba.core.registry import cpu_target
+from numba.core.typing import signature
 from numba.core.compiler import Flags
 from numba.core.inline_closurecall import InlineWorker
 
@@ -28,7 +31,7 @@ def property_values(flags) -> dict:
 
 def test_the_changes_are_in_place_with_this_numba():
     assert _jit.FLAGS_READ_DIRECTLY and _jit.FRESH_IR_INLINED
-    assert _jit.CALL_TYPES_REMEMBERED and _jit.ABI_SIZES_REMEMBERED
+    assert _jit.CALL_TYPES_REMEMBERED and _jit.ABI_SIZES_REMEMBERED and _jit.PROBES_REMEMBERED
     assert InlineWorker.inline_function is _jit._inline_function
 
 
@@ -112,3 +115,26 @@ def test_remembered_abi_sizes_are_llvms():
                      (ir.ArrayType(double, 3), 24), (ir.LiteralStructType([int32] * 3), 12)):
         assert context.get_abi_sizeof(ty) == size == context.get_abi_sizeof(ty)
         assert ty.get_abi_size(context.target_data) == size  # llvmlite's own measure
+
+
+def test_a_failed_probe_refreshes_the_context_once_until_a_registry_is_added(monkeypatch):
+    context = cpu_target.target_context
+    refreshes = []
+    refresh = context.refresh
+    monkeypatch.setattr(context, "refresh", lambda: refreshes.append(1) or refresh())
+    vector = types.Array(types.float64, 1, "C")
+    probe = signature(types.float64, vector, types.IntegerLiteral(7))  # a[7]: no static impl
+    with pytest.raises(NotImplementedError, match="static_getitem"):
+        context.get_function("static_getitem", probe)  # refreshes (the first in a process
+    refreshes.clear()                                   # sets up the runtime: many)
+    for _ in range(3):
+        with pytest.raises(NotImplementedError, match="static_getitem"):
+            context.get_function("static_getitem", probe)
+    assert refreshes == []
+    found = context.get_function(operator.getitem,
+                                 signature(types.float64, vector, types.intp))
+    assert callable(found)  # what lowering falls back on is still found
+    context.install_registry(Registry("empty"))  # the context installs another registry
+    with pytest.raises(NotImplementedError):
+        context.get_function("static_getitem", probe)
+    assert refreshes  # asked again, with a refresh
