@@ -253,8 +253,8 @@ def test_a_singular_mass_matrix_loads_and_every_integrator_refuses_it_naming_the
                                                  ("variational", {}), ("compliant", {})])
 def test_the_mass_matrix_each_integrator_checks_is_the_crbas_on_a1(integrator, options):
     """The singular-inertia check takes M from a kernel the integrator compiles anyway
-    (Integrator.mass_matrix: variational's momentum, implicit Euler's velocity terms): the
-    same matrix as the CRBA (itself pinocchio's to 1e-12, test_dynamics) at a configuration
+    (Integrator.mass_matrix: variational's momentum; the others the CRBA's own): the same
+    matrix as the CRBA (itself pinocchio's to 1e-12, test_dynamics) at a configuration
     off the neutral one, armature included."""
     from mbsim_ros.dynamics.crba import crba
     model = quiet_load(example_robot_urdf(A1), floating_base=True)

@@ -236,9 +236,9 @@ def velocity_terms(joint_int, joint_real, gravity, armature, q, v, ws, zero, cro
 def velocity_terms_kernel(joint_int, joint_real, gravity, armature, q, v, ws, zero, crossed, bias,
                           M, dB) -> int:
     """velocity_terms (a routine), called from Python (the compliant integrator's general
-    step; the Euler integrator's mass matrix, EulerIntegrator.mass_matrix). The Model's arrays
-    (read only here) typed as the fused steps' table views (layout.writable_view): the
-    velocity terms the steps compiled serve, not a second copy for read-only arrays."""
+    step). The Model's arrays (read only here) typed as the fused steps' table views
+    (layout.writable_view): the velocity terms the steps compiled serve, not a second copy
+    for read-only arrays."""
     return velocity_terms(writable_view(joint_int), writable_view(joint_real),
                           writable_view(gravity), writable_view(armature), q, v, ws, zero,
                           crossed, bias, M, dB)

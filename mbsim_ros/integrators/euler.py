@@ -34,11 +34,11 @@ from .._jit import kernel, routine, step
 from ..arena import ArenaPlan
 from ..dynamics.aba import aba_kernel
 from ..codes import BAD_ARG0, DIVERGED, OK, OUT_OF_BOUNDS, SINGULAR
-from ..dynamics.checks import all_finite, raise_for
+from ..dynamics.checks import all_finite
 from ..dynamics.configuration import integrate_kernel
 from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply
-from ..dynamics.rnea_derivative import velocity_terms, velocity_terms_kernel
+from ..dynamics.rnea_derivative import velocity_terms
 from ..dynamics.workspace import carve, workspace_size
 from ..layout import ArrayTable
 from .base import Integrator, StepInfo, StepRecord, register
@@ -262,20 +262,6 @@ class SemiImplicitEuler(Integrator):
         self._ints, self._ws = arena["euler.ints"], arena["euler.ws"]
         self._info = StepInfo()
         self.record = StepRecord()  # what a fused step that succeeds reports
-
-    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
-        """M(q) + a: with implicit velocity terms from velocity_terms_kernel at v = 0 (the
-        step's velocity_terms, compiled anyway), else the CRBA."""
-        if not self.implicit:
-            return super().mass_matrix(q)
-        m, nv = self.model, self.model.nv
-        zero = np.zeros(nv)
-        M, dB = np.zeros((nv, nv)), np.empty((nv, nv))
-        code = velocity_terms_kernel(m.joint_int, m.joint_real, m.gravity, m.armature, q, zero,
-                                     self._ws, zero, np.empty((nv, 6)), np.empty(nv), M, dB)
-        if code != OK:
-            raise_for(code, ("q",), m)
-        return M
 
     def step(self, q, v, tau, q_out, v_out) -> StepInfo:
         m = self.model
