@@ -6,9 +6,9 @@ caller's size and numba's compile time grows much faster than linearly with it);
 code is optimised and emitted only inside the kernels that call it (below: what Python calls is
 a kernel).
 ``parallel_kernel``: entry points whose outer loop is a ``prange`` (batches of independent
-problems, e.g. the particles of mbsim_ros.estimation). ``allocating`` (``allocating_routine``):
-a kernel (routine) that allocates arrays or returns one; kernels and routines are compiled
-without numba's reference-counted memory, these with it (below, at the decorators).
+problems, e.g. the particles of mbsim_ros.estimation). ``allocating``: a kernel that allocates
+arrays or returns one; kernels and routines are compiled without numba's reference-counted
+memory, these with it (below, at the decorators).
 ``error_model="numpy"``: a division by zero gives inf/nan (caught at the door or by the caller)
 instead of a Python exception check on every division in the hot loop.
 
@@ -608,9 +608,8 @@ def _linked(options: dict):
 
 
 # A compiled function called from kernels (module docstring): compiled once per signature and
-# linked into each kernel that calls it (above); ``allocating_routine``: one that allocates.
+# linked into each kernel that calls it (above).
 routine = _linked(KERNEL_OPTIONS)
-allocating_routine = _linked(ALLOCATING_OPTIONS)
 
 
 # The compile notice: a cold cache costs tens of seconds of silence at the first step; say what

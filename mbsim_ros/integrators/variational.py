@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._jit import allocating_routine, kernel, routine, step
+from .._jit import kernel, routine, step
 from ..arena import ArenaPlan
 from ..arrays import copy_into
 from ..codes import BAD_ARG0, DIVERGED, NOT_CONVERGED, OK, OUT_OF_BOUNDS, SINGULAR
@@ -33,7 +33,7 @@ from ..dynamics.crba import mass_matrix_diagonal
 from ..dynamics.minv import minv_apply, minv_factor
 from ..dynamics.workspace import carve, workspace_size
 from ..layout import ArrayTable, Layout, writable_view
-from ..solvers.lu import lapack_solve
+from ..solvers.lu import LAPACK_INT, lapack_solve_into
 from ..model.model import I_PARENT
 from .base import Integrator, StepInfo, StepRecord, register
 from .euler import explicit_velocity
@@ -377,19 +377,22 @@ def broyden_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold,
     return rnorm, iterations, False, best
 
 
-@allocating_routine
+@routine
 def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, floor, rnorm,
                  ws, vws):
     """Newton on the exact Jacobian (drnea_derivative.py): q_k+1 <- q_k+1 (+) alpha delta,
     J delta = -r, alpha halved (up to NEWTON_HALVINGS times) while the residual grows; stops at
-    the rounding floor when it no longer halves the residual."""
+    the rounding floor when it no longer halves the residual. LAPACK's scratch: the second
+    dense block (Broyden's H, whose solve has ended when Newton runs), row V_DX for delta and
+    row V_GNEW's bytes for the pivots."""
     nj, nv, nq = joint_int.shape[0], damping.shape[0], q.shape[0]
     dyn, vw = views(ws, vws, nj, nv, nq)
     oR, op, oY, ov, oa, of, pA, c_, IA, oS, U, Dinv, u_, Rq, pq, tmp, small = dyn
     (oR_k, op_k, oY_k, wg, mom, acc, xis, Kc, IA_k, oS_k, U_k, Dinv_k, vec, qv, F, G, AtA, rhs,
      dense, S8, powers, tmp2, R3, cached, last_h) = vw
     r, x, work, q_base = vec[V_R], vec[V_X], vec[V_WORK], qv[Q_TRIAL]
-    Jac = dense[0]
+    Jac, fortran, delta = dense[0], dense[1], vec[V_DX]
+    pivots = vec[V_GNEW].view(LAPACK_INT)
     iterations = 0
     previous = np.inf
     while rnorm > threshold and iterations < max_iter:
@@ -404,7 +407,7 @@ def newton_solve(joint_int, joint_real, Yb, damping, h, q, max_iter, threshold, 
             work[k] = -r[k]
         for k in range(nq):
             q_base[k] = qv[Q_NEXT, k]  # q (+) x, as the residual left it
-        delta = lapack_solve(Jac, work)
+        lapack_solve_into(Jac, work, fortran, delta, pivots)
         iterations += 1
         alpha = 1.0
         for halving in range(NEWTON_HALVINGS + 1):

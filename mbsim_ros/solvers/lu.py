@@ -73,16 +73,18 @@ _GESV = types.ExternalFunction("numba_xgesv", types.intc(
     types.char, types.intp, types.intp, types.CPointer(types.float64), types.intp,
     types.CPointer(F_INT_nbtype), types.CPointer(types.float64), types.intp))
 _DOUBLE = ord("d")
+LAPACK_INT = F_INT_nptype  # the integer type of LAPACK's pivots (lapack_solve_into)
 ensure_lapack()  # (scipy's LAPACK, as np.linalg does)
 
 
 @step
-def lapack_solve(A, b):
-    """np.linalg.solve(A, b) for a float64 matrix and vector: the same LAPACK dgesv on the same
-    copies (A in Fortran order, b), so the same bits and the same LinAlgError for a matrix or
-    vector that is not finite or a singular matrix, without numba's generic checks, shapes and
-    messages around it (about 5 s of a cold compile). Allocates (the copies, the pivots, the
-    result): for allocating code."""
+def lapack_solve_into(A, b, fortran, x, pivots) -> None:
+    """x = np.linalg.solve(A, b) for a float64 matrix and vector, into preallocated scratch:
+    the same LAPACK dgesv on the same copies (A in Fortran order into ``fortran``, n x n; b into
+    ``x``; ``pivots``: n LAPACK integers), so the same bits and the same LinAlgError for a
+    matrix or vector that is not finite or a singular matrix, without numba's generic checks,
+    shapes and messages around it (about 5 s of a cold compile) and without allocating (a
+    routine compiled without numba's reference counting can call it)."""
     n = A.shape[0]
     for i in range(n):
         for j in range(n):
@@ -91,16 +93,10 @@ def lapack_solve(A, b):
     for i in range(n):
         if not math.isfinite(b[i]):
             raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
-    fortran = np.empty((n, n))  # row j: column j of A
-    for i in range(n):
+    for i in range(n):  # row j of fortran: column j of A
         for j in range(n):
             fortran[j, i] = A[i, j]
-    x = np.empty(n)
     for i in range(n):
         x[i] = b[i]
-    if n == 0:
-        return x
-    pivots = np.empty(n, dtype=F_INT_nptype)
-    if _GESV(_DOUBLE, n, 1, fortran.ctypes, n, pivots.ctypes, x.ctypes, n) != 0:
+    if n > 0 and _GESV(_DOUBLE, n, 1, fortran.ctypes, n, pivots.ctypes, x.ctypes, n) != 0:
         raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
-    return x
