@@ -154,7 +154,7 @@ class _Assembly:
                        np.empty(m), np.empty(m), np.empty(m * k), np.empty(m * nv),
                        np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty(nv * k),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
-                       np.empty(nv), np.empty((nv, nv)), np.empty(m * k), np.empty(nv * k),
+                       np.empty((nv, nv)), np.empty(m * k), np.empty(nv * k),
                        np.empty(nv * k), np.empty(m * m))
         # the integration's derivatives off the free-flyers' blocks (the kernel writes those)
         integration_kernel(_tables(self.integrator.model).free,

@@ -20,13 +20,12 @@ from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E
 from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..solvers.lu import lu_factor
-from ..integrators.compliant_kernels import solve_l
 from ..layout import ArrayTable
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
                                integration_kernel, law_changes, lu_inverse, lu_solve_rows,
                                mass_pass,
-                               row_derivatives_kernel, row_supports, sparse_product, state_changes,
-                               stationarity_change, step_dynamics)
+                               row_derivatives_kernel, row_supports, solve_l_columns,
+                               sparse_product, state_changes, stationarity_change, step_dynamics)
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
 SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
@@ -189,7 +188,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("to_q", F64, 2), ("to_v", F64, 2), ("turn", F64, 2), ("dG_b", F64, 1), ("scale", F64, 1),
     ("start", F64, 1), ("free_b", F64, 1), ("du_b", F64, 1), ("stationarity_b", F64, 1),
     ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("dv1_b", F64, 1), ("zeros_m", F64, 1),
-    ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("row_nv", F64, 1), ("K_inverse", F64, 2),
+    ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("K_inverse", F64, 2),
     ("product_free_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
     ("H_b", F64, 1),
     ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
@@ -229,7 +228,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
-     dv1_b, zeros_m, centres_b, rhs_nv, row_nv, K_inverse, product_free_b, rhs_v1_b,
+     dv1_b, zeros_m, centres_b, rhs_nv, K_inverse, product_free_b, rhs_v1_b,
      pushed_v1_b, H_b,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
      turned, mass_b, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
@@ -343,12 +342,10 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     # the configuration block's residual: the rows, the Delassus matrix and the laws moved
     if impulses and supported:
         A = A_b[:nv * m].reshape((nv, m))  # M~^-1 G^T = L^-1 z_r (the step's M~ = L^T L)
-        for r in range(m):
-            for s in range(nv):
-                row_nv[s] = Z_all[r, s]
-            solve_l(L_step, parent, row_nv)
-            for s in range(nv):
-                A[s, r] = row_nv[s]
+        for s in range(nv):
+            for r in range(m):
+                A[s, r] = Z_all[r, s]
+        solve_l_columns(L_step, parent, A)
         p = m + 2
         nj = joint_int.shape[0]
         diagonal = diagonal_b[:m * nv].reshape((m, nv))

@@ -266,6 +266,24 @@ def lu_solve_rows(LU, pivots, B):
     upper_solve_rows(LU, B)
 
 
+@step
+def solve_l_columns(L, parent, X):
+    """X <- L^-1 X (n x m, in place) for a lower triangular L with the tree's sparsity
+    (solvers/tree_lu.py's solve_l: the LTL factorisation's), the m columns side by side, each
+    column's sums in solve_l's order."""
+    n, m = X.shape
+    for i in range(n):
+        j = parent[i]
+        while j >= 0:
+            factor = L[i, j]
+            for c in range(m):
+                X[i, c] -= factor * X[j, c]
+            j = parent[j]
+        diagonal = L[i, i]
+        for c in range(m):
+            X[i, c] = X[i, c] / diagonal
+
+
 @kernel
 def lu_inverse(LU, pivots, out):
     """out = K^-1 = U^-1 L^-1 P from solvers/lu.py's factors of K (P K = L U): L^-1 over its
@@ -949,11 +967,10 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
                         total += dG[b, r, s] * v_star[s]
                 du[r, b] = total + free[r, b]
     for r in range(m):
-        for j in range(first_v, k):
-            value = scale[r] * free[r, j]
-            if implicit and j < first_v + nv:
-                value += start[r] * G[r, j - first_v]
-            changes[r, j - first_v] = value
+        for j in range(first_v, solved):  # (the v block)
+            changes[r, j - first_v] = scale[r] * free[r, j] + start[r] * G[r, j - first_v]
+        for j in range(solved, k):
+            changes[r, j - first_v] = scale[r] * free[r, j]
     sparse_product(dq_dc, changes, stationarity[:, first_v:])
 
 
