@@ -379,17 +379,22 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
                 stationarity[r, j] = residual[r, j]
     # the impulses' change: the branch's system for every column at once
     dgamma = dgamma_b[:m * k].reshape((m, k))
-    for r in range(m):
-        for j in range(k):
-            dgamma[r, j] = 0.0
+    in_place = impulses and n_free == m and ns == 0  # (every row free, none sliding: the
+    for a_row in range(n_free if in_place else 0):   # system's rows are dgamma's, in order)
+        if free_rows[a_row] != a_row:
+            in_place = False
+    if not in_place:
+        for r in range(m):
+            for j in range(k):
+                dgamma[r, j] = 0.0
     if impulses:
-        rhs = rhs_b[:(n_free + ns) * k].reshape((n_free + ns, k))
+        rhs = dgamma if in_place else rhs_b[:(n_free + ns) * k].reshape((n_free + ns, k))
         for a_row in range(n_free + ns):
             for j in range(k):
                 rhs[a_row, j] = -stationarity[free_rows[a_row], j] if a_row < n_free else 0.0
         lu_solve_rows(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:n_free + ns, :n_free + ns],
                       kkt_pivots, rhs)
-        for a_row in range(n_free):
+        for a_row in range(0 if in_place else n_free):
             for j in range(k):
                 dgamma[free_rows[a_row], j] = rhs[a_row, j]
     state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
