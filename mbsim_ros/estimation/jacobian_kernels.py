@@ -485,29 +485,29 @@ def frame_rate_jacobian(free, v, C):
 
 
 @step
-def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
+def root_column(joint_int, p, l, zeta, a_world, tmp, column):
     """Inverse dynamics' q-derivative's column for a dof (zeta = S_b) of a joint l on the
     world (a free-flyer, a fixed base's first joint): l's subtree turns rigidly by zeta and
     only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
     Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
     -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
-    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world) on
-    the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, O(n)
-    where the body-by-body derivative (rnea_derivative.subtree_wrench_derivatives) walks the
-    whole tree. tmp: >= 2 x 6 scratch."""
+    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world)
+    = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a, velocity_jacobians')
+    on the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, one
+    product per entry, where the body-by-body derivative (rnea_derivative.
+    subtree_wrench_derivatives) walks the whole tree. tmp: a 6-vector."""
     nj = joint_int.shape[0]
     for a in range(column.shape[0]):
         column[a] = 0.0
-    motion_cross_motion(zeta, a_world, tmp[0])
+    motion_cross_motion(zeta, a_world, tmp)
     for j in range(l, nj):
         if not in_subtree(j, l, joint_int):
             continue
-        inertia_times_motion(Yc[j], tmp[0], tmp[1])
         jv = joint_int[j, I_IDX_V]
         for a in range(jv, jv + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[1, r]
+                total += p[a, r] * tmp[r]
             column[a] = -total
 
 
@@ -788,7 +788,8 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
                 into = shifted[g, b]  # P(w)'s column b
                 if lam < 0:  # (the same for every pair: once)
                     if g == 0:
-                        root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
+                        root_column(joint_int, projections[0], l, oS[b], a_world, tmp[0],
+                                    roots[b])
                     for k in range(nv):
                         into[k] = -h * roots[b, k]
                 else:
