@@ -39,6 +39,7 @@ from ..dynamics.rnea import rnea
 from ..model.model import I_NV, R_MASS
 from ..dynamics.crba import crba
 from ..dynamics.rnea_derivative import rnea_derivatives
+from ..dynamics.workspace import DYNAMICS
 from .jacobian_assembly import (JACOBIAN_ARRAYS, NEED_PAIR_ROWS, ROWS_FIND, ROWS_GIVEN,
                                 ROWS_NONE, SEPARATED, SINGULAR_BRANCH, SLIDING, SUPPORTED,
                                 contact_jacobians_kernel, law_derivatives_kernel)
@@ -125,8 +126,9 @@ class _Assembly:
                       model.damping, tables.free, tables.joint_of, tables.chain, tables.support)
         self.dynamics = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)),
                          np.empty((nj, 10)), np.empty((nj, 10)), np.empty((nj, 6)),
-                         np.empty((nj, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
-                         np.empty((nj, 6)), np.empty((nj, 6, 6)), np.empty((nv, 6)),
+                         np.empty((nj, 6)), np.empty((2 * nj, 6)), np.empty((nj, 6)),
+                         np.empty((2 * nj, 6)), np.empty((2 * nj, 6, 6)),
+                         np.empty((4, nv, 6)), np.empty((2 * nv, 6)),
                          np.zeros((10, 6)), np.empty((nj, 6)), np.empty((nj, 6)),
                          np.empty(nv), np.empty(nv), np.empty(nv), np.empty(6),
                          np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
@@ -152,7 +154,7 @@ class _Assembly:
                        np.empty(m), np.empty(m), np.empty(m * k), np.empty(m * nv),
                        np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty(nv * k),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
-                       np.empty(nv), np.empty((nv, nv)), np.empty(m * k), np.empty(nv * k),
+                       np.empty((nv, nv)), np.empty(m * k), np.empty(nv * k),
                        np.empty(nv * k), np.empty(m * m))
         # the integration's derivatives off the free-flyers' blocks (the kernel writes those)
         integration_kernel(_tables(self.integrator.model).free,
@@ -187,7 +189,7 @@ class _Assembly:
                            buf.directions, buf.kind, buf.mu, buf.gamma, buf.phi, buf.k, buf.b,
                            buf.W, buf.u, *buf.solver, it._impacts.phase, it._constants[0],
                            it._v_star, it._v_step, it._M, it._parent, buf.Z, it._frames[0],
-                           it._frames[1])
+                           it._frames[1], *_step_velocities(it))
             self._bound = JACOBIAN_ARRAYS.bind((*self.model, *step_arrays, *self.dynamics,
                                                 *self.branch, *self.blocks, *self.delassus,
                                                 self.state))
@@ -216,6 +218,16 @@ class _Assembly:
             return False
         self.dG[:dG.size] = dG.ravel()  # (dG[b]: G's derivative along q_b)
         return True
+
+
+def _step_velocities(integrator) -> tuple:
+    """(ov, H, B): the bodies' velocities, the subtrees' momenta and velocity-product maps at
+    the step's (q, v) that its velocity terms left in its workspace (rnea_derivative.
+    velocity_terms: its inverse dynamics' ov, coriolis_composites' sums into the ABA views
+    pA, IA; nothing after them in the step writes them)."""
+    model = integrator.model
+    views = DYNAMICS.views(integrator._ws, model.njoints, model.nv)
+    return views.ov, views.pA, views.IA
 
 
 def _assembly(process) -> _Assembly:

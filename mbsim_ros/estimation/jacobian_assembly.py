@@ -20,13 +20,12 @@ from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E
 from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..solvers.lu import lu_factor
-from ..integrators.compliant_kernels import solve_l
 from ..layout import ArrayTable
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
                                integration_kernel, law_changes, lu_inverse, lu_solve_rows,
                                mass_pass,
-                               row_derivatives_kernel, row_supports, sparse_product, state_changes,
-                               stationarity_change, step_dynamics)
+                               row_derivatives_kernel, row_supports, solve_l_columns,
+                               sparse_product, state_changes, stationarity_change, step_dynamics)
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
 SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
@@ -155,9 +154,10 @@ def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradien
 
 # The compiled call's arrays as one argument (layout.ArrayTable; contact_jacobians._Assembly
 # binds them): the model's tables; the step's buffers (its step matrix's LU factors, its rows,
-# the solve's arrays, the LTL factor of M~ and its rows z_r = L^-T g_r, compliant_step.py);
-# the workspace of the step's dynamics, of the branch, of the blocks and of the Delassus
-# changes; the output
+# the solve's arrays, the LTL factor of M~ and its rows z_r = L^-T g_r, compliant_step.py; its
+# kinematics and what its velocity terms left: the bodies' velocities, the subtrees' momenta
+# and velocity-product maps at (q, v)); the workspace of the step's dynamics, of the branch,
+# of the blocks and of the Delassus changes; the output
 F64, I64 = "float64", "int64"
 JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("joint_int", I64, 2), ("joint_real", F64, 2), ("gravity", F64, 1), ("armature", F64, 1),
@@ -170,9 +170,11 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("W_all", F64, 2),
     ("u_all", F64, 1), ("mats", F64, 3), ("vecs", F64, 2), ("ints", I64, 2), ("phase", I64, 1),
     ("law", F64, 1), ("v_star", F64, 1), ("v1", F64, 1), ("L_step", F64, 2), ("parent", I64, 1),
-    ("Z_all", F64, 2), ("oR_step", F64, 3), ("op_step", F64, 2),
-    ("oR", F64, 3), ("op", F64, 2), ("oS", F64, 2), ("oY", F64, 2), ("Yc", F64, 2), ("ov", F64, 2),
-    ("oa", F64, 2), ("F_sub", F64, 2), ("df", F64, 2), ("momenta", F64, 2), ("coriolis", F64, 3),
+    ("Z_all", F64, 2), ("oR_step", F64, 3), ("op_step", F64, 2), ("ov_step", F64, 2),
+    ("momenta_step", F64, 2), ("coriolis_step", F64, 3),
+    ("oR", F64, 3), ("op", F64, 2), ("oS", F64, 2), ("oY", F64, 2), ("Yc", F64, 2), ("oa", F64, 2),
+    ("F_sub", F64, 2), ("ov_y", F64, 2), ("momenta", F64, 2),
+    ("composite_momenta", F64, 2), ("coriolis", F64, 3), ("projections", F64, 3),
     ("crossed", F64, 2), ("tmp", F64, 2), ("ow", F64, 2), ("hw", F64, 2), ("tau", F64, 1),
     ("y", F64, 1),
     ("a", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
@@ -186,7 +188,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("to_q", F64, 2), ("to_v", F64, 2), ("turn", F64, 2), ("dG_b", F64, 1), ("scale", F64, 1),
     ("start", F64, 1), ("free_b", F64, 1), ("du_b", F64, 1), ("stationarity_b", F64, 1),
     ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("dv1_b", F64, 1), ("zeros_m", F64, 1),
-    ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("row_nv", F64, 1), ("K_inverse", F64, 2),
+    ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("K_inverse", F64, 2),
     ("product_free_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
     ("H_b", F64, 1),
     ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
@@ -217,14 +219,16 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     (joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support,
      K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
-     vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step,
-     oR, op, oS, oY, Yc, ov, oa, F_sub, df, momenta, coriolis, crossed, tmp, ow, hw, tau, y,
+     vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step, ov_step,
+     momenta_step, coriolis_step,
+     oR, op, oS, oY, Yc, oa, F_sub, ov_y, momenta, composite_momenta, coriolis,
+     projections, crossed, tmp, ow, hw, tau, y,
      a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots, points,
      rotations,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
-     dv1_b, zeros_m, centres_b, rhs_nv, row_nv, K_inverse, product_free_b, rhs_v1_b,
+     dv1_b, zeros_m, centres_b, rhs_nv, K_inverse, product_free_b, rhs_v1_b,
      pushed_v1_b, H_b,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
      turned, mass_b, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
@@ -275,9 +279,10 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         velocities[0, :] = v_star
         velocities[1, :] = v1
         step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, v,
-                      velocities, oR_step, op_step, oS_step, oY, Yc, ov, oa, F_sub, df, momenta,
-                      coriolis, crossed, tmp, ow, hw, tau, y, a, a_world, M,
-                      frame_rates, shifted, rates, roots)
+                      velocities, oR_step, op_step, oS_step, ov_step, momenta_step,
+                      coriolis_step, oY, Yc, oa, F_sub, ov_y, momenta, composite_momenta, coriolis,
+                      projections, crossed, tmp, ow, hw, tau, y, a, a_world, M, frame_rates,
+                      shifted, rates, roots)
         LU, pivots, subspaces = K_lu, K_pivots, oS_step
     else:
         mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],
@@ -327,23 +332,20 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     stationarity = stationarity_b[:m * k].reshape((m, k))
     first_v = nv if supported else 0
     free_velocity_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, supported,
-                          implicit, G, dG, moves, row_dofs, row_count[:m], v_star, scale[:m],
-                          start[:m],
+                          implicit, free_dofs, G, dG, moves, row_dofs, row_count[:m], v_star,
+                          scale[:m], start[:m],
                           dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
-                          rhs_nv[:nv * (k - nv)].reshape((nv, k - nv)),
-                          gk_b[:m * nv].reshape((m, nv)),
-                          product_free_b[:m * (k - nv)].reshape((m, k - nv)),
+                          rhs_nv[:nv * nv].reshape((nv, nv)), gk_b[:m * nv].reshape((m, nv)),
+                          product_free_b[:2 * m * nv].reshape((2, m, nv)),
                           changes_b[:m * (k - first_v)].reshape((m, k - first_v)), free, du,
                           stationarity)
     # the configuration block's residual: the rows, the Delassus matrix and the laws moved
     if impulses and supported:
         A = A_b[:nv * m].reshape((nv, m))  # M~^-1 G^T = L^-1 z_r (the step's M~ = L^T L)
-        for r in range(m):
-            for s in range(nv):
-                row_nv[s] = Z_all[r, s]
-            solve_l(L_step, parent, row_nv)
-            for s in range(nv):
-                A[s, r] = row_nv[s]
+        for s in range(nv):
+            for r in range(m):
+                A[s, r] = Z_all[r, s]
+        solve_l_columns(L_step, parent, A)
         p = m + 2
         nj = joint_int.shape[0]
         diagonal = diagonal_b[:m * nv].reshape((m, nv))
@@ -377,22 +379,28 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
                 stationarity[r, j] = residual[r, j]
     # the impulses' change: the branch's system for every column at once
     dgamma = dgamma_b[:m * k].reshape((m, k))
-    for r in range(m):
-        for j in range(k):
-            dgamma[r, j] = 0.0
+    in_place = impulses and n_free == m and ns == 0  # (every row free, none sliding: the
+    for a_row in range(n_free if in_place else 0):   # system's rows are dgamma's, in order)
+        if free_rows[a_row] != a_row:
+            in_place = False
+    if not in_place:
+        for r in range(m):
+            for j in range(k):
+                dgamma[r, j] = 0.0
     if impulses:
-        rhs = rhs_b[:(n_free + ns) * k].reshape((n_free + ns, k))
+        rhs = dgamma if in_place else rhs_b[:(n_free + ns) * k].reshape((n_free + ns, k))
         for a_row in range(n_free + ns):
             for j in range(k):
                 rhs[a_row, j] = -stationarity[free_rows[a_row], j] if a_row < n_free else 0.0
         lu_solve_rows(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:n_free + ns, :n_free + ns],
                       kkt_pivots, rhs)
-        for a_row in range(n_free):
+        for a_row in range(0 if in_place else n_free):
             for j in range(k):
                 dgamma[free_rows[a_row], j] = rhs[a_row, j]
     state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, supported, implicit, free_dofs, to_q, to_v, turn,
-                  rhs_v1_b[:nv * k].reshape((nv, k)), pushed_v1_b[:nv * k].reshape((nv, k)),
+                  rhs_nv[:nv * nv].reshape((nv, nv)), rhs_v1_b[:nv * k].reshape((nv, k)),
+                  pushed_v1_b[:nv * k].reshape((nv, k)),
                   dv1_b[:nv * k].reshape((nv, k)), state[:2 * nv * k].reshape((2 * nv, k)))
     if supported and out.shape[0] == 6 * nv * nv:  # (k = 3 nv)
         for r in range(2 * nv):

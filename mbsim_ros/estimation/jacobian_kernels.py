@@ -22,10 +22,10 @@ from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, j
                                    kinematics_step, motion_cross_force, motion_cross_motion,
                                    world_inertia)
 from ..dynamics.rnea import rnea_backward_step
-from ..dynamics.rnea_derivative import coriolis_composites, in_subtree, velocity_jacobian
+from ..dynamics.rnea_derivative import coriolis_composites, in_subtree
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from ..solvers.tree_lu import TREE_FACTORS, tree_lu_solve_rows
+from ..solvers.tree_lu import TREE_FACTORS, subtract_rows, tree_lu_solve_rows
 from ..spatial import so3_coefficients, so3_sine
 
 
@@ -266,20 +266,49 @@ def lu_solve_rows(LU, pivots, B):
     upper_solve_rows(LU, B)
 
 
+@step
+def solve_l_columns(L, parent, X):
+    """X <- L^-1 X (n x m, in place) for a lower triangular L with the tree's sparsity
+    (solvers/tree_lu.py's solve_l: the LTL factorisation's), the m columns side by side, each
+    column's sums in solve_l's order."""
+    n, m = X.shape
+    for i in range(n):
+        j = parent[i]
+        while j >= 0:
+            factor = L[i, j]
+            for c in range(m):
+                X[i, c] -= factor * X[j, c]
+            j = parent[j]
+        diagonal = L[i, i]
+        for c in range(m):
+            X[i, c] = X[i, c] / diagonal
+
+
 @kernel
 def lu_inverse(LU, pivots, out):
     """out = K^-1 = U^-1 L^-1 P from solvers/lu.py's factors of K (P K = L U): L^-1 over its
     lower triangle (its row s is zero right of s), U^-1 times it, then P's row swaps as
     column swaps in reverse order. Each entry is lu_solve_rows' on the identity (the same
     sums; its products with those zeros skipped), a third fewer operations. The compliant
-    step's K factored leaf first (pivots[0] == TREE_FACTORS): the identity through
-    solvers/tree_lu.py's solve."""
+    step's K factored leaf first (pivots[0] == TREE_FACTORS, A = U L): the identity through
+    solvers/tree_lu.py's solve (tree_lu_solve_rows), its U pass over each row's entries from
+    the diagonal on (U^-1 is upper triangular: the entries left of it are zeros, whose
+    products would subtract +-0 from zeros), bit for bit that solve's."""
     n = LU.shape[0]
     for i in range(n):
         for j in range(n):
             out[i, j] = 1.0 if i == j else 0.0
-    if pivots.shape[0] and pivots[0] == TREE_FACTORS:
-        tree_lu_solve_rows(LU, out)
+    if pivots.shape[0] and pivots[0] == TREE_FACTORS:  # (tree_lu_solve_rows' order)
+        for i in range(n - 1, -1, -1):  # U^-1, upper triangular: row s is zero left of s
+            for s in range(n - 1, i, -1):
+                factor = LU[i, s]
+                if factor != 0.0:
+                    for j in range(s, n):
+                        out[i, j] -= factor * out[s, j]
+        for i in range(n):
+            subtract_rows(LU, out, i, i - 1, -1)
+            for j in range(n):
+                out[i, j] = out[i, j] / LU[i, i]
         return
     for i in range(n):
         for s in range(i):
@@ -456,29 +485,29 @@ def frame_rate_jacobian(free, v, C):
 
 
 @step
-def root_column(joint_int, oS, Yc, l, zeta, a_world, tmp, column):
+def root_column(joint_int, p, l, zeta, a_world, tmp, column):
     """Inverse dynamics' q-derivative's column for a dof (zeta = S_b) of a joint l on the
     world (a free-flyer, a fixed base's first joint): l's subtree turns rigidly by zeta and
     only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
     Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
     -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
-    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world) on
-    the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, O(n)
-    where the body-by-body derivative (rnea_derivative.subtree_wrench_derivatives) walks the
-    whole tree. tmp: >= 2 x 6 scratch."""
+    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world)
+    = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a, velocity_jacobians')
+    on the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, one
+    product per entry, where the body-by-body derivative (rnea_derivative.
+    subtree_wrench_derivatives) walks the whole tree. tmp: a 6-vector."""
     nj = joint_int.shape[0]
     for a in range(column.shape[0]):
         column[a] = 0.0
-    motion_cross_motion(zeta, a_world, tmp[0])
+    motion_cross_motion(zeta, a_world, tmp)
     for j in range(l, nj):
         if not in_subtree(j, l, joint_int):
             continue
-        inertia_times_motion(Yc[j], tmp[0], tmp[1])
         jv = joint_int[j, I_IDX_V]
         for a in range(jv, jv + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[1, r]
+                total += p[a, r] * tmp[r]
             column[a] = -total
 
 
@@ -512,83 +541,146 @@ def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw,
 
 
 @routine
-def polarized_column(joint_int, chain, oS, oY, Yc, ov, ow, oa, F, hv, hw, l, b, tmp, moved,
-                     column):
+def velocity_jacobians(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, p, q, out):
+    """rnea_derivative.velocity_jacobian at two velocities side by side, each entry's sums in
+    its order: out[g] = dB/dv (nv x nv) at the velocity whose bodies' velocities are
+    ov[g nj:(g + 1) nj] and coriolis_composites' sums momenta[g nj:...], coriolis[g nj:...]
+    (Yc: the composite inertias). Both share the dofs' loops and p_a = Yc_j S_a, kept in p
+    (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j (composite_column's).
+    crossed: (2 nv, 6) scratch (the u_b of each velocity); tmp: >= 5 x 6."""
+    nj, nv = joint_int.shape[0], oS.shape[0]
+    for g in range(2):
+        for a in range(nv):
+            for b in range(nv):
+                out[g, a, b] = 0.0
+    for l in range(nj):
+        lam = joint_int[l, I_PARENT]
+        lv = joint_int[l, I_IDX_V]
+        for b in range(lv, lv + joint_int[l, I_NV]):
+            zeta = oS[b]
+            for g in range(2):
+                o = g * nj
+                for r in range(6):
+                    tmp[0, r] = ov[o + l, r] + (ov[o + lam, r] if lam >= 0 else 0.0)
+                motion_cross_motion(tmp[0], zeta, crossed[g * nv + b])
+                inertia_times_motion(Yc[l], crossed[g * nv + b], tmp[1])
+                motion_cross_force(zeta, momenta[o + l], tmp[2])
+                for r in range(6):
+                    acc = tmp[1, r] + tmp[2, r]
+                    for k in range(6):
+                        acc += coriolis[o + l, r, k] * zeta[k]
+                    tmp[3 + g, r] = acc
+            j = l
+            while j >= 0:
+                for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
+                    for g in range(2):
+                        total = 0.0
+                        for r in range(6):
+                            total += oS[a, r] * tmp[3 + g, r]
+                        out[g, a, b] = total
+                j = joint_int[j, I_PARENT]
+    for j in range(nj):
+        jv = joint_int[j, I_IDX_V]
+        for a in range(jv, jv + joint_int[j, I_NV]):
+            inertia_times_motion(Yc[j], oS[a], p[a])
+            for g in range(2):
+                motion_cross_force(oS[a], momenta[g * nj + j], tmp[2])
+                for k in range(6):
+                    acc = -tmp[2, k]
+                    for r in range(6):
+                        acc += coriolis[g * nj + j, r, k] * oS[a, r]
+                    q[g, a, k] = acc
+            l = joint_int[j, I_PARENT]
+            while l >= 0:
+                lv = joint_int[l, I_IDX_V]
+                for b in range(lv, lv + joint_int[l, I_NV]):
+                    for g in range(2):
+                        acc = 0.0
+                        for r in range(6):
+                            acc += p[a, r] * crossed[g * nv + b, r] + q[g, a, r] * oS[b, r]
+                        out[g, a, b] = acc
+                l = joint_int[l, I_PARENT]
+
+
+@step
+def coriolis_projections(joint_int, oS, coriolis, momenta, tmp, out):
+    """out[a] = q_a = B_j^T S_a - S_a x* H_j for the dofs a of the joints off the world
+    (rnea_derivative.velocity_jacobian's q_a; B_j, H_j: coriolis_composites' subtree sums at
+    one velocity). tmp: a 6-vector."""
+    for j in range(joint_int.shape[0]):
+        if joint_int[j, I_PARENT] < 0:
+            continue
+        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
+            motion_cross_force(oS[a], momenta[j], tmp)
+            for k in range(6):
+                acc = -tmp[k]
+                for r in range(6):
+                    acc += coriolis[j, r, k] * oS[a, r]
+                out[a, k] = acc
+
+
+@routine
+def composite_column(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
+                     coriolis_v, momenta_v, p, q_v, q_y, l, b, tmp, column):
     """Column b (zeta = S_b, a dof of joint l not on the world, parent lambda) of
-    R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics; polarized_forward_step's ov, ow, oa, F
-    (subtree sums), hv, hw), over the bodies b moves and the path to the root only. Moving q_b
-    turns l's subtree rigidly about its parent's ov_lambda, oa_lambda: for one velocity y a
-    body's d ov_i = zeta x ov_i + e and d oa_i = zeta x oa_i + c + e x ov_i with
-    e = ov_lambda x zeta, c = ov_lambda x e - zeta x oa_lambda (the Jacobi identity), so its
-    wrench changes by d of_i = zeta x* of_i + Y_i c + t_i, t_i = ov_i x* (Y_i e) -
-    Y_i (ov_i x e) + e x* h_i, and over the subtree of j by df_j = zeta x* F_j + Yc_j c + T_j.
-    c and t_i are bilinear in (ov, e), polarised here as F is: with e, e_w = e at v, w and
-    e' = e + e_w, c = ov_lambda x e' + ow_lambda x e - zeta x oa_lambda and
-    t_i = ov_i x* (Y_i e') + ow_i x* (Y_i e) - Y_i (ov_i x e' + ow_i x e) + e' x* hv_i +
-    e x* hw_i (T_j: their sums over the subtree, into ``moved``). The column:
-    S_a . (Yc_j c + T_j) for the dofs a of a joint j in l's subtree (chain[j, b] != 0; the
-    zeta x* F_j terms cancel (zeta x S_a) . F_j, Featherstone 2008, "Rigid body dynamics
-    algorithms", Sec. 2.9: x* = -x^T), S_a . df_l for those of l's ancestors, 0 elsewhere:
-    the structure of Carpentier and Mansard 2018, "Analytical derivatives of rigid body
-    dynamics algorithms", with rnea_derivative.subtree_wrench_derivatives' per-body
-    derivative reduced to t_i. moved: the subtree's rows written; tmp: >= 7 x 6 scratch."""
+    R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics; polarized_forward_step's ov, ow, oa and
+    F, the subtree sums) from the subtrees' composites. Moving q_b turns l's subtree rigidly
+    about its parent's ov_lambda, oa_lambda: for one velocity a body's d ov_i = zeta x ov_i + e
+    and d oa_i = zeta x oa_i + c + e x ov_i with e = ov_lambda x zeta,
+    c = ov_lambda x e - zeta x oa_lambda (the Jacobi identity), so its wrench changes by
+    d of_i = zeta x* of_i + Y_i c + t_i, t_i = B_i(ov_i) e + e x* h_i (B_i(x) y =
+    x x* (Y_i y) - Y_i (x x y), coriolis_map, linear in x), and over the subtree of j by
+    df_j = zeta x* F_j + Yc_j c + T_j. Polarised as F is (e, e_w: e at v, w; e' = e + e_w;
+    c = ov_lambda x e' + ow_lambda x e - zeta x oa_lambda), t_i = B_i(ov_i) e' + B_i(ow_i) e +
+    e' x* hv_i + e x* hw_i, and summed, with y = v + w and B, H linear in the velocity,
+    T_j = B_j(y) e + e x* H_j(y) + B_j(v) e_w + e_w x* H_j(v): coriolis_composites' subtree
+    sums at y (coriolis_y, momenta_y, as dB/dv at y takes them) and at v. The column:
+    S_a . (Yc_j c + T_j) = p_a . c + q_a(y) . e + q_a(v) . e_w for the dofs a of a joint j in
+    l's subtree (chain[j, b] != 0; the zeta x* F_j terms cancel (zeta x S_a) . F_j,
+    Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9: x* = -x^T), with
+    p[a] = p_a = Yc_j S_a, q_v[a] = q_a(v), q_y[a] = q_a(y) (coriolis_projections, as
+    velocity_jacobian's); S_a . df_l for those of l's
+    ancestors; 0 elsewhere (the structure of Carpentier and Mansard 2018, "Analytical
+    derivatives of rigid body dynamics algorithms"). O(1) per entry of the subtree, where the
+    body-by-body t_i took 3 inertia and 6 cross products per body. tmp: >= 9 x 6 scratch."""
     nj = joint_int.shape[0]
     zeta = oS[b]
     lam = joint_int[l, I_PARENT]
-    e, e1, c = tmp[0], tmp[1], tmp[2]
+    e, e1, c, ew = tmp[0], tmp[1], tmp[2], tmp[6]
     motion_cross_motion(ov[lam], zeta, e)
-    motion_cross_motion(ow[lam], zeta, e1)
+    motion_cross_motion(ow[lam], zeta, ew)
     for r in range(6):
-        e1[r] += e[r]  # e' = e(v + w)
+        e1[r] = ew[r] + e[r]  # e' = e(v + w)
     motion_cross_motion(ov[lam], e1, c)
     motion_cross_motion(ow[lam], e, tmp[3])
     motion_cross_motion(zeta, oa[lam], tmp[4])
     for r in range(6):
         c[r] += tmp[3, r] - tmp[4, r]
-    for i in range(l, nj):
-        if chain[i, b] == 0.0:
-            continue
-        inertia_times_motion(oY[i], e1, tmp[3])
-        motion_cross_force(ov[i], tmp[3], moved[i])
-        inertia_times_motion(oY[i], e, tmp[3])
-        motion_cross_force(ow[i], tmp[3], tmp[4])
-        motion_cross_motion(ov[i], e1, tmp[3])
-        motion_cross_motion(ow[i], e, tmp[5])
-        for r in range(6):
-            tmp[3, r] += tmp[5, r]
-        inertia_times_motion(oY[i], tmp[3], tmp[5])
-        motion_cross_force(e1, hv[i], tmp[3])
-        motion_cross_force(e, hw[i], tmp[6])
-        for r in range(6):
-            moved[i, r] += tmp[4, r] - tmp[5, r] + (tmp[3, r] + tmp[6, r])
-    for i in range(nj - 1, l, -1):  # children first: the subtree's sums
-        if chain[i, b] != 0.0:
-            p = joint_int[i, I_PARENT]
-            for r in range(6):
-                moved[p, r] += moved[i, r]
     for a in range(column.shape[0]):
         column[a] = 0.0
     for j in range(l, nj):
         if chain[j, b] == 0.0:
             continue
-        inertia_times_motion(Yc[j], c, tmp[3])
-        for r in range(6):
-            tmp[3, r] += moved[j, r]
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[3, r]
+                total += p[a, r] * c[r] + q_y[a, r] * e[r] + q_v[a, r] * ew[r]
             column[a] = total
     motion_cross_force(zeta, F[l], tmp[4])
     inertia_times_motion(Yc[l], c, tmp[3])
+    motion_cross_force(e, momenta_y[l], tmp[5])
+    motion_cross_force(ew, momenta_v[l], tmp[7])
     for r in range(6):
-        tmp[5, r] = tmp[4, r] + tmp[3, r] + moved[l, r]
+        total = tmp[4, r] + tmp[3, r] + (tmp[5, r] + tmp[7, r])
+        for k in range(6):
+            total += coriolis_y[l, r, k] * e[k] + coriolis_v[l, r, k] * ew[k]
+        tmp[8, r] = total  # df_l
     j = lam
     while j >= 0:
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
             total = 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[5, r]
+                total += oS[a, r] * tmp[8, r]
             column[a] = total
         j = joint_int[j, I_PARENT]
 
@@ -620,25 +712,30 @@ def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
 
 @kernel
 def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, v,
-                  velocities, oR, op, oS, oY, Yc, ov, oa, F, df, momenta, coriolis, crossed, tmp,
-                  ow, hw, tau, y, a, a_world, M, frame_rates, shifted, rates, roots):
+                  velocities, oR, op, oS, ov, momenta_v, coriolis_v, oY, Yc, oa, F, ov_y,
+                  momenta, composite_momenta, coriolis, projections, crossed, tmp, ow, hw, tau,
+                  y, a, a_world, M, frame_rates, shifted, rates, roots):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
-    step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), for
-    the velocities v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
+    step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), the
+    bodies' velocities ov at v and the subtrees' momenta and velocity-product maps at (q, v)
+    its velocity terms left (momenta_v, coriolis_v: coriolis_composites' sums,
+    rnea_derivative.velocity_terms), for the velocities
+    v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
     M = M(q) + h diag(damping) (composite_mass: Yc the composite inertias); frame_rates
-    (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian);
+    (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian); rates[g] = dB/dv at velocities[g]
+    (velocity_jacobians, both side by side) from the bodies' velocities there (ov_y[g nj:
+    (g + 1) nj]) and coriolis_composites' sums (coriolis[g nj:(g + 1) nj], composite_momenta's);
     shifted[g] = P(w)^T (shifted[g, b]: P(w)'s column b), w = velocities[g] - v, the implicit
     step's right-hand side moved with q, P(w) = -h R(w), R(w) = Q(v, v + 2 w) + Mq(a) + g_q
     with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (Q: the symmetric bilinear
     q-derivative of inverse dynamics' velocity product, Mq(a) that of M a, g_q gravity's):
     inverse dynamics' q-derivative with its velocity products polarised, one forward pass at
     (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
-    by both w) and a backward one, then polarized_column over the bodies each dof moves
-    (chain: the model's njoints x nv table, contact_jacobians._Tables), root_column for the
-    dofs of joints on the world (-h times it: R's columns there hold gravity only);
-    rates[g] = dB/dv at velocities[g] (velocity_jacobian).
-    Scratch: oY, ov, oa, F, df (polarized_column's subtree sums), momenta, ow, hw
-    (njoints x 6), coriolis, crossed, tmp (10 x 6), tau, y, a (nv), a_world,
+    by both w) and a backward one, then composite_column from the composites at v and at
+    velocities[g] (projections (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1)), root_column for the
+    dofs of joints on the world (-h times it: R's columns there hold gravity only).
+    Scratch: oY, oa, F, momenta, ow, hw (njoints x 6), ov_y, composite_momenta (2 njoints x 6),
+    coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (10 x 6), tau, y, a (nv), a_world,
     roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
@@ -649,20 +746,35 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
     C = frame_rates[0]
-    for i in range(nj):  # the bodies' velocities ov and momenta Y ov at v
-        parent = joint_int[i, I_PARENT]
-        joint_velocity(i, joint_int, oS, v, tmp[8])
-        for r in range(6):
-            ov[i, r] = tmp[8, r] + (ov[parent, r] if parent >= 0 else 0.0)
+    for i in range(nj):  # the bodies' momenta Y ov at v
         inertia_times_motion(oY[i], ov[i], momenta[i])
+    coriolis_projections(joint_int, oS, coriolis_v, momenta_v, tmp[9], projections[1])
+    for g in range(2):  # dB/dv at v* and v1 from the composites there
+        o = g * nj
+        for i in range(nj):  # (the bodies' velocities only: rnea_forward_step's ov)
+            parent = joint_int[i, I_PARENT]
+            joint_velocity(i, joint_int, oS, velocities[g], tmp[8])
+            for r in range(6):
+                ov_y[o + i, r] = tmp[8, r] + (ov_y[o + parent, r] if parent >= 0 else 0.0)
+        coriolis_composites(joint_int, oY, ov_y[o:o + nj], composite_momenta[o:o + nj],
+                            coriolis[o:o + nj])
+    velocity_jacobians(joint_int, oS, Yc, ov_y, composite_momenta, coriolis, crossed, tmp,
+                       projections[0], projections[2:], rates)
     for g in range(2):
         target = velocities[g]
+        at = slice(g * nj, (g + 1) * nj)
+        for k in range(nv):  # C v and C w into tau and a: C is zero but on the free-flyers'
+            tau[k], a[k] = 0.0, 0.0  # linear rows and their own columns (frame_rate_jacobian;
+        for f in range(free.shape[0]):  # the zero terms, left out, would add +-0 to the sums)
+            iv = free[f]
+            for k in range(iv, iv + 3):
+                rate, moved = 0.0, 0.0
+                for j in range(iv, iv + 6):
+                    rate += C[k, j] * v[j]
+                    moved += C[k, j] * (target[j] - v[j])
+                tau[k], a[k] = rate, moved
         for k in range(nv):
-            rate, moved = 0.0, 0.0
-            for j in range(nv):
-                rate += C[k, j] * v[j]
-                moved += C[k, j] * (target[j] - v[j])
-            a[k] = -(h * (rate * 0.5) - (target[k] - v[k]) + h * moved) / h
+            a[k] = -(h * (tau[k] * 0.5) - (target[k] - v[k]) + h * a[k]) / h
             y[k] = target[k] - v[k]  # w
         for i in range(nj):
             polarized_forward_step(i, joint_int, oS, v, y, a, oY, ov, ow, oa, F, momenta, hw,
@@ -676,22 +788,17 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
                 into = shifted[g, b]  # P(w)'s column b
                 if lam < 0:  # (the same for every pair: once)
                     if g == 0:
-                        root_column(joint_int, oS, Yc, l, oS[b], a_world, tmp, roots[b])
+                        root_column(joint_int, projections[0], l, oS[b], a_world, tmp[0],
+                                    roots[b])
                     for k in range(nv):
                         into[k] = -h * roots[b, k]
                 else:
-                    polarized_column(joint_int, chain, oS, oY, Yc, ov, ow, oa, F, momenta, hw,
-                                     l, b, tmp, df, into)
+                    composite_column(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis[at],
+                                     composite_momenta[at], coriolis_v, momenta_v,
+                                     projections[0], projections[1], projections[2 + g], l, b,
+                                     tmp, into)
                     for k in range(nv):
                         into[k] = -h * into[k]
-    for g in range(2):  # (the bodies' velocities only: rnea_forward_step's ov)
-        for i in range(nj):
-            parent = joint_int[i, I_PARENT]
-            joint_velocity(i, joint_int, oS, velocities[g], tmp[8])
-            for r in range(6):
-                ov[i, r] = tmp[8, r] + (ov[parent, r] if parent >= 0 else 0.0)
-        coriolis_composites(joint_int, oY, ov, momenta, coriolis)
-        velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, rates[g])
 
 
 @kernel
@@ -795,56 +902,60 @@ def free_block_product(free, D, B, out):
 
 
 @step
-def step_rhs(half, shifted, M, frame_rates, rates, damping, h, configuration, solved, out):
-    """The q and v blocks' right-hand sides of v*'s (half 0) or v1's (half 1) change before
-    the impulses' (K dv = out), into out's first ``solved`` columns: q (if ``configuration``):
-    P(w) (shifted[half]: its transpose); v: h (M~ C(y) - B(y) - D) at y = v*, v1
-    (frame_rates[half + 1], rates[half]; the identity of dv/dv is added after the solve)."""
+def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
+    """The v block's right-hand side of v*'s (half 0) or v1's (half 1) change before the
+    impulses' (K dv = out, nv x nv): h (M~ C(y) - B(y) - D) at y = v*, v1 (frame_rates[half +
+    1], rates[half]; the identity of dv/dv is added after the solve), row by row. C is zero
+    but on the free-flyers' linear rows and their own columns (frame_rate_jacobian; ``free``:
+    their first dofs): M~ C's entries are summed over those rows (C's zeros, whose products
+    would add +-0, left out)."""
     nv = M.shape[0]
-    for j in range(solved):
-        block, b = j // nv + (0 if configuration else 1), j % nv  # 0: q, 1: v
-        if block == 0:
-            for r in range(nv):
-                out[r, j] = shifted[half, b, r]
-            continue
-        C = frame_rates[half + 1]
-        for r in range(nv):
-            out[r, j] = 0.0
-        for s in range(nv):  # (C: the free-flyers' 3 x 6 blocks only)
-            if C[s, b] != 0.0:
-                for r in range(nv):
-                    out[r, j] += M[r, s] * C[s, b]
-        for r in range(nv):
-            out[r, j] = h * (out[r, j] - rates[half, r, b] - (damping[r] if r == b else 0.0))
+    C, B = frame_rates[half + 1], rates[half]
+    for r in range(nv):
+        for b in range(nv):
+            out[r, b] = 0.0
+        for f in range(free.shape[0]):
+            iv = free[f]
+            for b in range(iv, iv + 6):
+                total = 0.0
+                for s in range(iv, iv + 3):
+                    total += M[r, s] * C[s, b]
+                out[r, b] = total
+        for b in range(nv):
+            out[r, b] = h * (out[r, b] - B[r, b] - (damping[r] if r == b else 0.0))
 
 
 @allocating
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, G, dG, moves, row_dofs, row_count, v_star, scale, start,
-                          dq_dc, rhs, GK, product, changes, free, du, stationarity):
+                          implicit, free_dofs, G, dG, moves, row_dofs, row_count, v_star, scale,
+                          start, dq_dc, rhs, GK, product, changes, free, du, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
     step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
-    ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 (step_rhs) (+ 1 on
+    ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 times the q block's
+    right-hand side P(w) (shifted[0]: its transpose) and the v block's (velocity_rhs) (+ 1 on
     the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides
-    (``inverse``: K^-1; both products by BLAS's dgemm through numpy.dot); du = dG v* +
-    G dv*_q (m x nv, the configuration block's; dG[b] = dG_b, m x nv, over row_supports'
-    entries); the stationarity residual's change dq/dc dc of the v and u blocks (dc = scale
-    G dv*, plus start G for v: a loading impact's closing root; stationarity's q columns are
-    left). rhs: nv x (k - nv) scratch, GK: m x nv (G K^-1), product: m x (k - nv) scratch,
-    changes: m x (k - first_v) scratch."""
+    (``inverse``: K^-1; the products by BLAS's dgemm through numpy.dot, P(w) as shifted[0]'s
+    transpose); du = dG v* + G dv*_q (m x nv, the configuration block's; dG[b] = dG_b, m x nv,
+    over row_supports' entries); the stationarity residual's change dq/dc dc of the v and u
+    blocks (dc = scale G dv*, plus start G for v: a loading impact's closing root;
+    stationarity's q columns are left). free_dofs: the free-flyers' first dofs
+    (velocity_rhs). rhs: nv x nv scratch, GK: m x nv (G K^-1), product:
+    2 x m x nv scratch (the q and v blocks' products), changes: m x (k - first_v) scratch."""
     nv, m = inverse.shape[0], G.shape[0]
     k = free.shape[1]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0  # (the u block: h K^-1, no right-hand side)
     np.dot(G, inverse, GK)
-    if solved:
-        step_rhs(0, shifted, M, frame_rates, rates, damping, h, configuration, solved, rhs)
-        np.dot(GK, rhs, product)
+    if implicit:
+        velocity_rhs(0, free_dofs, M, frame_rates, rates, damping, h, rhs)
+        np.dot(GK, rhs, product[1])
+        if configuration:
+            np.dot(GK, shifted[0].T, product[0])
     for r in range(m):
-        for j in range(solved):
-            free[r, j] = product[r, j]
+        for j in range(first_v):
+            free[r, j] = product[0, r, j]
         for j in range(first_v, solved):
-            free[r, j] += G[r, j - first_v]
+            free[r, j] = product[1, r, j - first_v] + G[r, j - first_v]
         for j in range(solved, k):
             free[r, j] = h * GK[r, j - solved]
     if configuration:
@@ -857,40 +968,45 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
                         total += dG[b, r, s] * v_star[s]
                 du[r, b] = total + free[r, b]
     for r in range(m):
-        for j in range(first_v, k):
-            value = scale[r] * free[r, j]
-            if implicit and j < first_v + nv:
-                value += start[r] * G[r, j - first_v]
-            changes[r, j - first_v] = value
+        for j in range(first_v, solved):  # (the v block)
+            changes[r, j - first_v] = scale[r] * free[r, j] + start[r] * G[r, j - first_v]
+        for j in range(solved, k):
+            changes[r, j - first_v] = scale[r] * free[r, j]
     sparse_product(dq_dc, changes, stationarity[:, first_v:])
 
 
 @allocating
 def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
-                  impulses, configuration, implicit, free, to_q, to_v, turn, rhs, pushed, dv1,
-                  state):
-    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (step_rhs
-    at v1 + h on the u block + G^T dgamma (+ dG^T gamma = ``turned`` on the configuration
-    columns) when ``impulses``) (+ 1 on the v block), the products by BLAS's dgemm through
-    numpy.dot (``inverse``: K^-1), then state = [to_q dv1; to_v dv1] (the integration's
-    derivatives) and, on the configuration columns, the turn of the free-flyer's step at
-    fixed v1 (``turn``; to_q, to_v, turn diagonal but on the free-flyers' blocks, ``free``:
-    their first dofs). rhs, pushed (G^T dgamma), dv1: nv x k."""
+                  impulses, configuration, implicit, free, to_q, to_v, turn, velocity, rhs,
+                  pushed, dv1, state):
+    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (the q
+    block's right-hand side P(w) at v1 (shifted[1]: its transpose), the v block's
+    (velocity_rhs, into ``velocity``: nv x nv), h on the u block, + G^T dgamma (+ dG^T gamma =
+    ``turned`` on the configuration columns) when ``impulses``; written row by row) (+ 1 on
+    the v block), the products by BLAS's dgemm through numpy.dot (``inverse``: K^-1), then
+    state = [to_q dv1; to_v dv1] (the integration's derivatives) and, on the configuration
+    columns, the turn of the free-flyer's step at fixed v1 (``turn``; to_q, to_v, turn
+    diagonal but on the free-flyers' blocks, ``free``: their first dofs). rhs, pushed
+    (G^T dgamma), dv1: nv x k."""
     nv, k = inverse.shape[0], dv1.shape[1]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0
-    step_rhs(1, shifted, M, frame_rates, rates, damping, h, configuration, solved, rhs)
-    for r in range(nv):
-        for j in range(solved, k):
-            rhs[r, j] = h if r == j - solved else 0.0
+    if implicit:
+        velocity_rhs(1, free, M, frame_rates, rates, damping, h, velocity)
     if impulses:
         np.dot(G.T, dgamma, pushed)
-        for r in range(nv):
+    for r in range(nv):
+        for j in range(first_v):
+            rhs[r, j] = shifted[1, j, r]
+        for j in range(first_v, solved):
+            rhs[r, j] = velocity[r, j - first_v]
+        for j in range(solved, k):
+            rhs[r, j] = h if r == j - solved else 0.0
+        if impulses:
             for j in range(k):
                 rhs[r, j] += pushed[r, j]
-            if configuration:
-                for j in range(nv):
-                    rhs[r, j] += turned[r, j]
+            for j in range(first_v):
+                rhs[r, j] += turned[r, j]
     np.dot(inverse, rhs, dv1)
     for r in range(nv):
         for j in range(first_v, solved):
