@@ -237,13 +237,12 @@ def _assembly(process) -> _Assembly:
     return steps.jacobian_workspace
 
 
-def _take_step(process, q, v, u) -> None:
-    """One step of the process model's first integrator from (q, v) under u with the held
-    memory (compiled where it can), its rows left in the buffers."""
+def _take_step(process, x, u) -> None:
+    """One step of the process model's first integrator from x = (q, v) (C-ordered float64)
+    under u with the held memory, its rows left in the buffers: ContactSteps.first, the path
+    of ``step``."""
     steps = process._contact
-    slot = steps.slots[0]
-    if steps.step(0, q, v, np.ascontiguousarray(u, dtype=float), slot.q_next,
-                  slot.v_next) != OK:
+    if steps.first(x, np.ascontiguousarray(u, dtype=float), process._codes) != OK:
         raise RuntimeError(f"the step failed: {steps.message}")
 
 
@@ -256,7 +255,7 @@ class _Solved:
         self.integrator = integrator = process._contact.integrators[0]
         self.model, self.h, nq = process.model, process.dt, process.nq
         self.q, self.v = x[:nq].copy(), x[nq:].copy()
-        _take_step(process, self.q, self.v, u)
+        _take_step(process, np.ascontiguousarray(x, dtype=float), u)
         self.inverse = _step_matrix_inverse(integrator, self.q)
         self.m = int(integrator._counts[C_ROWS])
         self.G = integrator._buffers.G[:self.m]
@@ -369,7 +368,7 @@ def _assembled(process, x, u, contact_block: bool, out=None) -> int:
     """The compiled call's code of one step at (x, u) and the compiled call on it
     (contact_block: step_jacobians'; out: _Assembly.__call__'s); its output: _state."""
     x = np.ascontiguousarray(x, dtype=float)
-    _take_step(process, x[:process.nq], x[process.nq:], u)
+    _take_step(process, x, u)
     assembly = _assembly(process)
     code = assembly(x, ROWS_FIND, contact_block, out)
     if code == NEED_PAIR_ROWS:

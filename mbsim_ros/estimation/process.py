@@ -297,9 +297,12 @@ class ProcessModel:
                     future.result()
             else:
                 batch(X, U, 0, n, chunks[0], codes, out)
-            # (codes.max() first: `in` would allocate n booleans at every call)
-            rows = np.flatnonzero(codes == UNFINISHED) \
-                if codes.max() >= UNFINISHED and UNFINISHED in codes else ()
+            rows = ()
+            if codes.max() != OK:  # (first: the masks would allocate at every call)
+                failed = codes[(codes != OK) & (codes != UNFINISHED)]
+                if failed.size:
+                    steps.message = steps.integrators[0].failure_message(int(failed[0]))
+                rows = np.flatnonzero(codes == UNFINISHED)
         nq = self.nq
         for n in rows:
             q, v = X[n, :nq].copy(), X[n, nq:].copy()  # (out may be X)
@@ -522,7 +525,7 @@ class ProcessModel:
     # ---- guards at the door -----------------------------------------------------------------
 
     def _check_state(self, x, name: str) -> np.ndarray:
-        x = as_vector(x, self.nx, name)
+        x = _contiguous(as_vector(x, self.nx, name))
         self._check_rows(x.reshape(1, self.nx), name)
         return x
 
@@ -546,7 +549,7 @@ class ProcessModel:
         raise ValueError(f"{name}{where} contains NaN or infinity")
 
     def _check_input(self, u, name: str) -> np.ndarray:
-        u = as_vector(u, self.nv, name)
+        u = _contiguous(as_vector(u, self.nv, name))
         if not all_finite_kernel(u):
             raise ValueError(f"{name} contains NaN or infinity")
         return u
@@ -565,6 +568,12 @@ def _integrate_jacobians(model, w) -> tuple[np.ndarray, np.ndarray]:
             T[block, block] = back
             D[block, block] = back @ dexp(w[block].copy())
     return T, D
+
+
+def _contiguous(x: np.ndarray) -> np.ndarray:
+    """x, copied when strided: the contact integrators' compiled entries read their vectors as
+    C-ordered (a strided view would be read past its elements)."""
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
 def _as_matrix(X, ncols: int, name: str) -> np.ndarray:
