@@ -525,7 +525,9 @@ class ProcessModel:
     # ---- guards at the door -----------------------------------------------------------------
 
     def _check_state(self, x, name: str) -> np.ndarray:
-        x = _contiguous(as_vector(x, self.nx, name))
+        x = as_vector(x, self.nx, name)
+        if not x.flags.c_contiguous:  # (the contact integrators' compiled entries read it so)
+            x = np.ascontiguousarray(x)
         self._check_rows(x.reshape(1, self.nx), name)
         return x
 
@@ -549,7 +551,9 @@ class ProcessModel:
         raise ValueError(f"{name}{where} contains NaN or infinity")
 
     def _check_input(self, u, name: str) -> np.ndarray:
-        u = _contiguous(as_vector(u, self.nv, name))
+        u = as_vector(u, self.nv, name)
+        if not u.flags.c_contiguous:
+            u = np.ascontiguousarray(u)
         if not all_finite_kernel(u):
             raise ValueError(f"{name} contains NaN or infinity")
         return u
@@ -568,12 +572,6 @@ def _integrate_jacobians(model, w) -> tuple[np.ndarray, np.ndarray]:
             T[block, block] = back
             D[block, block] = back @ dexp(w[block].copy())
     return T, D
-
-
-def _contiguous(x: np.ndarray) -> np.ndarray:
-    """x, copied when strided: the contact integrators' compiled entries read their vectors as
-    C-ordered (a strided view would be read past its elements)."""
-    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
 def _as_matrix(X, ncols: int, name: str) -> np.ndarray:
