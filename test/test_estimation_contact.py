@@ -128,6 +128,23 @@ def test_step_is_pure_and_from_scene():
     np.testing.assert_allclose(process.integrate(x, dx), first, atol=1e-15)
 
 
+def test_strided_vectors_are_read_as_their_elements():
+    """x and u taken as views with a stride (a column of a larger array) step as their C-ordered
+    copies do: the compiled batch reads its rows as C-ordered, so the checks copy them (read
+    as they were, x's view made the step fail)."""
+    sim, _ = scene_run("terrain", "compliant")
+    for _ in range(30):
+        sim.step()
+    process = ProcessModel.from_simulator(sim)
+    x = process.x_from(sim.q, sim.v)
+    u = np.linspace(-0.1, 0.1, process.nv)
+    strided_x, strided_u = np.stack([x, -x], axis=1)[:, 0], np.stack([u, -u], axis=1)[:, 0]
+    assert not strided_x.flags.c_contiguous and not strided_u.flags.c_contiguous
+    expected = process.step(x, u)
+    np.testing.assert_array_equal(process.step(strided_x, strided_u), expected)
+    np.testing.assert_array_equal(process.step_batch(x[None, :], strided_u)[0], expected)
+
+
 def test_bad_input_is_named():
     process = ProcessModel.from_scene(TERRAIN, dt=DT)
     with pytest.raises(ValueError, match="hold"):
@@ -611,7 +628,8 @@ def compiled_calls(profile) -> dict:
 
 def test_jacobians_cost_one_step_and_one_compiled_call():
     """jacobians(x, u) through contact (Solo12 standing) calls compiled code four times: the
-    checks of x and u, the step (its compiled entry) and jacobian_assembly's one call, which
+    checks of x and u, the step (``step``'s compiled batch on one row, which restores the held
+    memory and runs the compiled step) and jacobian_assembly's one call, which
     does the rest (the step's dynamics in one kinematics pass, the rows' q-derivatives, the
     branch and its factors, the three blocks' columns, the impulses' change and the
     integration's derivatives); no numpy.linalg call (the previous round made 11 compiled
@@ -643,7 +661,7 @@ def test_jacobians_cost_one_step_and_one_compiled_call():
     assert compiles == []
     assert compiled_calls(profile) == {
         "first_bad_row": 1, "all_finite_kernel": 1,
-        "mbsim_ros.integrators.compliant_step.compliant_advance": 1,
+        "mbsim_ros.estimation.contact_batch.contact_batch": 1,
         "mbsim_ros.estimation.jacobian_assembly.contact_jacobians_kernel": 1}
     called = {(file, name) for file, _, name in pstats.Stats(profile).stats}
     assert not [c for c in called if "linalg" in c[0] or "rnea_derivatives" in c[1]]

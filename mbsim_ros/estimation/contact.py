@@ -38,12 +38,14 @@ class _Unbounded:
 
 class _Slot:
     """One chunk's state as the compiled step binds it: the State's q, v, acceleration and
-    effort, the Data's q_next, v_next and bounds (none)."""
+    effort, the Data's q_next, v_next and bounds (none); x_next, a row the step before the
+    Jacobians writes (contact_jacobians._take_step)."""
 
     def __init__(self, nq: int, nv: int) -> None:
         self.q, self.v, self.q_next = np.zeros(nq), np.zeros(nv), np.zeros(nq)
         self.acceleration, self.effort, self.v_next = np.zeros(nv), np.zeros(nv), np.zeros(nv)
         self.bounds = _Unbounded(nq, nv)
+        self.x_next = np.zeros((1, nq + nv))
 
 
 class ContactSteps:
@@ -128,6 +130,25 @@ class ContactSteps:
         q_out[:] = slot.q_next
         v_out[:] = slot.v_next
         return OK
+
+    def first(self, x, u, codes) -> int:
+        """One step of the first chunk's integrator from x = (q, v) under u (both C-ordered
+        float64) with the held memory, as ``ProcessModel.step`` takes it (the compiled batch on
+        one row, which restores the memory in compiled code; the general path where it hands
+        the step back), its rows left in the integrator's buffers (the Jacobians read them):
+        OK or a failure code (its words in ``message``). codes: scratch of one entry or
+        more."""
+        chunks, slot = self.chunks(), self.slots[0]
+        nq = slot.q.shape[0]
+        if chunks is not None:
+            self.batch(x.reshape(1, x.shape[0]), u.reshape(1, u.shape[0]), 0, 1, chunks[0],
+                       codes, slot.x_next)
+            code = int(codes[0])
+            if code != UNFINISHED:
+                if code != OK:
+                    self.message = self.integrators[0].failure_message(code)
+                return code
+        return self.step(0, x[:nq], x[nq:], u, slot.x_next[0, :nq], slot.x_next[0, nq:])
 
     def chunks(self) -> tuple | None:
         """The compiled batch's chunks (contact_batch.py): per chunk the compiled step's

@@ -237,13 +237,12 @@ def _assembly(process) -> _Assembly:
     return steps.jacobian_workspace
 
 
-def _take_step(process, q, v, u) -> None:
-    """One step of the process model's first integrator from (q, v) under u with the held
-    memory (compiled where it can), its rows left in the buffers."""
+def _take_step(process, x, u) -> None:
+    """One step of the process model's first integrator from x = (q, v) under u (both
+    C-ordered float64) with the held memory, its rows left in the buffers: ContactSteps.first,
+    the path of ``step``."""
     steps = process._contact
-    slot = steps.slots[0]
-    if steps.step(0, q, v, np.ascontiguousarray(u, dtype=float), slot.q_next,
-                  slot.v_next) != OK:
+    if steps.first(x, u, process._codes) != OK:
         raise RuntimeError(f"the step failed: {steps.message}")
 
 
@@ -256,7 +255,7 @@ class _Solved:
         self.integrator = integrator = process._contact.integrators[0]
         self.model, self.h, nq = process.model, process.dt, process.nq
         self.q, self.v = x[:nq].copy(), x[nq:].copy()
-        _take_step(process, self.q, self.v, u)
+        _take_step(process, *_vectors(x, u))
         self.inverse = _step_matrix_inverse(integrator, self.q)
         self.m = int(integrator._counts[C_ROWS])
         self.G = integrator._buffers.G[:self.m]
@@ -337,7 +336,7 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
     branch's linearisation (one solve of its system), and v1 by one solve with K of its own
     terms (q: P(v1 - v); v: at v1; u: as v*) plus G^T dgamma (+ dG^T gamma for q).
     ``contact_block`` False drops the impulses' term (a check that must fail)."""
-    code = _assembled(process, x, u, contact_block)
+    code = _assembled(process, *_vectors(x, u), contact_block)
     state = _state(process, code)
     blocks = (code == SUPPORTED, process._contact.jacobian_workspace.implicit, True)
     nv = process.nv
@@ -349,8 +348,9 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
 
 
 def state_jacobians(process, x, u) -> tuple:
-    """(A, B, known) of the compliant step with implicit velocity terms from one step and
-    one compiled call (step_jacobians' blocks, copied once): A (ndx x ndx) with its
+    """(A, B, known) of the compliant step with implicit velocity terms at (x, u) as
+    ProcessModel.jacobians checked them (C-ordered float64) from one step and one compiled
+    call (step_jacobians' blocks, copied once): A (ndx x ndx) with its
     configuration columns where ``known`` (else left for the caller: step_jacobians' first
     None), B (ndx x nv)."""
     nv = process.nv
@@ -365,11 +365,16 @@ def state_jacobians(process, x, u) -> tuple:
     return A, state[:, nv:].copy(), False
 
 
+def _vectors(x, u) -> tuple:
+    """x and u as the compiled calls read them (C-ordered float64; copied where not)."""
+    return np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(u, dtype=float)
+
+
 def _assembled(process, x, u, contact_block: bool, out=None) -> int:
-    """The compiled call's code of one step at (x, u) and the compiled call on it
-    (contact_block: step_jacobians'; out: _Assembly.__call__'s); its output: _state."""
-    x = np.ascontiguousarray(x, dtype=float)
-    _take_step(process, x[:process.nq], x[process.nq:], u)
+    """The compiled call's code of one step at (x, u) (C-ordered float64: _vectors) and the
+    compiled call on it (contact_block: step_jacobians'; out: _Assembly.__call__'s); its
+    output: _state."""
+    _take_step(process, x, u)
     assembly = _assembly(process)
     code = assembly(x, ROWS_FIND, contact_block, out)
     if code == NEED_PAIR_ROWS:

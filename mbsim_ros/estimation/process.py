@@ -297,9 +297,12 @@ class ProcessModel:
                     future.result()
             else:
                 batch(X, U, 0, n, chunks[0], codes, out)
-            # (codes.max() first: `in` would allocate n booleans at every call)
-            rows = np.flatnonzero(codes == UNFINISHED) \
-                if codes.max() >= UNFINISHED and UNFINISHED in codes else ()
+            rows = ()
+            if codes.max() != OK:  # (first: the masks would allocate at every call)
+                failed = codes[(codes != OK) & (codes != UNFINISHED)]
+                if failed.size:
+                    steps.message = steps.integrators[0].failure_message(int(failed[0]))
+                rows = np.flatnonzero(codes == UNFINISHED)
         nq = self.nq
         for n in rows:
             q, v = X[n, :nq].copy(), X[n, nq:].copy()  # (out may be X)
@@ -523,6 +526,8 @@ class ProcessModel:
 
     def _check_state(self, x, name: str) -> np.ndarray:
         x = as_vector(x, self.nx, name)
+        if not x.flags.c_contiguous:  # (the contact integrators' compiled entries read it so)
+            x = np.ascontiguousarray(x)
         self._check_rows(x.reshape(1, self.nx), name)
         return x
 
@@ -547,6 +552,8 @@ class ProcessModel:
 
     def _check_input(self, u, name: str) -> np.ndarray:
         u = as_vector(u, self.nv, name)
+        if not u.flags.c_contiguous:
+            u = np.ascontiguousarray(u)
         if not all_finite_kernel(u):
             raise ValueError(f"{name} contains NaN or infinity")
         return u
