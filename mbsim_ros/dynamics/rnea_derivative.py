@@ -154,6 +154,39 @@ def coriolis_composites(joint_int, oY, ov, momenta, coriolis):
                     coriolis[p, r, k] += coriolis[i, r, k]
 
 
+@step
+def velocity_change_wrench(joint_int, l, o, zeta, ov, momenta, coriolis, Yc, velocity_sum, force,
+                           crossed, out):
+    """What a unit velocity of dof zeta (a dof of joint l) adds to the wrench sum of l's
+    subtree (velocity_jacobian): crossed = u_b = (ov_l + ov_lambda) x zeta and
+    out = Yc_l u_b + B_l zeta + zeta x* H_l, the bodies' velocities and coriolis_composites'
+    sums read at rows o + i (o: 0, or the offset of a second velocity's rows).
+    velocity_sum, force: 6-vector scratch."""
+    lam = joint_int[l, I_PARENT]
+    for r in range(6):
+        velocity_sum[r] = ov[o + l, r] + (ov[o + lam, r] if lam >= 0 else 0.0)
+    motion_cross_motion(velocity_sum, zeta, crossed)
+    inertia_times_motion(Yc[l], crossed, out)
+    motion_cross_force(zeta, momenta[o + l], force)
+    for r in range(6):
+        acc = out[r] + force[r]
+        for k in range(6):
+            acc += coriolis[o + l, r, k] * zeta[k]
+        out[r] = acc
+
+
+@step
+def coriolis_projection(S_a, momentum, coriolis, force, q_a):
+    """q_a = B_j^T S_a - S_a x* H_j (velocity_jacobian; B_j = coriolis, H_j = momentum: the
+    subtree sums of joint j, which dof a moves). force: 6-vector scratch."""
+    motion_cross_force(S_a, momentum, force)
+    for k in range(6):
+        acc = -force[k]
+        for r in range(6):
+            acc += coriolis[r, k] * S_a[r]
+        q_a[k] = acc
+
+
 @routine
 def velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, out):
     """out = d tau / d v (nv x nv, every entry written), which is d b / d v for the bias
@@ -173,20 +206,10 @@ def velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, ou
             out[a, b] = 0.0
     g = tmp[1]
     for l in range(nj):
-        lam = joint_int[l, I_PARENT]
         lv = joint_int[l, I_IDX_V]
         for b in range(lv, lv + joint_int[l, I_NV]):
-            zeta = oS[b]
-            for r in range(6):
-                tmp[0, r] = ov[l, r] + (ov[lam, r] if lam >= 0 else 0.0)
-            motion_cross_motion(tmp[0], zeta, crossed[b])
-            inertia_times_motion(Yc[l], crossed[b], g)
-            motion_cross_force(zeta, momenta[l], tmp[2])
-            for r in range(6):
-                acc = g[r] + tmp[2, r]
-                for k in range(6):
-                    acc += coriolis[l, r, k] * zeta[k]
-                g[r] = acc
+            velocity_change_wrench(joint_int, l, 0, oS[b], ov, momenta, coriolis, Yc, tmp[0],
+                                   tmp[2], crossed[b], g)
             j = l
             while j >= 0:
                 project_joint(joint_int, oS, g, j, b, out)
@@ -196,12 +219,7 @@ def velocity_jacobian(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, ou
         jv = joint_int[j, I_IDX_V]
         for a in range(jv, jv + joint_int[j, I_NV]):
             inertia_times_motion(Yc[j], oS[a], p_a)
-            motion_cross_force(oS[a], momenta[j], tmp[2])
-            for k in range(6):
-                acc = -tmp[2, k]
-                for r in range(6):
-                    acc += coriolis[j, r, k] * oS[a, r]
-                q_a[k] = acc
+            coriolis_projection(oS[a], momenta[j], coriolis[j], tmp[2], q_a)
             l = joint_int[j, I_PARENT]
             while l >= 0:
                 lv = joint_int[l, I_IDX_V]

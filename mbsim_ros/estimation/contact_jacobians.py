@@ -574,12 +574,13 @@ def _law_derivatives(solved, trace, diagonal, du, dphi):
     integrator, m = solved.integrator, solved.m
     buf, p = integrator._buffers, du.shape[1]
     d_inverse, dc = np.empty((m, p)), np.empty((m, p))
-    law_derivatives_kernel(buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m], buf.W, buf.G, buf.u,
-                    solved.v, integrator._contact_real, integrator._impacts.phase,
-                    integrator._constants[0], int(integrator._counts[C_CONTACTS]),
-                    np.ascontiguousarray(trace, dtype=float), np.ascontiguousarray(diagonal),
-                    np.ascontiguousarray(du), np.ascontiguousarray(dphi), np.zeros((1, 1, 1)),
-                    False, np.empty(p), d_inverse, dc)
+    law_derivatives_kernel(buf.kind[:m], buf.k[:m], buf.b[:m], buf.phi[:m], buf.W, buf.G,
+                           buf.u, solved.v, integrator._contact_real, integrator._impacts.phase,
+                           integrator._constants[0], int(integrator._counts[C_CONTACTS]),
+                           np.ascontiguousarray(trace, dtype=float),
+                           np.ascontiguousarray(diagonal), np.ascontiguousarray(du),
+                           np.ascontiguousarray(dphi), np.zeros((1, 1, 1)), False, np.empty(p),
+                           d_inverse, dc)
     return d_inverse, dc
 
 

@@ -22,7 +22,8 @@ from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, j
                                    kinematics_step, motion_cross_force, motion_cross_motion,
                                    world_inertia)
 from ..dynamics.rnea import rnea_backward_step
-from ..dynamics.rnea_derivative import coriolis_composites, in_subtree
+from ..dynamics.rnea_derivative import (coriolis_composites, coriolis_projection, in_subtree,
+                                        velocity_change_wrench)
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..solvers.tree_lu import TREE_FACTORS, subtract_rows, tree_lu_solve_rows
@@ -554,22 +555,11 @@ def velocity_jacobians(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, p
             for b in range(nv):
                 out[g, a, b] = 0.0
     for l in range(nj):
-        lam = joint_int[l, I_PARENT]
         lv = joint_int[l, I_IDX_V]
         for b in range(lv, lv + joint_int[l, I_NV]):
-            zeta = oS[b]
             for g in range(2):
-                o = g * nj
-                for r in range(6):
-                    tmp[0, r] = ov[o + l, r] + (ov[o + lam, r] if lam >= 0 else 0.0)
-                motion_cross_motion(tmp[0], zeta, crossed[g * nv + b])
-                inertia_times_motion(Yc[l], crossed[g * nv + b], tmp[1])
-                motion_cross_force(zeta, momenta[o + l], tmp[2])
-                for r in range(6):
-                    acc = tmp[1, r] + tmp[2, r]
-                    for k in range(6):
-                        acc += coriolis[o + l, r, k] * zeta[k]
-                    tmp[3 + g, r] = acc
+                velocity_change_wrench(joint_int, l, g * nj, oS[b], ov, momenta, coriolis, Yc,
+                                       tmp[0], tmp[2], crossed[g * nv + b], tmp[3 + g])
             j = l
             while j >= 0:
                 for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
@@ -584,12 +574,8 @@ def velocity_jacobians(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, p
         for a in range(jv, jv + joint_int[j, I_NV]):
             inertia_times_motion(Yc[j], oS[a], p[a])
             for g in range(2):
-                motion_cross_force(oS[a], momenta[g * nj + j], tmp[2])
-                for k in range(6):
-                    acc = -tmp[2, k]
-                    for r in range(6):
-                        acc += coriolis[g * nj + j, r, k] * oS[a, r]
-                    q[g, a, k] = acc
+                coriolis_projection(oS[a], momenta[g * nj + j], coriolis[g * nj + j], tmp[2],
+                                    q[g, a])
             l = joint_int[j, I_PARENT]
             while l >= 0:
                 lv = joint_int[l, I_IDX_V]
@@ -611,12 +597,7 @@ def coriolis_projections(joint_int, oS, coriolis, momenta, tmp, out):
         if joint_int[j, I_PARENT] < 0:
             continue
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-            motion_cross_force(oS[a], momenta[j], tmp)
-            for k in range(6):
-                acc = -tmp[k]
-                for r in range(6):
-                    acc += coriolis[j, r, k] * oS[a, r]
-                out[a, k] = acc
+            coriolis_projection(oS[a], momenta[j], coriolis[j], tmp, out[a])
 
 
 @routine
