@@ -37,7 +37,7 @@ from numba import njit
 from jacobian_pieces import solo12_standing  # (bench/)
 from mbsim_ros.estimation.contact_jacobians import Branch, last_problem
 from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS, ROWS_FIND, unpack_jacobian
-from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows
+from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows, moved_row
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives_kernel
 from mbsim_ros.solvers.lu import lu_factor
 
@@ -95,12 +95,7 @@ def moved_rows(dG, v, moves, row_dofs, row_count, dy):
     m, nv = dy.shape
     for r in range(m):
         for b in range(nv):
-            total = 0.0
-            if moves[r, b]:
-                for t in range(row_count[r]):
-                    k = row_dofs[r, t]
-                    total += dG[b, r, k] * v[k]
-            dy[r, b] = total
+            dy[r, b] = moved_row(dG, v, moves, row_dofs, row_count, r, b)
 
 
 @njit(cache=False)

@@ -906,6 +906,18 @@ def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
             out[r, b] = h * (out[r, b] - B[r, b] - (damping[r] if r == b else 0.0))
 
 
+@step
+def moved_row(dG, v, moves, row_dofs, row_count, r, b) -> float:
+    """dG_b[r] . v over row r's support (0 where dof b does not move row r): the row's change
+    with dof b at the fixed velocity v."""
+    total = 0.0
+    if moves[r, b]:
+        for t in range(row_count[r]):
+            k = row_dofs[r, t]
+            total += dG[b, r, k] * v[k]
+    return total
+
+
 @allocating
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
                           implicit, free_dofs, G, dG, moves, row_dofs, row_count, v_star, scale,
@@ -942,12 +954,7 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
     if configuration:
         for r in range(m):
             for b in range(nv):
-                total = 0.0
-                if moves[r, b]:
-                    for t in range(row_count[r]):
-                        s = row_dofs[r, t]
-                        total += dG[b, r, s] * v_star[s]
-                du[r, b] = total + free[r, b]
+                du[r, b] = moved_row(dG, v_star, moves, row_dofs, row_count, r, b) + free[r, b]
     for r in range(m):
         for j in range(first_v, solved):  # (the v block)
             changes[r, j - first_v] = scale[r] * free[r, j] + start[r] * G[r, j - first_v]
