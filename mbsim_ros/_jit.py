@@ -36,7 +36,7 @@ import numba
 from llvmlite import binding as llvm
 from llvmlite import ir as llvm_ir
 from numba import njit
-from numba.core import event
+from numba.core import cgutils, event
 from numba.core import ir as numba_ir
 from numba.core import inline_closurecall, targetconfig
 from numba.core.base import BaseContext
@@ -46,6 +46,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.cpu import CPUContext
 from numba.core.inline_closurecall import InlineWorker
 from numba.core.registry import CPUDispatcher, cpu_target
+from numba.core.typing import signature as call_signature
 from numba.core.types import functions as numba_functions
 
 # -- Portable machine code ----------------------------------------------------------------------
@@ -591,6 +592,124 @@ def _remember_probes() -> bool:
 
 
 PROBES_REMEMBERED = _remember_probes()
+
+
+# -- Arrays read from their values ---------------------------------------------------------------
+# numba's lowering reads an array's fields (data, shape, strides) through a copy in memory: each
+# index, store or ``.shape`` makes the array's structure proxy, which allocates a slot in the
+# entry block (zero-filled), stores the structure's value into it and loads every field back
+# through a GEP; LLVM's SROA folds it all away again. A fifth of the LLVM instructions of the
+# variational step's cold compile were these (136,000 -> 108,000 without them; docs/SPEED.md,
+# "Cold compile, round 11"), each built in Python, printed, parsed and optimised. Here the proxy
+# of an array made from a value reads its fields from that value (extract_value) and writes
+# them into it (insert_value); the first time anything asks for its memory (a pointer to it or
+# to a field) it stores the value as numba's does and works through memory from then on. Only
+# for numba's plain Array type without an ``__array__`` implementation (the one the proxy's
+# slot would hold unwrapped). Not kept: the range metadata numba puts on the loads of
+# ``shape`` (numba's own comment: it improves nothing), which no value read can carry.
+_VALUE_PROXIES: dict = {}  # array type -> its proxy class reading from values
+
+
+def _array_without_wrapper(context, array_type) -> bool:
+    try:
+        context.get_function("__array__", call_signature(array_type, array_type))
+    except NotImplementedError:
+        return True
+    return False
+
+
+def _value_proxy(base):
+    """``base`` (numba's array structure proxy class for a plain Array) reading from values."""
+    class ValueArrayStruct(base):
+        def __init__(self, context, builder, value=None, ref=None):
+            self._held = None
+            if value is None or ref is not None \
+                    or not _array_without_wrapper(context, self._fe_type):
+                base.__init__(self, context, builder, value, ref)
+                return
+            self._context, self._builder = context, builder
+            self._datamodel = context.data_model_manager[self._fe_type]
+            self._be_type = self._get_be_type(self._datamodel)
+            self._held = value
+
+        def _in_memory(self):
+            if self._held is not None:
+                held, self._held = self._held, None
+                base.__init__(self, self._context, self._builder, held, None)
+
+        def __getattr__(self, field):
+            if field in ("_value", "_outer_ref") and self.__dict__.get("_held") is not None:
+                self._in_memory()
+                return self.__dict__[field]
+            return base.__getattr__(self, field)
+
+        def __getitem__(self, index):
+            if self._held is None:
+                return base.__getitem__(self, index)
+            return self._cast_member_to_value(index, self._builder.extract_value(self._held,
+                                                                                 index))
+
+        def __setitem__(self, index, value):
+            value = self._cast_member_from_value(index, value)
+            if self._held is not None and value.type == self._be_type.elements[index]:
+                self._held = self._builder.insert_value(self._held, value, index)
+                return
+            self._in_memory()
+            base.__setitem__(self, index, value)
+
+        @property
+        def shape(self):
+            if self._held is None:
+                return base.shape.fget(self)
+            return self[self._datamodel.get_field_position("shape")]
+
+        def _get_ptr_by_index(self, index):
+            self._in_memory()
+            return base._get_ptr_by_index(self, index)
+
+        def _getpointer(self):
+            self._in_memory()
+            return base._getpointer(self)
+
+        def _getvalue(self):
+            return base._getvalue(self) if self._held is None else self._held
+
+        def _setvalue(self, value):
+            if self._held is None:
+                base._setvalue(self, value)
+            else:
+                assert value.type == self._be_type, (value.type, self._be_type)
+                self._held = value
+
+    ValueArrayStruct.__name__ = ValueArrayStruct.__qualname__ = base.__name__
+    return ValueArrayStruct
+
+
+def _value_make_array(original):
+    def make_array(array_type):
+        if type(array_type) is not numba.types.Array:
+            return original(array_type)
+        if array_type not in _VALUE_PROXIES:
+            _VALUE_PROXIES[array_type] = _value_proxy(original(array_type))
+        return _VALUE_PROXIES[array_type]
+    make_array.numbas = original
+    return make_array
+
+
+def _read_arrays_from_values() -> bool:
+    """Install the change (above) where numba's array proxies are the ones it was made for:
+    made by ``numba.np.arrayobj.make_array``, which the target context calls."""
+    from numba.np import arrayobj
+    proxy = cgutils._StructProxy
+    if not (numba.__version__.startswith("0.68.") and "make_array" in vars(BaseContext)
+            and all(name in vars(proxy) for name in ("_get_ptr_by_index", "_getpointer",
+                                                     "_getvalue", "_setvalue", "_make_refs"))):
+        return False
+    arrayobj.make_array = _value_make_array(arrayobj.make_array)
+    return True
+
+
+ARRAYS_READ_FROM_VALUES = _read_arrays_from_values()
 
 
 def _linked(options: dict):

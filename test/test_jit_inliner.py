@@ -3,7 +3,9 @@ and 10): a step's IR inlined without deep copies computes what the step computes
 call site and through nested steps; the compile flags hash, read and compare as numba's own
 TargetConfig does; a call's type, resolved once, is the same Signature when asked again and a
 call that does not type fails every time; ABI sizes remembered are LLVM's; lowering's probe for
-an implementation that does not exist refreshes the context once, not at every probe."""
+an implementation that does not exist refreshes the context once, not at every probe; an array
+read from its value (round 11) gives what numba's array in memory gives, through every kind of
+use, and its reads and writes leave no copy of the array's structure in memory."""
 from __future__ import annotations
 
 import copy
@@ -32,6 +34,7 @@ def property_values(flags) -> dict:
 def test_the_changes_are_in_place_with_this_numba():
     assert _jit.FLAGS_READ_DIRECTLY and _jit.FRESH_IR_INLINED
     assert _jit.CALL_TYPES_REMEMBERED and _jit.ABI_SIZES_REMEMBERED and _jit.PROBES_REMEMBERED
+    assert _jit.ARRAYS_READ_FROM_VALUES
     assert InlineWorker.inline_function is _jit._inline_function
 
 
@@ -138,3 +141,74 @@ def test_a_failed_probe_refreshes_the_context_once_until_a_registry_is_added(mon
     with pytest.raises(NotImplementedError):
         context.get_function("static_getitem", probe)
     assert refreshes  # asked again, with a refresh
+
+
+def every_use_of_arrays(a, b, m, k):
+    """Reads, writes, shape and strides, slices, views, iteration, a pointer taken (ctypes, BLAS
+    through np.dot, LAPACK through solve), copies: the proxies of a, b and m made from values."""
+    total = 0.0
+    for i in range(a.shape[0]):
+        b[i] = 2.0 * a[i] + a[-1 - i]
+        total += a[i] * b[i]
+    b[0] += m.strides[0] / 8.0 + m.shape[1]
+    s = a[1:k]
+    s[0] = 7.0
+    t = m.T
+    for row in m:
+        total += row[0] + row.sum()
+    r = a.reshape((2, a.shape[0] // 2))
+    r[1, 0] = -1.0
+    total += a.ctypes.data % 8 + np.dot(m, m[0])[1] + np.linalg.solve(m, a[:3])[2]
+    c = a.copy()
+    c[2] = 100.0
+    return total + t[0, 1] + c.sum() + len(a), b.copy()
+
+
+def lowered_ir(function, *args) -> str:
+    """The LLVM IR numba's lowering gave ``function`` (before any optimisation)."""
+    from numba.core.codegen import CPUCodeLibrary
+    texts, original = [], CPUCodeLibrary.add_ir_module
+
+    def add_ir_module(library, module):
+        texts.append(str(module))
+        return original(library, module)
+    CPUCodeLibrary.add_ir_module = add_ir_module
+    try:
+        function(*args)
+    finally:
+        CPUCodeLibrary.add_ir_module = original
+    return "\n".join(texts)
+
+
+def test_arrays_read_from_their_values_compute_what_numba_computes():
+    """Every use against the same function in Python (numpy): the arrays written to the last
+    bit (the change touches how an array's fields are read, never arithmetic); the total to
+    rounding, as numba's BLAS and LAPACK (scipy's) are not numpy's."""
+    a, m = np.linspace(0.5, 4.0, 6), np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2],
+                                               [0.5, 0.2, 2.0]])
+    b1, b2 = np.zeros(6), np.zeros(6)
+    expected = every_use_of_arrays(a.copy(), b1, m.copy(), 4)
+    got = njit(every_use_of_arrays)(a.copy(), b2, m.copy(), 4)
+    assert got[0] == pytest.approx(expected[0], rel=1e-13, abs=0.0)
+    np.testing.assert_array_equal(got[1], expected[1])
+    np.testing.assert_array_equal(b1, b2)
+
+
+def test_reads_and_writes_of_an_array_leave_no_copy_of_it_in_memory(monkeypatch):
+    """A loop that reads x.shape, x[i] and y[i] and writes y[i]: numba's lowering stores the
+    array's structure into a stack slot of its own for each of the four; read from the value,
+    none is made (the slots left are the function's variables and its Python wrapper's). The
+    structure of a C-contiguous float64 vector: two pointers, two integers, the data pointer,
+    shape and strides."""
+    from numba.np import arrayobj
+
+    def axpy(x, y):
+        for i in range(x.shape[0]):
+            y[i] += 2.0 * x[i]
+    slot = "alloca {i8*, i8*, i64, i64, double*, [1 x i64], [1 x i64]}"
+    x, y = np.arange(4.0), np.ones(4)
+    from_values = lowered_ir(njit(axpy), x, y).count(slot)
+    monkeypatch.setattr(arrayobj, "make_array", arrayobj.make_array.numbas)
+    in_memory = lowered_ir(njit(axpy), x, y).count(slot)
+    assert in_memory - from_values == 4
+    np.testing.assert_array_equal(y, 1.0 + 4.0 * x)
