@@ -38,7 +38,7 @@ from llvmlite import ir as llvm_ir
 from numba import njit
 from numba.core import cgutils, event
 from numba.core import ir as numba_ir
-from numba.core import inline_closurecall, targetconfig
+from numba.core import inline_closurecall, lowering, targetconfig
 from numba.core.base import BaseContext
 from numba.core.caching import UserProvidedCacheLocator
 from numba.core.codegen import CPUCodeLibrary, JITCPUCodegen
@@ -601,16 +601,16 @@ PROBES_REMEMBERED = _remember_probes()
 # through a GEP; LLVM's SROA folds it all away again. A fifth of the LLVM instructions of the
 # variational step's cold compile were these (136,000 -> 108,000 without them; docs/SPEED.md,
 # "Cold compile, round 11"), each built in Python, printed, parsed and optimised. Here the proxy
-# of an array made from a value reads its fields from that value (extract_value) and writes
-# them into it (insert_value); the first time anything asks for its memory (a pointer to it or
-# to a field) it stores the value as numba's does and works through memory from then on. Only
-# for numba's plain Array type without an ``__array__`` implementation (the one the proxy's
-# slot would hold unwrapped). Not kept: the range metadata numba puts on the loads of
-# ``shape`` (numba's own comment: it improves nothing), which no value read can carry.
-_VALUE_PROXIES: dict = {}  # array type -> its proxy class reading from values
-
-
-def _array_without_wrapper(context, array_type) -> bool:
+# of an array made from a value reads its fields from that value (extract_value); the first time
+# anything writes a field or asks for its memory (a pointer to it or to a field, its slot) it
+# stores the value as numba's does and works through memory from then on (a write may sit in a
+# branch, where a new value would not reach the code after it). Only numba's plain Array type
+# without an ``__array__`` implementation (whose slot numba's proxy would hold unwrapped). Not
+# kept: the range metadata numba puts on the loads of ``shape`` (numba's own comment: it
+# improves nothing), which a value read cannot carry. Other structures (a range, a slice) were
+# tried too: 2 % fewer instructions, not worth a wider change.
+def _without_array_wrapper(context, array_type) -> bool:
+    """No ``__array__`` implementation for the type (numba's proxy would call it)."""
     try:
         context.get_function("__array__", call_signature(array_type, array_type))
     except NotImplementedError:
@@ -618,80 +618,92 @@ def _array_without_wrapper(context, array_type) -> bool:
     return False
 
 
-def _value_proxy(base):
-    """``base`` (numba's array structure proxy class for a plain Array) reading from values."""
-    class ValueArrayStruct(base):
-        def __init__(self, context, builder, value=None, ref=None):
+_PROXY_PARTS = ("__init__", "__getattr__", "__getitem__", "__setitem__", "_get_ptr_by_index",
+                "_getpointer", "_getvalue", "_setvalue")
+
+
+def _may_hold(proxy, context) -> bool:
+    """Whether a proxy made from a value may hold it: numba's value proxies that make their
+    slot as numba's base class does, and arrays without an ``__array__`` wrapper."""
+    kind = type(proxy)
+    if kind.__dict__.get("_mbsim_ros_array"):
+        return _without_array_wrapper(context, proxy._fe_type)
+    return isinstance(proxy, cgutils.ValueStructProxy) \
+        and kind._make_refs is cgutils._StructProxy._make_refs
+
+
+def _held_proxy(numbas: dict) -> dict:
+    """The proxy's methods reading from a held value, numba's own (``numbas``) otherwise."""
+    def __init__(self, context, builder, value=None, ref=None):
+        self._held = None
+        if value is None or ref is not None or not _may_hold(self, context):
+            numbas["__init__"](self, context, builder, value, ref)
+            return
+        self._context, self._builder = context, builder
+        self._datamodel = context.data_model_manager[self._fe_type]
+        self._be_type = self._get_be_type(self._datamodel)
+        self._held = value
+
+    def in_memory(self):
+        held = self.__dict__.get("_held")
+        if held is not None:
             self._held = None
-            if value is None or ref is not None \
-                    or not _array_without_wrapper(context, self._fe_type):
-                base.__init__(self, context, builder, value, ref)
-                return
-            self._context, self._builder = context, builder
-            self._datamodel = context.data_model_manager[self._fe_type]
-            self._be_type = self._get_be_type(self._datamodel)
-            self._held = value
+            numbas["__init__"](self, self._context, self._builder, held, None)
 
-        def _in_memory(self):
-            if self._held is not None:
-                held, self._held = self._held, None
-                base.__init__(self, self._context, self._builder, held, None)
+    def __getattr__(self, field):
+        if field in ("_value", "_outer_ref") and self.__dict__.get("_held") is not None:
+            in_memory(self)
+            return self.__dict__[field]
+        return numbas["__getattr__"](self, field)
 
-        def __getattr__(self, field):
-            if field in ("_value", "_outer_ref") and self.__dict__.get("_held") is not None:
-                self._in_memory()
-                return self.__dict__[field]
-            return base.__getattr__(self, field)
+    def __getitem__(self, index):
+        held = self.__dict__.get("_held")
+        if held is None:
+            return numbas["__getitem__"](self, index)
+        return self._cast_member_to_value(index, self._builder.extract_value(held, index))
 
-        def __getitem__(self, index):
-            if self._held is None:
-                return base.__getitem__(self, index)
-            return self._cast_member_to_value(index, self._builder.extract_value(self._held,
-                                                                                 index))
+    def __setitem__(self, index, value):
+        in_memory(self)
+        numbas["__setitem__"](self, index, value)
 
-        def __setitem__(self, index, value):
-            value = self._cast_member_from_value(index, value)
-            if self._held is not None and value.type == self._be_type.elements[index]:
-                self._held = self._builder.insert_value(self._held, value, index)
-                return
-            self._in_memory()
-            base.__setitem__(self, index, value)
+    def _get_ptr_by_index(self, index):
+        in_memory(self)
+        return numbas["_get_ptr_by_index"](self, index)
 
-        @property
-        def shape(self):
-            if self._held is None:
-                return base.shape.fget(self)
-            return self[self._datamodel.get_field_position("shape")]
+    def _getpointer(self):
+        in_memory(self)
+        return numbas["_getpointer"](self)
 
-        def _get_ptr_by_index(self, index):
-            self._in_memory()
-            return base._get_ptr_by_index(self, index)
+    def _getvalue(self):
+        held = self.__dict__.get("_held")
+        return numbas["_getvalue"](self) if held is None else held
 
-        def _getpointer(self):
-            self._in_memory()
-            return base._getpointer(self)
-
-        def _getvalue(self):
-            return base._getvalue(self) if self._held is None else self._held
-
-        def _setvalue(self, value):
-            if self._held is None:
-                base._setvalue(self, value)
-            else:
-                assert value.type == self._be_type, (value.type, self._be_type)
-                self._held = value
-
-    ValueArrayStruct.__name__ = ValueArrayStruct.__qualname__ = base.__name__
-    return ValueArrayStruct
+    def _setvalue(self, value):
+        in_memory(self)
+        numbas["_setvalue"](self, value)
+    return {"__init__": __init__, "__getattr__": __getattr__, "__getitem__": __getitem__,
+            "__setitem__": __setitem__, "_get_ptr_by_index": _get_ptr_by_index,
+            "_getpointer": _getpointer, "_getvalue": _getvalue, "_setvalue": _setvalue}
 
 
-def _value_make_array(original):
+def _held_array_shape(proxy):
+    if proxy.__dict__.get("_held") is None:
+        return super(type(proxy), proxy).shape
+    return proxy[proxy._datamodel.get_field_position("shape")]
+
+
+_ARRAY_PROXIES: dict = {}  # array type -> numba's proxy class of it, reading from its value
+
+
+def _array_from_value(original):
     def make_array(array_type):
         if type(array_type) is not numba.types.Array:
             return original(array_type)
-        if array_type not in _VALUE_PROXIES:
-            _VALUE_PROXIES[array_type] = _value_proxy(original(array_type))
-        return _VALUE_PROXIES[array_type]
+        if array_type not in _ARRAY_PROXIES:
+            base = original(array_type)
+            _ARRAY_PROXIES[array_type] = type(base.__name__, (base,), {
+                "_mbsim_ros_array": True, "shape": property(_held_array_shape)})
+        return _ARRAY_PROXIES[array_type]
     make_array.numbas = original
     return make_array
 
@@ -702,14 +714,98 @@ def _read_arrays_from_values() -> bool:
     from numba.np import arrayobj
     proxy = cgutils._StructProxy
     if not (numba.__version__.startswith("0.68.") and "make_array" in vars(BaseContext)
-            and all(name in vars(proxy) for name in ("_get_ptr_by_index", "_getpointer",
-                                                     "_getvalue", "_setvalue", "_make_refs"))):
+            and all(name in vars(proxy) for name in (*_PROXY_PARTS, "_make_refs"))):
         return False
-    arrayobj.make_array = _value_make_array(arrayobj.make_array)
+    for name, method in _held_proxy({name: vars(proxy)[name] for name in _PROXY_PARTS}).items():
+        setattr(proxy, name, method)
+    arrayobj.make_array = _array_from_value(arrayobj.make_array)
     return True
 
 
 ARRAYS_READ_FROM_VALUES = _read_arrays_from_values()
+
+
+# -- C-ordered elements addressed without identities ----------------------------------------------
+# For each element of a C-ordered array numba's lowering emits a wrap of a negative index for
+# every constant index too (a comparison, an addition and a select of constants), reads the
+# strides it does not use, and sums the offset as 0 + i * (1 * n1 * ...) + ... + j * 1. Here a
+# constant index that is not negative is used as it is (the wrap would select it), and the
+# offset of a C-ordered element is the same sum of the same products in the same order, less
+# the multiplications by one and the addition of zero: the same integers, 4 to 8 instructions
+# fewer per element (docs/SPEED.md, "Cold compile, round 11").
+def _constant_index_kept(original):
+    def fix_index(builder, idx, size):
+        if isinstance(idx, llvm_ir.Constant) and isinstance(idx.constant, int) \
+                and idx.constant >= 0:
+            return idx
+        return original(builder, idx, size)
+    fix_index.numbas = original
+    return fix_index
+
+
+def _c_item_pointer(original):
+    def get_item_pointer(context, builder, aryty, ary, inds, wraparound=False,
+                         boundscheck=False):
+        if aryty.layout != "C" or wraparound or boundscheck or not inds:
+            return original(context, builder, aryty, ary, inds, wraparound, boundscheck)
+        shape = cgutils.unpack_tuple(builder, ary.shape, count=aryty.ndim)
+        offset = None
+        for axis, index in enumerate(inds):
+            step = None  # the product of the extents after this axis
+            for extent in shape[axis + 1:]:
+                step = extent if step is None else builder.mul(step, extent)
+            term = index if step is None else builder.mul(index, step)
+            offset = term if offset is None else builder.add(offset, term)
+        return builder.gep(ary.data, [offset])
+    get_item_pointer.numbas = original
+    return get_item_pointer
+
+
+def _address_c_elements_directly() -> bool:
+    """Install the two changes (above) where numba's indexing calls what they replace as it
+    was made for: through the modules' attributes."""
+    from numba.cpython import slicing
+    if not (numba.__version__.startswith("0.68.") and hasattr(slicing, "fix_index")
+            and hasattr(cgutils, "get_item_pointer")):
+        return False
+    slicing.fix_index = _constant_index_kept(slicing.fix_index)
+    cgutils.get_item_pointer = _c_item_pointer(cgutils.get_item_pointer)
+    return True
+
+
+C_ELEMENTS_ADDRESSED_DIRECTLY = _address_c_elements_directly()
+
+
+# -- Deletions lowered to nothing without reference counting --------------------------------------
+# numba marks where each variable dies (an ``ir.Del``: half the statements of the variational
+# step's typed IR, 16,000) and lowers each to a release of its references and, for a variable
+# kept in a stack slot, a load of the slot and a store of zero into it (so that a second release
+# finds nothing). Without numba's reference-counted memory (our kernels and routines, _nrt=False)
+# there is nothing to release: the load is dead and the zero is never read. Here a deletion in
+# such a function only does numba's bookkeeping (the variable's slot made if it has none; a
+# variable deleted before its definition in a block no longer kept in a register), which decides
+# how later statements are lowered.
+def _delvar_without_nrt(original):
+    def delvar(lower, name):
+        if lower.context.enable_nrt:
+            return original(lower, name)
+        if name not in lower._blk_local_varmap and not lower._disable_sroa_like_opt:
+            lower._singly_assigned_vars.discard(name)
+        lower._alloca_var(name, lower.typeof(name))
+    delvar.numbas = original
+    return delvar
+
+
+def _lower_deletions_without_nrt() -> bool:
+    """Install the change (above) where numba's lowering deletes as it was made for."""
+    if not (numba.__version__.startswith("0.68.") and "delvar" in vars(lowering.Lower)
+            and all(hasattr(lowering.Lower, name) for name in ("_alloca_var", "typeof"))):
+        return False
+    lowering.Lower.delvar = _delvar_without_nrt(lowering.Lower.delvar)
+    return True
+
+
+DELETIONS_WITHOUT_NRT = _lower_deletions_without_nrt()
 
 
 def _linked(options: dict):

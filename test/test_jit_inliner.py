@@ -34,7 +34,8 @@ def property_values(flags) -> dict:
 def test_the_changes_are_in_place_with_this_numba():
     assert _jit.FLAGS_READ_DIRECTLY and _jit.FRESH_IR_INLINED
     assert _jit.CALL_TYPES_REMEMBERED and _jit.ABI_SIZES_REMEMBERED and _jit.PROBES_REMEMBERED
-    assert _jit.ARRAYS_READ_FROM_VALUES
+    assert _jit.ARRAYS_READ_FROM_VALUES and _jit.C_ELEMENTS_ADDRESSED_DIRECTLY
+    assert _jit.DELETIONS_WITHOUT_NRT
     assert InlineWorker.inline_function is _jit._inline_function
 
 
@@ -165,7 +166,8 @@ def every_use_of_arrays(a, b, m, k):
 
 
 def lowered_ir(function, *args) -> str:
-    """The LLVM IR numba's lowering gave ``function`` (before any optimisation)."""
+    """The LLVM IR numba's lowering gave ``function`` (before any optimisation): its own
+    module, not those of the overloads it compiled on the way."""
     from numba.core.codegen import CPUCodeLibrary
     texts, original = [], CPUCodeLibrary.add_ir_module
 
@@ -177,7 +179,8 @@ def lowered_ir(function, *args) -> str:
         function(*args)
     finally:
         CPUCodeLibrary.add_ir_module = original
-    return "\n".join(texts)
+    name = function.py_func.__qualname__
+    return "\n".join(text for text in texts if text.startswith(f'; ModuleID = "{name}$'))
 
 
 def test_arrays_read_from_their_values_compute_what_numba_computes():
@@ -212,3 +215,58 @@ def test_reads_and_writes_of_an_array_leave_no_copy_of_it_in_memory(monkeypatch)
     in_memory = lowered_ir(njit(axpy), x, y).count(slot)
     assert in_memory - from_values == 4
     np.testing.assert_array_equal(y, 1.0 + 4.0 * x)
+
+
+def elements_of_a_block(t, i, j):
+    """Constant, variable and negative indices (constant and variable) of a 3-D C-ordered
+    array, read and written, in loops over ranges with a start, a stop and a step."""
+    total = t[0, 0, 0] + t[1, 2, 3] + t[-1, -2, -3] + t[i, j, 1] + t[-i, j - 4, -1]
+    for a in range(t.shape[0]):
+        for b in range(1, t.shape[1], 2):
+            for c in range(t.shape[2] - 1, -1, -1):
+                t[a, b, c] += a * 100.0 + b * 10.0 + c + total
+    t[i, -j, 0] = total
+    return total + t[1, 1, 1] + t[-1].sum() + t[i].sum()
+
+
+def test_c_ordered_elements_are_addressed_as_numba_addresses_them(monkeypatch):
+    """The same values to the last bit with numba's own addressing (the change only drops
+    identities: the same integer offsets), and fewer instructions lowered."""
+    from numba.cpython import slicing
+    from numba.core import cgutils
+    block = np.arange(60.0).reshape(3, 4, 5) / 7.0
+    ours_t = block.copy()
+    ours_ir = lowered_ir(njit(elements_of_a_block), block.copy(), 2, 3)
+    ours = njit(elements_of_a_block)(ours_t, 2, 3)
+    monkeypatch.setattr(slicing, "fix_index", slicing.fix_index.numbas)
+    monkeypatch.setattr(cgutils, "get_item_pointer", cgutils.get_item_pointer.numbas)
+    numbas_t = block.copy()
+    numbas_ir = lowered_ir(njit(elements_of_a_block), block.copy(), 2, 3)
+    numbas = njit(elements_of_a_block)(numbas_t, 2, 3)
+    python_t = block.copy()
+    assert ours == numbas == elements_of_a_block(python_t, 2, 3)
+    np.testing.assert_array_equal(ours_t, numbas_t)
+    np.testing.assert_array_equal(ours_t, python_t)
+    assert len(ours_ir.splitlines()) < len(numbas_ir.splitlines())
+
+
+def test_deletions_without_nrt_lower_to_nothing(monkeypatch):
+    """A function compiled without NRT: a variable that lives across blocks is not loaded and
+    zeroed where it dies (numba's lowering does both), and the function computes the same."""
+    from numba.core import lowering
+
+    def running_maximum(x):
+        best = x[0]
+        for i in range(x.shape[0]):
+            value = x[i] * 2.0
+            if value > best:
+                best = value
+        return best
+    x = np.array([0.5, 3.0, -1.0, 2.5])
+    options = {"_nrt": False, "error_model": "numpy"}
+    ours_ir = lowered_ir(njit(**options)(running_maximum), x)
+    monkeypatch.setattr(lowering.Lower, "delvar", lowering.Lower.delvar.numbas)
+    numbas_ir = lowered_ir(njit(**options)(running_maximum), x)
+    assert njit(**options)(running_maximum)(x) == running_maximum(x) == 6.0
+    for access in ("= load ", "  store "):  # value and best die in the loop, best at the end
+        assert ours_ir.count(access) <= numbas_ir.count(access) - 2
