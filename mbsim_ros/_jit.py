@@ -594,21 +594,21 @@ def _remember_probes() -> bool:
 PROBES_REMEMBERED = _remember_probes()
 
 
-# -- Arrays read from their values ---------------------------------------------------------------
-# numba's lowering reads an array's fields (data, shape, strides) through a copy in memory: each
-# index, store or ``.shape`` makes the array's structure proxy, which allocates a slot in the
-# entry block (zero-filled), stores the structure's value into it and loads every field back
-# through a GEP; LLVM's SROA folds it all away again. A fifth of the LLVM instructions of the
-# variational step's cold compile were these (136,000 -> 108,000 without them; docs/SPEED.md,
-# "Cold compile, round 11"), each built in Python, printed, parsed and optimised. Here the proxy
-# of an array made from a value reads its fields from that value (extract_value); the first time
-# anything writes a field or asks for its memory (a pointer to it or to a field, its slot) it
-# stores the value as numba's does and works through memory from then on (a write may sit in a
-# branch, where a new value would not reach the code after it). Only numba's plain Array type
-# without an ``__array__`` implementation (whose slot numba's proxy would hold unwrapped). Not
-# kept: the range metadata numba puts on the loads of ``shape`` (numba's own comment: it
-# improves nothing), which a value read cannot carry. Other structures (a range, a slice) were
-# tried too: 2 % fewer instructions, not worth a wider change.
+# -- Structures read from their values -----------------------------------------------------------
+# numba's lowering reads a structure's fields (an array's data, shape and strides; a range's
+# start, stop and step; an iterator's state pointers) through a copy in memory: each index,
+# store, ``.shape`` or loop step makes the structure's proxy, which allocates a slot in the entry
+# block (zero-filled), stores the structure's value into it and loads every field back through a
+# GEP; LLVM's SROA folds it all away again. A quarter of the LLVM instructions of the
+# variational step's cold compile were these (docs/SPEED.md, "Cold compile, round 11"), each
+# built in Python, printed, parsed and optimised. Here a proxy made from a value reads its fields
+# from that value (extract_value); the first time anything writes a field or asks for its memory
+# (a pointer to it or to a field, its slot) it stores the value as numba's does and works through
+# memory from then on (a write may sit in a branch, where a new value would not reach the code
+# after it). Only numba's value proxies that make their slot as its base class does, and arrays
+# of numba's plain Array type without an ``__array__`` implementation (whose slot numba's proxy
+# would hold unwrapped). Not kept: the range metadata numba puts on the loads of an array's
+# ``shape`` (numba's own comment: it improves nothing), which a value read cannot carry.
 def _without_array_wrapper(context, array_type) -> bool:
     """No ``__array__`` implementation for the type (numba's proxy would call it)."""
     try:
@@ -708,9 +708,10 @@ def _array_from_value(original):
     return make_array
 
 
-def _read_arrays_from_values() -> bool:
-    """Install the change (above) where numba's array proxies are the ones it was made for:
-    made by ``numba.np.arrayobj.make_array``, which the target context calls."""
+def _read_structures_from_values() -> bool:
+    """Install the change (above) where numba's structure proxies are the ones it was made
+    for: the methods of cgutils._StructProxy, arrays' made by ``numba.np.arrayobj.make_array``
+    (which the target context calls)."""
     from numba.np import arrayobj
     proxy = cgutils._StructProxy
     if not (numba.__version__.startswith("0.68.") and "make_array" in vars(BaseContext)
@@ -722,7 +723,7 @@ def _read_arrays_from_values() -> bool:
     return True
 
 
-ARRAYS_READ_FROM_VALUES = _read_arrays_from_values()
+STRUCTURES_READ_FROM_VALUES = _read_structures_from_values()
 
 
 # -- C-ordered elements addressed without identities ----------------------------------------------

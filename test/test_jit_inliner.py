@@ -3,9 +3,11 @@ and 10): a step's IR inlined without deep copies computes what the step computes
 call site and through nested steps; the compile flags hash, read and compare as numba's own
 TargetConfig does; a call's type, resolved once, is the same Signature when asked again and a
 call that does not type fails every time; ABI sizes remembered are LLVM's; lowering's probe for
-an implementation that does not exist refreshes the context once, not at every probe; an array
-read from its value (round 11) gives what numba's array in memory gives, through every kind of
-use, and its reads and writes leave no copy of the array's structure in memory."""
+an implementation that does not exist refreshes the context once, not at every probe; round 11:
+an array (a range, an iterator) read from its value gives what numba's in memory gives, through
+every kind of use, and leaves no copy of its structure in memory; C-ordered elements addressed
+without identities and deletions lowered to nothing without NRT compute the same with fewer
+instructions."""
 from __future__ import annotations
 
 import copy
@@ -34,7 +36,7 @@ def property_values(flags) -> dict:
 def test_the_changes_are_in_place_with_this_numba():
     assert _jit.FLAGS_READ_DIRECTLY and _jit.FRESH_IR_INLINED
     assert _jit.CALL_TYPES_REMEMBERED and _jit.ABI_SIZES_REMEMBERED and _jit.PROBES_REMEMBERED
-    assert _jit.ARRAYS_READ_FROM_VALUES and _jit.C_ELEMENTS_ADDRESSED_DIRECTLY
+    assert _jit.STRUCTURES_READ_FROM_VALUES and _jit.C_ELEMENTS_ADDRESSED_DIRECTLY
     assert _jit.DELETIONS_WITHOUT_NRT
     assert InlineWorker.inline_function is _jit._inline_function
 
