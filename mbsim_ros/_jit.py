@@ -727,13 +727,15 @@ STRUCTURES_READ_FROM_VALUES = _read_structures_from_values()
 
 
 # -- C-ordered elements addressed without identities ----------------------------------------------
-# For each element of a C-ordered array numba's lowering emits a wrap of a negative index for
-# every constant index too (a comparison, an addition and a select of constants), reads the
-# strides it does not use, and sums the offset as 0 + i * (1 * n1 * ...) + ... + j * 1. Here a
-# constant index that is not negative is used as it is (the wrap would select it), and the
-# offset of a C-ordered element is the same sum of the same products in the same order, less
-# the multiplications by one and the addition of zero: the same integers, 4 to 8 instructions
-# fewer per element (docs/SPEED.md, "Cold compile, round 11").
+# For each element of a C-ordered array (every index an integer) numba's lowering reads the
+# array's shape twice and its strides, which it does not use; emits the wrap of a negative index
+# for every constant index too (a comparison, an addition and a select of constants); and sums
+# the offset as 0 + i * (1 * n1 * ...) + ... + j * 1. Here such an element is addressed from one
+# read of the shape, a constant index that is not negative is used as it is (the wrap would
+# select it), and the offset is the same sum of the same products in the same order, less the
+# multiplications by one and the addition of zero: the same integers, 6 to 12 instructions fewer
+# per element (docs/SPEED.md, "Cold compile, round 11"). Views, slices, other layouts and bounds
+# checking (NUMBA_BOUNDSCHECK) go through numba's own code.
 def _constant_index_kept(original):
     def fix_index(builder, idx, size):
         if isinstance(idx, llvm_ir.Constant) and isinstance(idx.constant, int) \
@@ -744,33 +746,55 @@ def _constant_index_kept(original):
     return fix_index
 
 
+def _c_offset(builder, shape, indices):
+    """The offset of a C-ordered element: sum over the axes of index * (the product of the
+    extents after the axis), in numba's order, without multiplications by one."""
+    offset = None
+    for axis, index in enumerate(indices):
+        step = None
+        for extent in shape[axis + 1:]:
+            step = extent if step is None else builder.mul(step, extent)
+        term = index if step is None else builder.mul(index, step)
+        offset = term if offset is None else builder.add(offset, term)
+    return offset
+
+
 def _c_item_pointer(original):
     def get_item_pointer(context, builder, aryty, ary, inds, wraparound=False,
                          boundscheck=False):
         if aryty.layout != "C" or wraparound or boundscheck or not inds:
             return original(context, builder, aryty, ary, inds, wraparound, boundscheck)
         shape = cgutils.unpack_tuple(builder, ary.shape, count=aryty.ndim)
-        offset = None
-        for axis, index in enumerate(inds):
-            step = None  # the product of the extents after this axis
-            for extent in shape[axis + 1:]:
-                step = extent if step is None else builder.mul(step, extent)
-            term = index if step is None else builder.mul(index, step)
-            offset = term if offset is None else builder.add(offset, term)
-        return builder.gep(ary.data, [offset])
+        return builder.gep(ary.data, [_c_offset(builder, shape, inds)])
     get_item_pointer.numbas = original
     return get_item_pointer
 
 
+def _c_element_indexing(original, arrayobj):
+    def basic_indexing(context, builder, aryty, ary, index_types, indices, boundscheck=None):
+        if boundscheck or aryty.layout != "C" or not 0 < aryty.ndim == len(index_types) \
+                or not all(isinstance(kind, numba.types.Integer) for kind in index_types):
+            return original(context, builder, aryty, ary, index_types, indices, boundscheck)
+        shape = cgutils.unpack_tuple(builder, ary.shape, count=aryty.ndim)
+        fixed = [arrayobj.fix_integer_index(context, builder, kind, index, extent)
+                 for kind, index, extent in zip(index_types, indices, shape)]
+        return builder.gep(ary.data, [_c_offset(builder, shape, fixed)]), [], []
+    basic_indexing.numbas = original
+    return basic_indexing
+
+
 def _address_c_elements_directly() -> bool:
-    """Install the two changes (above) where numba's indexing calls what they replace as it
+    """Install the three changes (above) where numba's indexing calls what they replace as it
     was made for: through the modules' attributes."""
     from numba.cpython import slicing
+    from numba.np import arrayobj
     if not (numba.__version__.startswith("0.68.") and hasattr(slicing, "fix_index")
-            and hasattr(cgutils, "get_item_pointer")):
+            and hasattr(cgutils, "get_item_pointer")
+            and all(hasattr(arrayobj, name) for name in ("basic_indexing", "fix_integer_index"))):
         return False
     slicing.fix_index = _constant_index_kept(slicing.fix_index)
     cgutils.get_item_pointer = _c_item_pointer(cgutils.get_item_pointer)
+    arrayobj.basic_indexing = _c_element_indexing(arrayobj.basic_indexing, arrayobj)
     return True
 
 

@@ -236,12 +236,14 @@ def test_c_ordered_elements_are_addressed_as_numba_addresses_them(monkeypatch):
     identities: the same integer offsets), and fewer instructions lowered."""
     from numba.cpython import slicing
     from numba.core import cgutils
+    from numba.np import arrayobj
     block = np.arange(60.0).reshape(3, 4, 5) / 7.0
     ours_t = block.copy()
     ours_ir = lowered_ir(njit(elements_of_a_block), block.copy(), 2, 3)
     ours = njit(elements_of_a_block)(ours_t, 2, 3)
     monkeypatch.setattr(slicing, "fix_index", slicing.fix_index.numbas)
     monkeypatch.setattr(cgutils, "get_item_pointer", cgutils.get_item_pointer.numbas)
+    monkeypatch.setattr(arrayobj, "basic_indexing", arrayobj.basic_indexing.numbas)
     numbas_t = block.copy()
     numbas_ir = lowered_ir(njit(elements_of_a_block), block.copy(), 2, 3)
     numbas = njit(elements_of_a_block)(numbas_t, 2, 3)
