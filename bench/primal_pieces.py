@@ -37,7 +37,8 @@ from numba import njit
 from jacobian_pieces import solo12_standing  # (bench/)
 from mbsim_ros.estimation.contact_jacobians import Branch, last_problem
 from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS, ROWS_FIND, unpack_jacobian
-from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows, moved_row
+from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows
+from mbsim_ros.estimation.jacobian_kernels import moved_rows as moved_row_dofs
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives_kernel
 from mbsim_ros.solvers.lu import lu_factor
 
@@ -89,13 +90,14 @@ def primal_matrix(M, G, D, n, row_dofs, row_count, S, DG):
 
 
 @njit(cache=False)
-def moved_rows(dG, v, moves, row_dofs, row_count, dy):
+def moved_rows(dG, v, row_dofs, row_count, dy):
     """dy[r, b] = dG_b[r] . v over the rows' supports (the rows' change at fixed velocity):
     free_velocity_changes' du loop, at v~ instead of v*, timed alone."""
     m, nv = dy.shape
     for r in range(m):
         for b in range(nv):
-            dy[r, b] = moved_row(dG, v, moves, row_dofs, row_count, r, b)
+            dy[r, b] = 0.0
+        moved_row_dofs(dG, v, row_dofs, row_count, r, dy[r])
 
 
 @njit(cache=False)
@@ -216,7 +218,7 @@ def main(calls: int) -> None:
         ("S = M~ - G^T D G and its LU", factor,
          (M, G, D, n, row_dofs, row_count, S, DG, LU, pivots)),
         ("dG_b v~ (the rows at fixed velocity)", moved_rows,
-         (dG, v, moves, row_dofs, row_count, dy_q)),
+         (dG, v, row_dofs, row_count, dy_q)),
         ("G^T D dy, 54 columns", contact_rhs, (G, D, n, dy, Ddy, rhs)),
         ("S^-1 times 54 columns (lu_solve_rows)", solve_rows, (LU, pivots, rhs, B)),
         ("S^-1 times 54 columns (lu_inverse, dgemm)", solve_dgemm,

@@ -332,7 +332,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     stationarity = stationarity_b[:m * k].reshape((m, k))
     first_v = nv if supported else 0
     free_velocity_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, supported,
-                          implicit, free_dofs, G, dG, moves, row_dofs, row_count[:m], v_star,
+                          implicit, free_dofs, G, dG, row_dofs, row_count[:m], v_star,
                           scale[:m], start[:m],
                           dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
                           rhs_nv[:nv * nv].reshape((nv, nv)), gk_b[:m * nv].reshape((m, nv)),
@@ -356,7 +356,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
                         below_p[:nj * p * 6].reshape((nj, 6, p)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m],
                         turned_x_b[:nv * p * 6].reshape((nv, 6, p)),
-                        momentum_b[:nv * p * 6].reshape((nv, 6, p)), dG, moves, row_dofs,
+                        momentum_b[:nv * p * 6].reshape((nv, 6, p)), dG, row_dofs,
                         row_count[:m],
                         dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, column_2,
                         product_b[:2 * nv * m].reshape((2, nv, m)),

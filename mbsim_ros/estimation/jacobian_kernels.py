@@ -357,18 +357,19 @@ def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, do
 
 
 @kernel
-def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
-                     row_dofs, row_count, dof_rows, dof_count, turned, column, product, mass,
-                     dW_gamma, dW_pushed, diagonal, trace):
+def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, row_dofs,
+                     row_count, dof_rows, dof_count, turned, column, product, mass, dW_gamma,
+                     dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
     needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
     (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g (nv x nv, column b);
     dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y;
     diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero unless dof b
-    moves the row's bodies (``moves[r, b]``), and then zero off the dofs that move them: the
-    sums run over those only (row_supports' lists), and A^T dG_b^T (g, p) over the dofs
-    where dG_b^T (g, p) is not zero (product: 2 x nv x m, its rows side by side; each
-    entry's sum in the order of the dofs).
+    moves the row's bodies, and then zero off the dofs that move them: the sums run over
+    those only (row_supports' lists; dG_b A (g, p) and dG_b[r] . A[:, r] as moved_rows sums, row
+    by row with the dofs b side by side), and A^T dG_b^T (g, p) over the dofs where
+    dG_b^T (g, p) is not zero (product: 2 x nv x m, its rows side by side; each entry's sum
+    in the order of the dofs).
     The mass matrix's part from motion_tables' turned_x and momentum (nv x 6 x (m + 2)):
     y^T dM_b z = -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the
     world; the rows side by side (mass: 3 x m, each entry's sum over the 6 in order).
@@ -396,8 +397,20 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joi
                 for r in range(m):
                     product[0, b, r] += A[k, r] * g
                     product[1, b, r] += A[k, r] * p
+    for r in range(m):  # dG_b A (g, p) and dG_b[r] . A[:, r] (0 where b does not move row r),
+        for b in range(nv):  # moved_rows' sums at three velocities in one pass
+            dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = 0.0, 0.0, 0.0
+        n = row_count[r]
+        for t in range(n):
+            k = row_dofs[r, t]
+            moved_gamma, moved_pushed, crossed = X[k, m], X[k, m + 1], A[k, r]  # (A g, A p)
+            for s in range(n):
+                b = row_dofs[r, s]
+                d = dG[b, r, k]
+                dW_gamma[r, b] += d * moved_gamma
+                dW_pushed[r, b] += d * moved_pushed
+                diagonal[r, b] += d * crossed
     for b in range(nv):
-        D = dG[b]
         tx, mo = turned_x[b], momentum[b]
         for r in range(m):
             mass[0, r] = 0.0
@@ -412,19 +425,10 @@ def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joi
                     mass[1, r] += tx[e, r] * h_pushed + mo[e, r] * t_pushed
                     mass[2, r] += tx[e, r] * mo[e, r]
         trace[b] = 0.0
-        for r in range(m):
-            moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
-            if moves[r, b]:  # dG_b A (g, p)
-                for t in range(row_count[r]):
-                    k = row_dofs[r, t]
-                    d = D[r, k]
-                    moved_gamma += d * X[k, m]  # (A g, A p)
-                    moved_pushed += d * X[k, m + 1]
-                    crossed += d * A[k, r]
-            # (A^T dM_b A g = -mass[0, r])
-            dW_gamma[r, b] = product[0, b, r] + (moved_gamma + mass[0, r])
-            dW_pushed[r, b] = product[1, b, r] + (moved_pushed + mass[1, r])
-            diagonal[r, b] = 2.0 * crossed + 2.0 * mass[2, r]
+        for r in range(m):  # (A^T dM_b A g = -mass[0, r])
+            dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + mass[0, r])
+            dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + mass[1, r])
+            diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * mass[2, r]
             trace[b] += diagonal[r, b]
 
 
@@ -907,20 +911,23 @@ def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
 
 
 @step
-def moved_row(dG, v, moves, row_dofs, row_count, r, b) -> float:
-    """dG_b[r] . v over row r's support (0 where dof b does not move row r): the row's change
-    with dof b at the fixed velocity v."""
-    total = 0.0
-    if moves[r, b]:
-        for t in range(row_count[r]):
-            k = row_dofs[r, t]
-            total += dG[b, r, k] * v[k]
-    return total
+def moved_rows(dG, v, row_dofs, row_count, r, out):
+    """out[b] += dG_b[r] . v for the dofs b that move row r (row_dofs[r, :row_count[r]]; dG_b's
+    row r is zero for the others, whose entries are left): the row's change with each dof at
+    the fixed velocity v. Each sum runs over the row's dofs k in their order; the dofs b are
+    side by side, so that the sums do not wait on one another's additions."""
+    n = row_count[r]
+    for t in range(n):
+        k = row_dofs[r, t]
+        y = v[k]
+        for s in range(n):
+            b = row_dofs[r, s]
+            out[b] += dG[b, r, k] * y
 
 
 @allocating
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, free_dofs, G, dG, moves, row_dofs, row_count, v_star, scale,
+                          implicit, free_dofs, G, dG, row_dofs, row_count, v_star, scale,
                           start, dq_dc, rhs, GK, product, changes, free, du, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
     step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
@@ -954,7 +961,10 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
     if configuration:
         for r in range(m):
             for b in range(nv):
-                du[r, b] = moved_row(dG, v_star, moves, row_dofs, row_count, r, b) + free[r, b]
+                du[r, b] = 0.0
+            moved_rows(dG, v_star, row_dofs, row_count, r, du[r])
+            for b in range(nv):
+                du[r, b] += free[r, b]
     for r in range(m):
         for j in range(first_v, solved):  # (the v block)
             changes[r, j - first_v] = scale[r] * free[r, j] + start[r] * G[r, j - first_v]
@@ -1010,13 +1020,13 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
 
 @kernel
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, moves, row_dofs, row_count, dof_rows,
+                    X, pushed, turned_x, momentum, dG, row_dofs, row_count, dof_rows,
                     dof_count, turned, column, product, mass, dW_gamma, dW_pushed, diagonal,
                     trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes (over the dofs that move each row: moves and
+    over X's columns, then delassus_changes (over the dofs that move each row:
     row_supports' lists). Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), column
     (2 x nv), product (2 x nv x m), mass (3 x m)."""
     nv, m = A.shape
@@ -1033,9 +1043,9 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
-                     row_dofs, row_count, dof_rows, dof_count, turned, column, product, mass,
-                     dW_gamma, dW_pushed, diagonal, trace)
+    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, row_dofs,
+                     row_count, dof_rows, dof_count, turned, column, product, mass, dW_gamma,
+                     dW_pushed, diagonal, trace)
 
 
 @allocating
