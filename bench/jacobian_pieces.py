@@ -61,6 +61,7 @@ KERNEL = ("contact_jacobians_kernel", [
     ("    # the impulses' change", "the branch's solve"),
     ("    state_changes(", "v1's solve and the state"),
     ("    return SUPPORTED if", None)], 0)
+NESTED = {"delassus_changes": "delassus_tables"}  # (instrumented inside its caller)
 INNER = [
     ("step_dynamics", [("    gravity_acceleration(", "inertias, composites, frame rates"),
                        ("    for i in range(nj):  # the bodies' momenta",
@@ -69,7 +70,11 @@ INNER = [
                         "dB/dv x 2, the composites there"),
                        ("    for g in range(2):\n        target = velocities[g]",
                         "inverse dynamics' q-derivative, polarised x 2")], 20),
+    ("delassus_changes", [("    m, nv = A.shape[1], A.shape[0]", "A^T dG_b^T (g, p) (dgemm)"),
+                          ("    for b in range(nv):\n        tx, mo", "the mass matrix's part")],
+     56),
     ("delassus_tables", [("    for r in range(m):", "g + w r, X"),
+                         ("    row_changes(", "row_changes (du, dG's contractions)"),
                          ("    motion_tables(", "motion_tables"),
                          ("    delassus_changes(", "delassus_changes")], 30),
     ("free_velocity_changes", [("    np.dot(G, inverse, GK)", "G K^-1 (dgemm)"),
@@ -133,9 +138,12 @@ def solo12_standing():
 def main(calls: int) -> None:
     from mbsim_ros.estimation.jacobian_assembly import ROWS_FIND
 
-    inner = {name: (first, instrumented(name, anchors, first, []))
-             for name, anchors, first in INNER}
-    kernel_labels = instrumented(KERNEL[0], KERNEL[1], KERNEL[2], list(inner))
+    inner = {}
+    for name, anchors, first in INNER:  # (callees first)
+        inner[name] = (first, instrumented(name, anchors, first,
+                                           [callee for callee in inner if callee in NESTED]))
+    kernel_labels = instrumented(KERNEL[0], KERNEL[1], KERNEL[2],
+                                 [name for name in inner if name not in NESTED])
     process, x, u = solo12_standing()
     process.jacobians(x, u)
     assembly = process._contact.jacobian_workspace
@@ -164,6 +172,10 @@ def main(calls: int) -> None:
             first, labels = inner[inner_of[label]]
             for j, sub in enumerate(labels):
                 show(sub, first + j, "  ")
+                if sub in NESTED:
+                    nested_first, nested = inner[sub]
+                    for i_nested, piece in enumerate(nested):
+                        show(piece, nested_first + i_nested, "    ")
     whole = out[:, :len(kernel_labels) - 1].sum(axis=1) / rate
     print(f"  {'the call (instrumented)':44s} {whole.min():7.2f} {np.median(whole):7.2f}")
 

@@ -38,7 +38,6 @@ from jacobian_pieces import solo12_standing  # (bench/)
 from mbsim_ros.estimation.contact_jacobians import Branch, last_problem
 from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS, ROWS_FIND, unpack_jacobian
 from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows
-from mbsim_ros.estimation.jacobian_kernels import moved_rows as moved_row_dofs
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives_kernel
 from mbsim_ros.solvers.lu import lu_factor
 
@@ -92,12 +91,19 @@ def primal_matrix(M, G, D, n, row_dofs, row_count, S, DG):
 @njit(cache=False)
 def moved_rows(dG, v, row_dofs, row_count, dy):
     """dy[r, b] = dG_b[r] . v over the rows' supports (the rows' change at fixed velocity):
-    free_velocity_changes' du loop, at v~ instead of v*, timed alone."""
+    jacobian_kernels.row_changes' du, at v~ instead of v*, timed alone."""
     m, nv = dy.shape
     for r in range(m):
         for b in range(nv):
             dy[r, b] = 0.0
-        moved_row_dofs(dG, v, row_dofs, row_count, r, dy[r])
+        n = row_count[r]
+        for s in range(n):
+            b = row_dofs[r, s]
+            moved = 0.0
+            for t in range(n):
+                k = row_dofs[r, t]
+                moved += dG[b, r, k] * v[k]
+            dy[r, b] = moved
 
 
 @njit(cache=False)

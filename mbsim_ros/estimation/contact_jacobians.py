@@ -166,9 +166,9 @@ class _Assembly:
                          np.empty(nv * p * 6), np.empty((nv, nv)), np.empty(3 * m),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
-                         np.empty((2, nv)), np.empty(m * nv), np.empty(m * nv, dtype=np.int64),
+                         np.empty((nv, 2 * nv)), np.empty(m * nv),
+                         np.empty(m * nv, dtype=np.int64),
                          np.empty(m * nv, dtype=np.int64), np.empty(m, dtype=np.int64),
-                         np.empty(nv * m, dtype=np.int64), np.empty(nv, dtype=np.int64),
                          np.empty(2 * nv * m))
         self.capacity, self.contacts = capacity, contacts
 

@@ -326,12 +326,11 @@ def lu_inverse(LU, pivots, out):
 
 
 @step
-def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, dof_count):
+def row_supports(contact_int, chain, n, moves, row_dofs, row_count):
     """Which dofs move which rows (m rows): moves[r, k] = 1 where dof k moves one of the
     bodies of row r's contact (the model's chain table; a joint limit's or joint friction's
     row is constant: none), so dG_b's row r is zero unless moves[r, b], and zero off the
-    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]], dof k's
-    rows dof_rows[k, :dof_count[k]]."""
+    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]]."""
     m, nv = moves.shape
     for r in range(m):
         for k in range(nv):
@@ -344,72 +343,32 @@ def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, do
                     for k in range(nv):
                         if chain[body, k] != 0.0:
                             moves[r, k] = 1
-    for k in range(nv):
-        dof_count[k] = 0
     for r in range(m):
         row_count[r] = 0
         for k in range(nv):
             if moves[r, k]:
                 row_dofs[r, row_count[r]] = k
                 row_count[r] += 1
-                dof_rows[k, dof_count[k]] = r
-                dof_count[k] += 1
 
 
-@kernel
-def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, row_dofs,
-                     row_count, dof_rows, dof_count, turned, column, product, mass, dW_gamma,
-                     dW_pushed, diagonal, trace):
+@allocating
+def delassus_changes(A, turned_x, momentum, joint_int, joint_of, turned, both, product, mass,
+                     dW_gamma, dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
-    needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
-    (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g (nv x nv, column b);
+    needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T (nv x m), from
+    row_changes' contractions of dG (dG_b A g, dG_b A p in dW_gamma, dW_pushed, dG_b[r] .
+    A[:, r] in diagonal, both = [dG_b^T g | dG_b^T p]): turned = dG_b^T g (nv x nv, column b);
     dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y;
-    diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero unless dof b
-    moves the row's bodies, and then zero off the dofs that move them: the sums run over
-    those only (row_supports' lists; dG_b A (g, p) and dG_b[r] . A[:, r] as moved_rows sums, row
-    by row with the dofs b side by side), and A^T dG_b^T (g, p) over the dofs where
-    dG_b^T (g, p) is not zero (product: 2 x nv x m, its rows side by side; each entry's sum
-    in the order of the dofs).
+    diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. A^T dG_b^T (g, p) (product:
+    2 x nv x m) by BLAS's dgemm through numpy.dot.
     The mass matrix's part from motion_tables' turned_x and momentum (nv x 6 x (m + 2)):
     y^T dM_b z = -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the
-    world; the rows side by side (mass: 3 x m, each entry's sum over the 6 in order).
-    column: 2 x nv scratch."""
+    world; the rows side by side (mass: 3 x m, each entry's sum over the 6 in order)."""
     m, nv = A.shape[1], A.shape[0]
-    for b in range(nv):
-        D = dG[b]
-        for k in range(nv):
-            column[0, k] = 0.0
-            column[1, k] = 0.0
-        for i in range(dof_count[b]):  # (each column's sum over the rows b moves, in order)
-            r = dof_rows[b, i]
-            g, p = gamma[r], pushed[r]
-            for t in range(row_count[r]):
-                k = row_dofs[r, t]
-                column[0, k] += D[r, k] * g
-                column[1, k] += D[r, k] * p
-        for r in range(m):
-            product[0, b, r] = 0.0
-            product[1, b, r] = 0.0
-        for k in range(nv):
-            g, p = column[0, k], column[1, k]
-            turned[k, b] = g
-            if g != 0.0 or p != 0.0:
-                for r in range(m):
-                    product[0, b, r] += A[k, r] * g
-                    product[1, b, r] += A[k, r] * p
-    for r in range(m):  # dG_b A (g, p) and dG_b[r] . A[:, r] (0 where b does not move row r),
-        for b in range(nv):  # moved_rows' sums at three velocities in one pass
-            dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = 0.0, 0.0, 0.0
-        n = row_count[r]
-        for t in range(n):
-            k = row_dofs[r, t]
-            moved_gamma, moved_pushed, crossed = X[k, m], X[k, m + 1], A[k, r]  # (A g, A p)
-            for s in range(n):
-                b = row_dofs[r, s]
-                d = dG[b, r, k]
-                dW_gamma[r, b] += d * moved_gamma
-                dW_pushed[r, b] += d * moved_pushed
-                diagonal[r, b] += d * crossed
+    for k in range(nv):
+        for b in range(nv):
+            turned[k, b] = both[k, b]
+    np.dot(both.T, A, product.reshape((2 * nv, m)))
     for b in range(nv):
         tx, mo = turned_x[b], momentum[b]
         for r in range(m):
@@ -911,33 +870,60 @@ def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
 
 
 @step
-def moved_rows(dG, v, row_dofs, row_count, r, out):
-    """out[b] += dG_b[r] . v for the dofs b that move row r (row_dofs[r, :row_count[r]]; dG_b's
-    row r is zero for the others, whose entries are left): the row's change with each dof at
-    the fixed velocity v. Each sum runs over the row's dofs k in their order; the dofs b are
-    side by side, so that the sums do not wait on one another's additions."""
-    n = row_count[r]
-    for t in range(n):
-        k = row_dofs[r, t]
-        y = v[k]
+def row_changes(dG, row_dofs, row_count, v, A, X, gamma, pushed, free, du, dW_gamma, dW_pushed,
+                diagonal, both):
+    """The contractions of dG (dG[b] = dG_b, m x nv) that the configuration block needs, in
+    one pass over its entries on the rows' supports (row_supports' lists: dG_b's row r is
+    zero unless dof b moves the row's bodies, and then zero off the dofs k that move them),
+    with A = M~^-1 G^T (nv x m), X's columns m, m + 1 = A g, A p: the rows' free velocities'
+    change du = dG_b v* + free (free: G dv*_q, m x nv), dG_b A g, dG_b A p (dW_gamma,
+    dW_pushed) and dG_b[r] . A[:, r] (diagonal), each sum over the row's dofs k in order (0
+    where b does not move row r; the dofs b side by side, so that the sums do not wait on
+    one another's additions), and both = [dG_b^T g | dG_b^T p] (nv x 2 nv, columns b and
+    nv + b), each sum over the rows in order."""
+    m, nv = du.shape
+    for r in range(m):
+        for b in range(nv):
+            du[r, b], dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = 0.0, 0.0, 0.0, 0.0
+    for k in range(nv):
+        for j in range(2 * nv):
+            both[k, j] = 0.0
+    for r in range(m):
+        n = row_count[r]
+        g, p = gamma[r], pushed[r]
         for s in range(n):
             b = row_dofs[r, s]
-            out[b] += dG[b, r, k] * y
+            D = dG[b, r]
+            moved, moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0, 0.0
+            for t in range(n):
+                k = row_dofs[r, t]
+                d = D[k]
+                moved += d * v[k]
+                moved_gamma += d * X[k, m]
+                moved_pushed += d * X[k, m + 1]
+                crossed += d * A[k, r]
+                both[k, b] += d * g
+                both[k, nv + b] += d * p
+            du[r, b] = moved
+            dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = moved_gamma, moved_pushed, crossed
+    for r in range(m):
+        for b in range(nv):
+            du[r, b] += free[r, b]
 
 
 @allocating
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, free_dofs, G, dG, row_dofs, row_count, v_star, scale,
-                          start, dq_dc, rhs, GK, product, changes, free, du, stationarity):
+                          implicit, free_dofs, G, scale, start, dq_dc, rhs, GK, product,
+                          changes, free, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
     step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
     ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 times the q block's
     right-hand side P(w) (shifted[0]: its transpose) and the v block's (velocity_rhs) (+ 1 on
     the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides
     (``inverse``: K^-1; the products by BLAS's dgemm through numpy.dot, P(w) as shifted[0]'s
-    transpose); du = dG v* + G dv*_q (m x nv, the configuration block's; dG[b] = dG_b, m x nv,
-    over row_supports' entries); the stationarity residual's change dq/dc dc of the v and u
-    blocks (dc = scale G dv*, plus start G for v: a loading impact's closing root;
+    transpose; free's first nv columns are the configuration block's G dv*_q, which
+    row_changes makes the rows' change du); the stationarity residual's change dq/dc dc of
+    the v and u blocks (dc = scale G dv*, plus start G for v: a loading impact's closing root;
     stationarity's q columns are left). free_dofs: the free-flyers' first dofs
     (velocity_rhs). rhs: nv x nv scratch, GK: m x nv (G K^-1), product:
     2 x m x nv scratch (the q and v blocks' products), changes: m x (k - first_v) scratch."""
@@ -958,13 +944,6 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
             free[r, j] = product[1, r, j - first_v] + G[r, j - first_v]
         for j in range(solved, k):
             free[r, j] = h * GK[r, j - solved]
-    if configuration:
-        for r in range(m):
-            for b in range(nv):
-                du[r, b] = 0.0
-            moved_rows(dG, v_star, row_dofs, row_count, r, du[r])
-            for b in range(nv):
-                du[r, b] += free[r, b]
     for r in range(m):
         for j in range(first_v, solved):  # (the v block)
             changes[r, j - first_v] = scale[r] * free[r, j] + start[r] * G[r, j - first_v]
@@ -1018,17 +997,16 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
                 state[r, j] += turn[r, j]
 
 
-@kernel
+@allocating
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, row_dofs, row_count, dof_rows,
-                    dof_count, turned, column, product, mass, dW_gamma, dW_pushed, diagonal,
-                    trace):
+                    X, pushed, turned_x, momentum, dG, row_dofs, row_count, v_star, free, du,
+                    turned, both, product, mass, dW_gamma, dW_pushed, diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
-    X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes (over the dofs that move each row:
-    row_supports' lists). Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), column
-    (2 x nv), product (2 x nv x m), mass (3 x m)."""
+    X = [A, A g, A pushed], row_changes' contractions of dG (with the rows' change du at v*,
+    from free: G dv*_q), motion_tables' bilinear form of the mass matrix's q-derivative
+    over X's columns, then delassus_changes. Scratch: ov, below (njoints x 6 x (m + 2)),
+    force (nv x 6), both (nv x 2 nv), product (2 x nv x m), mass (3 x m)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -1042,10 +1020,11 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_gamma += A[k, r] * gamma[r]
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
+    row_changes(dG, row_dofs, row_count, v_star, A, X, gamma, pushed, free, du, dW_gamma,
+                dW_pushed, diagonal, both)
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, row_dofs,
-                     row_count, dof_rows, dof_count, turned, column, product, mass, dW_gamma,
-                     dW_pushed, diagonal, trace)
+    delassus_changes(A, turned_x, momentum, joint_int, joint_of, turned, both, product, mass,
+                     dW_gamma, dW_pushed, diagonal, trace)
 
 
 @allocating
