@@ -355,7 +355,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
                         X_b[:nv * p].reshape((nv, p)), pushed[:m],
                         turned_x_b[:nv * p * 6].reshape((nv, 6, p)),
                         momentum_b[:nv * p * 6].reshape((nv, 6, p)), dG, row_dofs,
-                        row_count[:m], v_star, free[:, :nv], du, turned, both,
+                        row_count[:m], n, v_star, free[:, :nv], du, turned, both,
                         product_b[:2 * nv * m].reshape((2, nv, m)),
                         mass_b[:3 * m].reshape((3, m)), dW_gamma, dW_pushed,
                         diagonal, trace)

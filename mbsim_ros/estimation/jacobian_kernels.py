@@ -870,17 +870,18 @@ def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
 
 
 @step
-def row_changes(dG, row_dofs, row_count, v, A, X, gamma, pushed, free, du, dW_gamma, dW_pushed,
-                diagonal, both):
+def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free, du, dW_gamma,
+                dW_pushed, diagonal, both):
     """The contractions of dG (dG[b] = dG_b, m x nv) that the configuration block needs, in
     one pass over its entries on the rows' supports (row_supports' lists: dG_b's row r is
-    zero unless dof b moves the row's bodies, and then zero off the dofs k that move them),
-    with A = M~^-1 G^T (nv x m), X's columns m, m + 1 = A g, A p: the rows' free velocities'
+    zero unless dof b moves the row's bodies, and then zero off the dofs k that move them;
+    a contact's three rows share theirs, the rows after the contacts' have none), with
+    A = M~^-1 G^T (nv x m), X's columns m, m + 1 = A g, A p: the rows' free velocities'
     change du = dG_b v* + free (free: G dv*_q, m x nv), dG_b A g, dG_b A p (dW_gamma,
     dW_pushed) and dG_b[r] . A[:, r] (diagonal), each sum over the row's dofs k in order (0
-    where b does not move row r; the dofs b side by side, so that the sums do not wait on
-    one another's additions), and both = [dG_b^T g | dG_b^T p] (nv x 2 nv, columns b and
-    nv + b), each sum over the rows in order."""
+    where b does not move row r; the dofs b and a contact's rows side by side, so that the
+    sums do not wait on one another's additions), and both = [dG_b^T g | dG_b^T p]
+    (nv x 2 nv, columns b and nv + b), each sum over the rows in order."""
     m, nv = du.shape
     for r in range(m):
         for b in range(nv):
@@ -888,24 +889,40 @@ def row_changes(dG, row_dofs, row_count, v, A, X, gamma, pushed, free, du, dW_ga
     for k in range(nv):
         for j in range(2 * nv):
             both[k, j] = 0.0
-    for r in range(m):
+    for contact in range(contacts):
+        r = 3 * contact
         n = row_count[r]
-        g, p = gamma[r], pushed[r]
+        g0, g1, g2 = gamma[r], gamma[r + 1], gamma[r + 2]
+        p0, p1, p2 = pushed[r], pushed[r + 1], pushed[r + 2]
         for s in range(n):
             b = row_dofs[r, s]
-            D = dG[b, r]
-            moved, moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0, 0.0
+            D0, D1, D2 = dG[b, r], dG[b, r + 1], dG[b, r + 2]
+            moved0, moved1, moved2 = 0.0, 0.0, 0.0
+            gamma0, gamma1, gamma2 = 0.0, 0.0, 0.0
+            pushed0, pushed1, pushed2 = 0.0, 0.0, 0.0
+            crossed0, crossed1, crossed2 = 0.0, 0.0, 0.0
             for t in range(n):
                 k = row_dofs[r, t]
-                d = D[k]
-                moved += d * v[k]
-                moved_gamma += d * X[k, m]
-                moved_pushed += d * X[k, m + 1]
-                crossed += d * A[k, r]
-                both[k, b] += d * g
-                both[k, nv + b] += d * p
-            du[r, b] = moved
-            dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = moved_gamma, moved_pushed, crossed
+                d0, d1, d2 = D0[k], D1[k], D2[k]
+                y, yg, yp = v[k], X[k, m], X[k, m + 1]
+                moved0 += d0 * y
+                moved1 += d1 * y
+                moved2 += d2 * y
+                gamma0 += d0 * yg
+                gamma1 += d1 * yg
+                gamma2 += d2 * yg
+                pushed0 += d0 * yp
+                pushed1 += d1 * yp
+                pushed2 += d2 * yp
+                crossed0 += d0 * A[k, r]
+                crossed1 += d1 * A[k, r + 1]
+                crossed2 += d2 * A[k, r + 2]
+                both[k, b] = ((both[k, b] + d0 * g0) + d1 * g1) + d2 * g2
+                both[k, nv + b] = ((both[k, nv + b] + d0 * p0) + d1 * p1) + d2 * p2
+            du[r, b], du[r + 1, b], du[r + 2, b] = moved0, moved1, moved2
+            dW_gamma[r, b], dW_gamma[r + 1, b], dW_gamma[r + 2, b] = gamma0, gamma1, gamma2
+            dW_pushed[r, b], dW_pushed[r + 1, b], dW_pushed[r + 2, b] = pushed0, pushed1, pushed2
+            diagonal[r, b], diagonal[r + 1, b], diagonal[r + 2, b] = crossed0, crossed1, crossed2
     for r in range(m):
         for b in range(nv):
             du[r, b] += free[r, b]
@@ -999,14 +1016,16 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
 
 @allocating
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, row_dofs, row_count, v_star, free, du,
-                    turned, both, product, mass, dW_gamma, dW_pushed, diagonal, trace):
+                    X, pushed, turned_x, momentum, dG, row_dofs, row_count, contacts, v_star,
+                    free, du, turned, both, product, mass, dW_gamma, dW_pushed, diagonal,
+                    trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
-    X = [A, A g, A pushed], row_changes' contractions of dG (with the rows' change du at v*,
-    from free: G dv*_q), motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes. Scratch: ov, below (njoints x 6 x (m + 2)),
-    force (nv x 6), both (nv x 2 nv), product (2 x nv x m), mass (3 x m)."""
+    X = [A, A g, A pushed], row_changes' contractions of dG (the rows of ``contacts``
+    contacts; with the rows' change du at v*, from free: G dv*_q), motion_tables' bilinear
+    form of the mass matrix's q-derivative over X's columns, then delassus_changes. Scratch:
+    ov, below (njoints x 6 x (m + 2)), force (nv x 6), both (nv x 2 nv), product
+    (2 x nv x m), mass (3 x m)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -1020,8 +1039,8 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_gamma += A[k, r] * gamma[r]
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
-    row_changes(dG, row_dofs, row_count, v_star, A, X, gamma, pushed, free, du, dW_gamma,
-                dW_pushed, diagonal, both)
+    row_changes(dG, row_dofs, row_count, contacts, v_star, A, X, gamma, pushed, free, du,
+                dW_gamma, dW_pushed, diagonal, both)
     motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
     delassus_changes(A, turned_x, momentum, joint_int, joint_of, turned, both, product, mass,
                      dW_gamma, dW_pushed, diagonal, trace)
