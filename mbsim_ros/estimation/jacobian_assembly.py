@@ -192,8 +192,8 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("product_free_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
     ("H_b", F64, 1),
     ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
-    ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned_x_b", F64, 1),
-    ("momentum_b", F64, 1), ("turned", F64, 2), ("mass_b", F64, 1), ("dW_gamma_b", F64, 1),
+    ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned", F64, 2),
+    ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
     ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("both", F64, 2),
     ("gk_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
@@ -230,8 +230,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
      dv1_b, zeros_m, centres_b, rhs_nv, K_inverse, product_free_b, rhs_v1_b,
      pushed_v1_b, H_b,
-     M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
-     turned, mass_b, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
+     M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned, dW_gamma_b,
+     dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
      scratch_b, residual_b, both, gk_b, moves_b, row_dofs_b, row_count, product_b,
      state) = unpack_jacobian(table)
     nv = v_star.shape[0]
@@ -352,12 +352,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         delassus_tables(A, gamma, c, H, weight, subspaces, Yc, joint_int, joint_of,
                         ov_p[:nj * p * 6].reshape((nj, 6, p)),
                         below_p[:nj * p * 6].reshape((nj, 6, p)), force,
-                        X_b[:nv * p].reshape((nv, p)), pushed[:m],
-                        turned_x_b[:nv * p * 6].reshape((nv, 6, p)),
-                        momentum_b[:nv * p * 6].reshape((nv, 6, p)), dG, row_dofs,
+                        X_b[:nv * p].reshape((nv, p)), pushed[:m], dG, row_dofs,
                         row_count[:m], n, v_star, free[:, :nv], du, turned, both,
-                        product_b[:2 * nv * m].reshape((2, nv, m)),
-                        mass_b[:3 * m].reshape((3, m)), dW_gamma, dW_pushed,
+                        product_b[:2 * nv * m].reshape((2, nv, m)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
         dc = dc_b[:m * nv].reshape((m, nv))

@@ -84,20 +84,13 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
 
 
 @kernel
-def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, momentum):
-    """For each column x of X (nv x p) and dof b (joint l, parent lambda), the twist
-    turned[b, :, s] = S_b x ov_lambda(x) and the subtree's momentum momentum[b, :, s] = h_l(x) =
-    Yc_l ov_lambda(x) + sum over the subtree's dofs k of Yc_(joint k) S_k x_k, from which the
-    mass matrix's q-derivative's bilinear form follows: moving dof b turns l's subtree rigidly
-    by S_b, so the kinetic form x^T M x changes by -2 turned . momentum, and by polarisation
-    y^T dM_b z = -(turned(y) . h_l(z) + turned(z) . h_l(y)) (Featherstone 2008, "Rigid body
-    dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
-    the world: theirs, and the subtree sums below such a joint, are not written, not being
-    read by delassus_changes). Scratch: ov (njoints x 6 x p), the bodies' velocities (a
-    forward pass); below (njoints x 6 x p), sum over the joint's subtree's dofs of
-    Yc_(joint k) S_k x_k (a backward pass); force (nv x 6), Yc_(joint k) S_k. The columns
-    side by side (the innermost loops: kinematics' inertia_times_motion and
-    motion_cross_motion, each entry's sums in their order)."""
+def motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force):
+    """The passes under the mass matrix's q-derivative's bilinear form over the columns x of X
+    (nv x p; motion_pair): the bodies' velocities ov[i, :, s] = ov_i(x) (njoints x 6 x p, a
+    forward pass) and below[i, :, s], the sum over joint i's subtree's dofs k of
+    Yc_(joint k) S_k x_k (njoints x 6 x p, a backward pass; not made for a joint on the
+    world nor summed into one, not being read); force (nv x 6): Yc_(joint k) S_k. The
+    columns side by side (the innermost loops; kinematics' inertia_times_motion)."""
     nv, columns = X.shape
     nj = joint_int.shape[0]
     for k in range(nv):
@@ -124,29 +117,33 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
             for r in range(6):
                 for s in range(columns):
                     below[parent, r, s] += below[i, r, s]
-    for b in range(nv):
-        joint = joint_of[b]
-        parent = joint_int[joint, I_PARENT]
-        h, t = momentum[b], turned[b]
-        if parent < 0:  # (not written: a joint on the world's tables are zero, not read)
-            continue
-        Y, x, w = Yc[joint], oS[b], ov[parent]
-        m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
-        for s in range(columns):  # h = Yc_l ov_lambda (inertia_times_motion), + below
-            v0, v1, v2, w0, w1, w2 = w[0, s], w[1, s], w[2, s], w[3, s], w[4, s], w[5, s]
-            h[0, s] = m * v0 - (hy * w2 - hz * w1) + below[joint, 0, s]
-            h[1, s] = m * v1 - (hz * w0 - hx * w2) + below[joint, 1, s]
-            h[2, s] = m * v2 - (hx * w1 - hy * w0) + below[joint, 2, s]
-            h[3, s] = hy * v2 - hz * v1 + Y[4] * w0 + Y[5] * w1 + Y[6] * w2 + below[joint, 3, s]
-            h[4, s] = hz * v0 - hx * v2 + Y[5] * w0 + Y[7] * w1 + Y[8] * w2 + below[joint, 4, s]
-            h[5, s] = hx * v1 - hy * v0 + Y[6] * w0 + Y[8] * w1 + Y[9] * w2 + below[joint, 5, s]
-            # S_b x ov_lambda (motion_cross_motion)
-            t[0, s] = x[4] * v2 - x[5] * v1 + x[1] * w2 - x[2] * w1
-            t[1, s] = x[5] * v0 - x[3] * v2 + x[2] * w0 - x[0] * w2
-            t[2, s] = x[3] * v1 - x[4] * v0 + x[0] * w1 - x[1] * w0
-            t[3, s] = x[4] * w2 - x[5] * w1
-            t[4, s] = x[5] * w0 - x[3] * w2
-            t[5, s] = x[3] * w1 - x[4] * w0
+
+
+@step
+def motion_pair(Y, x, w, below, s) -> tuple:
+    """For a column x_s of motion_passes' X and a dof b (x = S_b, of joint l, parent lambda,
+    not on the world; Y = Yc_l, w = ov_lambda, below = motion_passes' below_l), the twist
+    t = S_b x ov_lambda(x_s) and the subtree's momentum h = h_l(x_s) = Yc_l ov_lambda(x_s) +
+    sum over the subtree's dofs k of Yc_(joint k) S_k x_k, as (t_0..t_5, h_0..h_5), from
+    which the mass matrix's q-derivative's bilinear form follows: moving dof b turns l's
+    subtree rigidly by S_b, so the kinetic form x^T M x changes by -2 t . h, and by
+    polarisation y^T dM_b z = -(t(y) . h(z) + t(z) . h(y)) (Featherstone 2008, "Rigid body
+    dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
+    the world)."""
+    m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
+    v0, v1, v2, w0, w1, w2 = w[0, s], w[1, s], w[2, s], w[3, s], w[4, s], w[5, s]
+    return (x[4] * v2 - x[5] * v1 + x[1] * w2 - x[2] * w1,  # S_b x ov_lambda
+            x[5] * v0 - x[3] * v2 + x[2] * w0 - x[0] * w2,  # (motion_cross_motion)
+            x[3] * v1 - x[4] * v0 + x[0] * w1 - x[1] * w0,
+            x[4] * w2 - x[5] * w1,
+            x[5] * w0 - x[3] * w2,
+            x[3] * w1 - x[4] * w0,
+            m * v0 - (hy * w2 - hz * w1) + below[0, s],  # Yc_l ov_lambda
+            m * v1 - (hz * w0 - hx * w2) + below[1, s],  # (inertia_times_motion), + below
+            m * v2 - (hx * w1 - hy * w0) + below[2, s],
+            hy * v2 - hz * v1 + Y[4] * w0 + Y[5] * w1 + Y[6] * w2 + below[3, s],
+            hz * v0 - hx * v2 + Y[5] * w0 + Y[7] * w1 + Y[8] * w2 + below[4, s],
+            hx * v1 - hy * v0 + Y[6] * w0 + Y[8] * w1 + Y[9] * w2 + below[5, s])
 
 
 @step
@@ -352,42 +349,65 @@ def row_supports(contact_int, chain, n, moves, row_dofs, row_count):
 
 
 @allocating
-def delassus_changes(A, turned_x, momentum, joint_int, joint_of, turned, both, product, mass,
-                     dW_gamma, dW_pushed, diagonal, trace):
+def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, product, dW_gamma,
+                     dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
     needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T (nv x m), from
     row_changes' contractions of dG (dG_b A g, dG_b A p in dW_gamma, dW_pushed, dG_b[r] .
     A[:, r] in diagonal, both = [dG_b^T g | dG_b^T p]): turned = dG_b^T g (nv x nv, column b);
     dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y;
     diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. A^T dG_b^T (g, p) (product:
-    2 x nv x m) by BLAS's dgemm through numpy.dot.
-    The mass matrix's part from motion_tables' turned_x and momentum (nv x 6 x (m + 2)):
-    y^T dM_b z = -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the
-    world; the rows side by side (mass: 3 x m, each entry's sum over the 6 in order)."""
+    2 x nv x m) by BLAS's dgemm through numpy.dot. The mass matrix's part by motion_pair
+    over motion_passes' columns of X = [A, A g, A p] (ov, below: njoints x 6 x (m + 2)),
+    y^T dM_b z = -(t(y) . h(z) + t(z) . h(y)), zero for the dofs of a joint on the world:
+    each column's t and h taken where they are used (each entry's sum over the 6 in order)."""
     m, nv = A.shape[1], A.shape[0]
     for k in range(nv):
         for b in range(nv):
             turned[k, b] = both[k, b]
     np.dot(both.T, A, product.reshape((2 * nv, m)))
     for b in range(nv):
-        tx, mo = turned_x[b], momentum[b]
-        for r in range(m):
-            mass[0, r] = 0.0
-            mass[1, r] = 0.0
-            mass[2, r] = 0.0
-        if joint_int[joint_of[b], I_PARENT] >= 0:  # (turned_x zero on a joint on the world)
-            for e in range(6):
-                t_gamma, t_pushed, h_gamma, h_pushed = tx[e, m], tx[e, m + 1], mo[e, m], \
-                    mo[e, m + 1]
-                for r in range(m):
-                    mass[0, r] += tx[e, r] * h_gamma + mo[e, r] * t_gamma
-                    mass[1, r] += tx[e, r] * h_pushed + mo[e, r] * t_pushed
-                    mass[2, r] += tx[e, r] * mo[e, r]
+        joint = joint_of[b]
+        parent = joint_int[joint, I_PARENT]
         trace[b] = 0.0
-        for r in range(m):  # (A^T dM_b A g = -mass[0, r])
-            dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + mass[0, r])
-            dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + mass[1, r])
-            diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * mass[2, r]
+        if parent < 0:  # (dM_b = 0: the mass part's zeros)
+            for r in range(m):
+                dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + 0.0)
+                dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + 0.0)
+                diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * 0.0
+                trace[b] += diagonal[r, b]
+            continue
+        Y, x, w, under = Yc[joint], oS[b], ov[parent], below[joint]
+        tg0, tg1, tg2, tg3, tg4, tg5, hg0, hg1, hg2, hg3, hg4, hg5 = motion_pair(Y, x, w, under,
+                                                                                 m)
+        tp0, tp1, tp2, tp3, tp4, tp5, hp0, hp1, hp2, hp3, hp4, hp5 = motion_pair(Y, x, w, under,
+                                                                                 m + 1)
+        for r in range(m):
+            t0, t1, t2, t3, t4, t5, h0, h1, h2, h3, h4, h5 = motion_pair(Y, x, w, under, r)
+            gamma = 0.0  # (A^T dM_b A g = -gamma)
+            gamma += t0 * hg0 + h0 * tg0
+            gamma += t1 * hg1 + h1 * tg1
+            gamma += t2 * hg2 + h2 * tg2
+            gamma += t3 * hg3 + h3 * tg3
+            gamma += t4 * hg4 + h4 * tg4
+            gamma += t5 * hg5 + h5 * tg5
+            pushed = 0.0
+            pushed += t0 * hp0 + h0 * tp0
+            pushed += t1 * hp1 + h1 * tp1
+            pushed += t2 * hp2 + h2 * tp2
+            pushed += t3 * hp3 + h3 * tp3
+            pushed += t4 * hp4 + h4 * tp4
+            pushed += t5 * hp5 + h5 * tp5
+            own = 0.0
+            own += t0 * h0
+            own += t1 * h1
+            own += t2 * h2
+            own += t3 * h3
+            own += t4 * h4
+            own += t5 * h5
+            dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + gamma)
+            dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + pushed)
+            diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * own
             trace[b] += diagonal[r, b]
 
 
@@ -1016,16 +1036,15 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
 
 @allocating
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, row_dofs, row_count, contacts, v_star,
-                    free, du, turned, both, product, mass, dW_gamma, dW_pushed, diagonal,
-                    trace):
+                    X, pushed, dG, row_dofs, row_count, contacts, v_star, free, du, turned,
+                    both, product, dW_gamma, dW_pushed, diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], row_changes' contractions of dG (the rows of ``contacts``
-    contacts; with the rows' change du at v*, from free: G dv*_q), motion_tables' bilinear
-    form of the mass matrix's q-derivative over X's columns, then delassus_changes. Scratch:
-    ov, below (njoints x 6 x (m + 2)), force (nv x 6), both (nv x 2 nv), product
-    (2 x nv x m), mass (3 x m)."""
+    contacts; with the rows' change du at v*, from free: G dv*_q), motion_passes under the
+    mass matrix's q-derivative's bilinear form over X's columns, then delassus_changes.
+    Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), both (nv x 2 nv), product
+    (2 x nv x m)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -1041,9 +1060,9 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
     row_changes(dG, row_dofs, row_count, contacts, v_star, A, X, gamma, pushed, free, du,
                 dW_gamma, dW_pushed, diagonal, both)
-    motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(A, turned_x, momentum, joint_int, joint_of, turned, both, product, mass,
-                     dW_gamma, dW_pushed, diagonal, trace)
+    motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force)
+    delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, product, dW_gamma,
+                     dW_pushed, diagonal, trace)
 
 
 @allocating
