@@ -378,33 +378,14 @@ def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, pr
                 trace[b] += diagonal[r, b]
             continue
         Y, x, w, under = Yc[joint], oS[b], ov[parent], below[joint]
-        tg0, tg1, tg2, tg3, tg4, tg5, hg0, hg1, hg2, hg3, hg4, hg5 = motion_pair(Y, x, w, under,
-                                                                                 m)
-        tp0, tp1, tp2, tp3, tp4, tp5, hp0, hp1, hp2, hp3, hp4, hp5 = motion_pair(Y, x, w, under,
-                                                                                 m + 1)
+        at_gamma, at_pushed = motion_pair(Y, x, w, under, m), motion_pair(Y, x, w, under, m + 1)
         for r in range(m):
-            t0, t1, t2, t3, t4, t5, h0, h1, h2, h3, h4, h5 = motion_pair(Y, x, w, under, r)
-            gamma = 0.0  # (A^T dM_b A g = -gamma)
-            gamma += t0 * hg0 + h0 * tg0
-            gamma += t1 * hg1 + h1 * tg1
-            gamma += t2 * hg2 + h2 * tg2
-            gamma += t3 * hg3 + h3 * tg3
-            gamma += t4 * hg4 + h4 * tg4
-            gamma += t5 * hg5 + h5 * tg5
-            pushed = 0.0
-            pushed += t0 * hp0 + h0 * tp0
-            pushed += t1 * hp1 + h1 * tp1
-            pushed += t2 * hp2 + h2 * tp2
-            pushed += t3 * hp3 + h3 * tp3
-            pushed += t4 * hp4 + h4 * tp4
-            pushed += t5 * hp5 + h5 * tp5
-            own = 0.0
-            own += t0 * h0
-            own += t1 * h1
-            own += t2 * h2
-            own += t3 * h3
-            own += t4 * h4
-            own += t5 * h5
+            pair = motion_pair(Y, x, w, under, r)  # (t, h of A's column r)
+            gamma, pushed, own = 0.0, 0.0, 0.0  # (A^T dM_b A g = -gamma)
+            for e in range(6):
+                gamma += pair[e] * at_gamma[6 + e] + pair[6 + e] * at_gamma[e]
+                pushed += pair[e] * at_pushed[6 + e] + pair[6 + e] * at_pushed[e]
+                own += pair[e] * pair[6 + e]
             dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + gamma)
             dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + pushed)
             diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * own
