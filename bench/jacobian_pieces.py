@@ -2,7 +2,8 @@
 --contact), the compiled call (jacobian_assembly.contact_jacobians_kernel) recompiled from its
 own source with a cycle counter read between its pieces (and inside the step's dynamics, the
 Delassus tables and their delassus_changes, the free velocities and v1's solve), best and
-median microseconds over many calls; then the step, `jacobians` and the compiled call timed alternately in one process.
+median microseconds over many calls; then the step, `jacobians` and the compiled call timed
+alternately in one process.
 The instrumented copy is made by inserting counter reads before source lines (anchors below): a
 piece whose anchor no longer matches is left out of the table (its time goes to the piece
 before). The counter's rate is taken against perf_counter (a shared machine: read the
