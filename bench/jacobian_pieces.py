@@ -1,8 +1,9 @@
 """Where the time of the Jacobians through contact goes: Solo12 standing (as bench/estimation.py
 --contact), the compiled call (jacobian_assembly.contact_jacobians_kernel) recompiled from its
 own source with a cycle counter read between its pieces (and inside the step's dynamics, the
-Delassus tables, the free velocities and v1's solve), best and median microseconds over many
-calls; then the step, `jacobians` and the compiled call timed alternately in one process.
+Delassus tables and their delassus_changes, the free velocities and v1's solve), best and
+median microseconds over many calls; then the step, `jacobians` and the compiled call timed
+alternately in one process.
 The instrumented copy is made by inserting counter reads before source lines (anchors below): a
 piece whose anchor no longer matches is left out of the table (its time goes to the piece
 before). The counter's rate is taken against perf_counter (a shared machine: read the
@@ -61,6 +62,7 @@ KERNEL = ("contact_jacobians_kernel", [
     ("    # the impulses' change", "the branch's solve"),
     ("    state_changes(", "v1's solve and the state"),
     ("    return SUPPORTED if", None)], 0)
+NESTED = {"delassus_changes": "delassus_tables"}  # (instrumented inside its caller)
 INNER = [
     ("step_dynamics", [("    gravity_acceleration(", "inertias, composites, frame rates"),
                        ("    for i in range(nj):  # the bodies' momenta",
@@ -69,8 +71,13 @@ INNER = [
                         "dB/dv x 2, the composites there"),
                        ("    for g in range(2):\n        target = velocities[g]",
                         "inverse dynamics' q-derivative, polarised x 2")], 20),
+    ("delassus_changes", [("    m, nv = A.shape[1], A.shape[0]", "A^T dG_b^T (g, p) (dgemm)"),
+                          ("    for b in range(nv):\n        joint = joint_of[b]",
+                           "the mass matrix's part (motion_pair)")],
+     56),
     ("delassus_tables", [("    for r in range(m):", "g + w r, X"),
-                         ("    motion_tables(", "motion_tables"),
+                         ("    row_changes(", "row_changes (du, dG's contractions)"),
+                         ("    motion_passes(", "motion_passes"),
                          ("    delassus_changes(", "delassus_changes")], 30),
     ("free_velocity_changes", [("    np.dot(G, inverse, GK)", "G K^-1 (dgemm)"),
                                ("    if implicit:", "the v block's right-hand side, (G K^-1) "
@@ -133,9 +140,12 @@ def solo12_standing():
 def main(calls: int) -> None:
     from mbsim_ros.estimation.jacobian_assembly import ROWS_FIND
 
-    inner = {name: (first, instrumented(name, anchors, first, []))
-             for name, anchors, first in INNER}
-    kernel_labels = instrumented(KERNEL[0], KERNEL[1], KERNEL[2], list(inner))
+    inner = {}
+    for name, anchors, first in INNER:  # (callees first)
+        inner[name] = (first, instrumented(name, anchors, first,
+                                           [callee for callee in inner if callee in NESTED]))
+    kernel_labels = instrumented(KERNEL[0], KERNEL[1], KERNEL[2],
+                                 [name for name in inner if name not in NESTED])
     process, x, u = solo12_standing()
     process.jacobians(x, u)
     assembly = process._contact.jacobian_workspace
@@ -164,6 +174,10 @@ def main(calls: int) -> None:
             first, labels = inner[inner_of[label]]
             for j, sub in enumerate(labels):
                 show(sub, first + j, "  ")
+                if sub in NESTED:
+                    nested_first, nested = inner[sub]
+                    for i_nested, piece in enumerate(nested):
+                        show(piece, nested_first + i_nested, "    ")
     whole = out[:, :len(kernel_labels) - 1].sum(axis=1) / rate
     print(f"  {'the call (instrumented)':44s} {whole.min():7.2f} {np.median(whole):7.2f}")
 

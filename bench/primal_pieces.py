@@ -37,7 +37,8 @@ from numba import njit
 from jacobian_pieces import solo12_standing  # (bench/)
 from mbsim_ros.estimation.contact_jacobians import Branch, last_problem
 from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS, ROWS_FIND, unpack_jacobian
-from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows, moved_row
+from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows, motion_pair
+from mbsim_ros.model.model import I_PARENT
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives_kernel
 from mbsim_ros.solvers.lu import lu_factor
 
@@ -89,13 +90,36 @@ def primal_matrix(M, G, D, n, row_dofs, row_count, S, DG):
 
 
 @njit(cache=False)
-def moved_rows(dG, v, moves, row_dofs, row_count, dy):
+def moved_rows(dG, v, row_dofs, row_count, dy):
     """dy[r, b] = dG_b[r] . v over the rows' supports (the rows' change at fixed velocity):
-    free_velocity_changes' du loop, at v~ instead of v*, timed alone."""
+    jacobian_kernels.row_changes' du, at v~ instead of v*, timed alone."""
     m, nv = dy.shape
     for r in range(m):
         for b in range(nv):
-            dy[r, b] = moved_row(dG, v, moves, row_dofs, row_count, r, b)
+            dy[r, b] = 0.0
+        n = row_count[r]
+        for s in range(n):
+            b = row_dofs[r, s]
+            moved = 0.0
+            for t in range(n):
+                k = row_dofs[r, t]
+                moved += dG[b, r, k] * v[k]
+            dy[r, b] = moved
+
+
+@njit(cache=False)
+def motion_tables(oS, Yc, joint_int, joint_of, ov, below, tx, mo):
+    """tx[b, :, s], mo[b, :, s] = motion_pair's t and h of the call's columns (its
+    motion_passes' ov and below), for the dofs of the joints off the world."""
+    for b in range(oS.shape[0]):
+        joint = joint_of[b]
+        parent = joint_int[joint, I_PARENT]
+        if parent < 0:
+            continue
+        for s in range(ov.shape[2]):
+            pair = motion_pair(Yc[joint], oS[b], ov[parent], below[joint], s)
+            for e in range(6):
+                tx[b, e, s], mo[b, e, s] = pair[e], pair[6 + e]
 
 
 @njit(cache=False)
@@ -197,8 +221,11 @@ def main(calls: int) -> None:
     row_count = arrays["row_count"][:m]
     A = arrays["A_b"][:nv * m].reshape((nv, m))
     p = m + 2
-    tx = arrays["turned_x_b"][:nv * p * 6].reshape((nv, 6, p))
-    mo = arrays["momentum_b"][:nv * p * 6].reshape((nv, 6, p))
+    nj = arrays["joint_int"].shape[0]
+    tx, mo = np.zeros((nv, 6, p)), np.zeros((nv, 6, p))
+    motion_tables(arrays["oS_step"], arrays["Yc"], arrays["joint_int"], arrays["joint_of"],
+                  arrays["ov_p"][:nj * p * 6].reshape((nj, 6, p)),
+                  arrays["below_p"][:nj * p * 6].reshape((nj, 6, p)), tx, mo)
     D, S, DG = np.zeros((m, m)), np.empty((nv, nv)), np.empty((m, nv))
     sliding_block = np.zeros((n, 3, 3))
     LU, pivots = np.empty((nv, nv)), np.empty(nv, dtype=np.int64)
@@ -216,7 +243,7 @@ def main(calls: int) -> None:
         ("S = M~ - G^T D G and its LU", factor,
          (M, G, D, n, row_dofs, row_count, S, DG, LU, pivots)),
         ("dG_b v~ (the rows at fixed velocity)", moved_rows,
-         (dG, v, moves, row_dofs, row_count, dy_q)),
+         (dG, v, row_dofs, row_count, dy_q)),
         ("G^T D dy, 54 columns", contact_rhs, (G, D, n, dy, Ddy, rhs)),
         ("S^-1 times 54 columns (lu_solve_rows)", solve_rows, (LU, pivots, rhs, B)),
         ("S^-1 times 54 columns (lu_inverse, dgemm)", solve_dgemm,

@@ -162,13 +162,12 @@ class _Assembly:
                            np.empty((4, 3, 3)), *self.blocks[:3])
         self.delassus = (np.empty((nv, nv)), np.empty(nv, dtype=np.int64), np.empty(nv * m),
                          np.empty(m), np.empty(nv * p), np.empty(nj * p * 6),
-                         np.empty(nj * p * 6), np.empty((nv, 6)), np.empty(nv * p * 6),
-                         np.empty(nv * p * 6), np.empty((nv, nv)), np.empty(3 * m),
+                         np.empty(nj * p * 6), np.empty((nv, 6)), np.empty((nv, nv)),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
-                         np.empty((2, nv)), np.empty(m * nv), np.empty(m * nv, dtype=np.int64),
+                         np.empty((nv, 2 * nv)), np.empty(m * nv),
+                         np.empty(m * nv, dtype=np.int64),
                          np.empty(m * nv, dtype=np.int64), np.empty(m, dtype=np.int64),
-                         np.empty(nv * m, dtype=np.int64), np.empty(nv, dtype=np.int64),
                          np.empty(2 * nv * m))
         self.capacity, self.contacts = capacity, contacts
 

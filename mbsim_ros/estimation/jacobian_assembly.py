@@ -192,12 +192,12 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("product_free_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
     ("H_b", F64, 1),
     ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
-    ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned_x_b", F64, 1),
-    ("momentum_b", F64, 1), ("turned", F64, 2), ("mass_b", F64, 1), ("dW_gamma_b", F64, 1),
+    ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned", F64, 2),
+    ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
-    ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("column_2", F64, 2),
+    ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("both", F64, 2),
     ("gk_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
-    ("dof_rows_b", I64, 1), ("dof_count", I64, 1), ("product_b", F64, 1),
+    ("product_b", F64, 1),
     ("state", F64, 1)], __name__)
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
@@ -230,10 +230,10 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
      dv1_b, zeros_m, centres_b, rhs_nv, K_inverse, product_free_b, rhs_v1_b,
      pushed_v1_b, H_b,
-     M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned_x_b, momentum_b,
-     turned, mass_b, dW_gamma_b, dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, column_2, gk_b, moves_b, row_dofs_b, row_count, dof_rows_b,
-     dof_count, product_b, state) = unpack_jacobian(table)
+     M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned, dW_gamma_b,
+     dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
+     scratch_b, residual_b, both, gk_b, moves_b, row_dofs_b, row_count, product_b,
+     state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
     n, m = counts[C_CONTACTS], counts[C_ROWS]
@@ -252,8 +252,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     dG = dG_b[:nv * m * nv].reshape((nv, m, nv))  # dG[b]: G's derivative along q_b
     moves, row_dofs = moves_b[:m * nv].reshape((m, nv)), row_dofs_b[:m * nv].reshape((m, nv))
     if supported:  # dG's nonzero entries
-        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m],
-                     dof_rows_b[:nv * m].reshape((nv, m)), dof_count)
+        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m])
     if supported and rows_mode == ROWS_FIND:
         # dG is read on the rows' supports (row_supports), which row_derivatives_kernel
         # writes whole where a contact's other side is the ground or the terrain (-1), and
@@ -332,12 +331,11 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
     stationarity = stationarity_b[:m * k].reshape((m, k))
     first_v = nv if supported else 0
     free_velocity_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, supported,
-                          implicit, free_dofs, G, dG, moves, row_dofs, row_count[:m], v_star,
-                          scale[:m], start[:m],
+                          implicit, free_dofs, G, scale[:m], start[:m],
                           dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
                           rhs_nv[:nv * nv].reshape((nv, nv)), gk_b[:m * nv].reshape((m, nv)),
                           product_free_b[:2 * m * nv].reshape((2, m, nv)),
-                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)), free, du,
+                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)), free,
                           stationarity)
     # the configuration block's residual: the rows, the Delassus matrix and the laws moved
     if impulses and supported:
@@ -354,13 +352,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         delassus_tables(A, gamma, c, H, weight, subspaces, Yc, joint_int, joint_of,
                         ov_p[:nj * p * 6].reshape((nj, 6, p)),
                         below_p[:nj * p * 6].reshape((nj, 6, p)), force,
-                        X_b[:nv * p].reshape((nv, p)), pushed[:m],
-                        turned_x_b[:nv * p * 6].reshape((nv, 6, p)),
-                        momentum_b[:nv * p * 6].reshape((nv, 6, p)), dG, moves, row_dofs,
-                        row_count[:m],
-                        dof_rows_b[:nv * m].reshape((nv, m)), dof_count, turned, column_2,
-                        product_b[:2 * nv * m].reshape((2, nv, m)),
-                        mass_b[:3 * m].reshape((3, m)), dW_gamma, dW_pushed,
+                        X_b[:nv * p].reshape((nv, p)), pushed[:m], dG, row_dofs,
+                        row_count[:m], n, v_star, free[:, :nv], du, turned, both,
+                        product_b[:2 * nv * m].reshape((2, nv, m)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
         dc = dc_b[:m * nv].reshape((m, nv))

@@ -84,20 +84,13 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
 
 
 @kernel
-def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, momentum):
-    """For each column x of X (nv x p) and dof b (joint l, parent lambda), the twist
-    turned[b, :, s] = S_b x ov_lambda(x) and the subtree's momentum momentum[b, :, s] = h_l(x) =
-    Yc_l ov_lambda(x) + sum over the subtree's dofs k of Yc_(joint k) S_k x_k, from which the
-    mass matrix's q-derivative's bilinear form follows: moving dof b turns l's subtree rigidly
-    by S_b, so the kinetic form x^T M x changes by -2 turned . momentum, and by polarisation
-    y^T dM_b z = -(turned(y) . h_l(z) + turned(z) . h_l(y)) (Featherstone 2008, "Rigid body
-    dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
-    the world: theirs, and the subtree sums below such a joint, are not written, not being
-    read by delassus_changes). Scratch: ov (njoints x 6 x p), the bodies' velocities (a
-    forward pass); below (njoints x 6 x p), sum over the joint's subtree's dofs of
-    Yc_(joint k) S_k x_k (a backward pass); force (nv x 6), Yc_(joint k) S_k. The columns
-    side by side (the innermost loops: kinematics' inertia_times_motion and
-    motion_cross_motion, each entry's sums in their order)."""
+def motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force):
+    """The passes under the mass matrix's q-derivative's bilinear form over the columns x of X
+    (nv x p; motion_pair): the bodies' velocities ov[i, :, s] = ov_i(x) (njoints x 6 x p, a
+    forward pass) and below[i, :, s], the sum over joint i's subtree's dofs k of
+    Yc_(joint k) S_k x_k (njoints x 6 x p, a backward pass; not made for a joint on the
+    world nor summed into one, not being read); force (nv x 6): Yc_(joint k) S_k. The
+    columns side by side (the innermost loops; kinematics' inertia_times_motion)."""
     nv, columns = X.shape
     nj = joint_int.shape[0]
     for k in range(nv):
@@ -124,29 +117,33 @@ def motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned, mome
             for r in range(6):
                 for s in range(columns):
                     below[parent, r, s] += below[i, r, s]
-    for b in range(nv):
-        joint = joint_of[b]
-        parent = joint_int[joint, I_PARENT]
-        h, t = momentum[b], turned[b]
-        if parent < 0:  # (not written: a joint on the world's tables are zero, not read)
-            continue
-        Y, x, w = Yc[joint], oS[b], ov[parent]
-        m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
-        for s in range(columns):  # h = Yc_l ov_lambda (inertia_times_motion), + below
-            v0, v1, v2, w0, w1, w2 = w[0, s], w[1, s], w[2, s], w[3, s], w[4, s], w[5, s]
-            h[0, s] = m * v0 - (hy * w2 - hz * w1) + below[joint, 0, s]
-            h[1, s] = m * v1 - (hz * w0 - hx * w2) + below[joint, 1, s]
-            h[2, s] = m * v2 - (hx * w1 - hy * w0) + below[joint, 2, s]
-            h[3, s] = hy * v2 - hz * v1 + Y[4] * w0 + Y[5] * w1 + Y[6] * w2 + below[joint, 3, s]
-            h[4, s] = hz * v0 - hx * v2 + Y[5] * w0 + Y[7] * w1 + Y[8] * w2 + below[joint, 4, s]
-            h[5, s] = hx * v1 - hy * v0 + Y[6] * w0 + Y[8] * w1 + Y[9] * w2 + below[joint, 5, s]
-            # S_b x ov_lambda (motion_cross_motion)
-            t[0, s] = x[4] * v2 - x[5] * v1 + x[1] * w2 - x[2] * w1
-            t[1, s] = x[5] * v0 - x[3] * v2 + x[2] * w0 - x[0] * w2
-            t[2, s] = x[3] * v1 - x[4] * v0 + x[0] * w1 - x[1] * w0
-            t[3, s] = x[4] * w2 - x[5] * w1
-            t[4, s] = x[5] * w0 - x[3] * w2
-            t[5, s] = x[3] * w1 - x[4] * w0
+
+
+@step
+def motion_pair(Y, x, w, below, s) -> tuple:
+    """For a column x_s of motion_passes' X and a dof b (x = S_b, of joint l, parent lambda,
+    not on the world; Y = Yc_l, w = ov_lambda, below = motion_passes' below_l), the twist
+    t = S_b x ov_lambda(x_s) and the subtree's momentum h = h_l(x_s) = Yc_l ov_lambda(x_s) +
+    sum over the subtree's dofs k of Yc_(joint k) S_k x_k, as (t_0..t_5, h_0..h_5), from
+    which the mass matrix's q-derivative's bilinear form follows: moving dof b turns l's
+    subtree rigidly by S_b, so the kinetic form x^T M x changes by -2 t . h, and by
+    polarisation y^T dM_b z = -(t(y) . h(z) + t(z) . h(y)) (Featherstone 2008, "Rigid body
+    dynamics algorithms", eq. 2.25 and 6.1; zero for a free-flyer's own dofs, whose parent is
+    the world)."""
+    m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
+    v0, v1, v2, w0, w1, w2 = w[0, s], w[1, s], w[2, s], w[3, s], w[4, s], w[5, s]
+    return (x[4] * v2 - x[5] * v1 + x[1] * w2 - x[2] * w1,  # S_b x ov_lambda
+            x[5] * v0 - x[3] * v2 + x[2] * w0 - x[0] * w2,  # (motion_cross_motion)
+            x[3] * v1 - x[4] * v0 + x[0] * w1 - x[1] * w0,
+            x[4] * w2 - x[5] * w1,
+            x[5] * w0 - x[3] * w2,
+            x[3] * w1 - x[4] * w0,
+            m * v0 - (hy * w2 - hz * w1) + below[0, s],  # Yc_l ov_lambda
+            m * v1 - (hz * w0 - hx * w2) + below[1, s],  # (inertia_times_motion), + below
+            m * v2 - (hx * w1 - hy * w0) + below[2, s],
+            hy * v2 - hz * v1 + Y[4] * w0 + Y[5] * w1 + Y[6] * w2 + below[3, s],
+            hz * v0 - hx * v2 + Y[5] * w0 + Y[7] * w1 + Y[8] * w2 + below[4, s],
+            hx * v1 - hy * v0 + Y[6] * w0 + Y[8] * w1 + Y[9] * w2 + below[5, s])
 
 
 @step
@@ -326,12 +323,11 @@ def lu_inverse(LU, pivots, out):
 
 
 @step
-def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, dof_count):
+def row_supports(contact_int, chain, n, moves, row_dofs, row_count):
     """Which dofs move which rows (m rows): moves[r, k] = 1 where dof k moves one of the
     bodies of row r's contact (the model's chain table; a joint limit's or joint friction's
     row is constant: none), so dG_b's row r is zero unless moves[r, b], and zero off the
-    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]], dof k's
-    rows dof_rows[k, :dof_count[k]]."""
+    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]]."""
     m, nv = moves.shape
     for r in range(m):
         for k in range(nv):
@@ -344,87 +340,55 @@ def row_supports(contact_int, chain, n, moves, row_dofs, row_count, dof_rows, do
                     for k in range(nv):
                         if chain[body, k] != 0.0:
                             moves[r, k] = 1
-    for k in range(nv):
-        dof_count[k] = 0
     for r in range(m):
         row_count[r] = 0
         for k in range(nv):
             if moves[r, k]:
                 row_dofs[r, row_count[r]] = k
                 row_count[r] += 1
-                dof_rows[k, dof_count[k]] = r
-                dof_count[k] += 1
 
 
-@kernel
-def delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
-                     row_dofs, row_count, dof_rows, dof_count, turned, column, product, mass,
-                     dW_gamma, dW_pushed, diagonal, trace):
+@allocating
+def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, product, dW_gamma,
+                     dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
-    needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T, X = [A, A g, A p]
-    (nv x (m + 2)), dG[b] = dG_b (m x nv): turned = dG_b^T g (nv x nv, column b);
+    needs it (contact_jacobians.step_jacobians), m rows, A = M~^-1 G^T (nv x m), from
+    row_changes' contractions of dG (dG_b A g, dG_b A p in dW_gamma, dW_pushed, dG_b[r] .
+    A[:, r] in diagonal, both = [dG_b^T g | dG_b^T p]): turned = dG_b^T g (nv x nv, column b);
     dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y;
-    diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. dG_b's row r is zero unless dof b
-    moves the row's bodies (``moves[r, b]``), and then zero off the dofs that move them: the
-    sums run over those only (row_supports' lists), and A^T dG_b^T (g, p) over the dofs
-    where dG_b^T (g, p) is not zero (product: 2 x nv x m, its rows side by side; each
-    entry's sum in the order of the dofs).
-    The mass matrix's part from motion_tables' turned_x and momentum (nv x 6 x (m + 2)):
-    y^T dM_b z = -(turned(y) . h(z) + turned(z) . h(y)), zero for the dofs of a joint on the
-    world; the rows side by side (mass: 3 x m, each entry's sum over the 6 in order).
-    column: 2 x nv scratch."""
+    diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. A^T dG_b^T (g, p) (product:
+    2 x nv x m) by BLAS's dgemm through numpy.dot. The mass matrix's part by motion_pair
+    over motion_passes' columns of X = [A, A g, A p] (ov, below: njoints x 6 x (m + 2)),
+    y^T dM_b z = -(t(y) . h(z) + t(z) . h(y)), zero for the dofs of a joint on the world:
+    each column's t and h taken where they are used (each entry's sum over the 6 in order)."""
     m, nv = A.shape[1], A.shape[0]
+    for k in range(nv):
+        for b in range(nv):
+            turned[k, b] = both[k, b]
+    np.dot(both.T, A, product.reshape((2 * nv, m)))
     for b in range(nv):
-        D = dG[b]
-        for k in range(nv):
-            column[0, k] = 0.0
-            column[1, k] = 0.0
-        for i in range(dof_count[b]):  # (each column's sum over the rows b moves, in order)
-            r = dof_rows[b, i]
-            g, p = gamma[r], pushed[r]
-            for t in range(row_count[r]):
-                k = row_dofs[r, t]
-                column[0, k] += D[r, k] * g
-                column[1, k] += D[r, k] * p
-        for r in range(m):
-            product[0, b, r] = 0.0
-            product[1, b, r] = 0.0
-        for k in range(nv):
-            g, p = column[0, k], column[1, k]
-            turned[k, b] = g
-            if g != 0.0 or p != 0.0:
-                for r in range(m):
-                    product[0, b, r] += A[k, r] * g
-                    product[1, b, r] += A[k, r] * p
-    for b in range(nv):
-        D = dG[b]
-        tx, mo = turned_x[b], momentum[b]
-        for r in range(m):
-            mass[0, r] = 0.0
-            mass[1, r] = 0.0
-            mass[2, r] = 0.0
-        if joint_int[joint_of[b], I_PARENT] >= 0:  # (turned_x zero on a joint on the world)
-            for e in range(6):
-                t_gamma, t_pushed, h_gamma, h_pushed = tx[e, m], tx[e, m + 1], mo[e, m], \
-                    mo[e, m + 1]
-                for r in range(m):
-                    mass[0, r] += tx[e, r] * h_gamma + mo[e, r] * t_gamma
-                    mass[1, r] += tx[e, r] * h_pushed + mo[e, r] * t_pushed
-                    mass[2, r] += tx[e, r] * mo[e, r]
+        joint = joint_of[b]
+        parent = joint_int[joint, I_PARENT]
         trace[b] = 0.0
+        if parent < 0:  # (dM_b = 0: the mass part's zeros)
+            for r in range(m):
+                dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + 0.0)
+                dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + 0.0)
+                diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * 0.0
+                trace[b] += diagonal[r, b]
+            continue
+        Y, x, w, under = Yc[joint], oS[b], ov[parent], below[joint]
+        at_gamma, at_pushed = motion_pair(Y, x, w, under, m), motion_pair(Y, x, w, under, m + 1)
         for r in range(m):
-            moved_gamma, moved_pushed, crossed = 0.0, 0.0, 0.0
-            if moves[r, b]:  # dG_b A (g, p)
-                for t in range(row_count[r]):
-                    k = row_dofs[r, t]
-                    d = D[r, k]
-                    moved_gamma += d * X[k, m]  # (A g, A p)
-                    moved_pushed += d * X[k, m + 1]
-                    crossed += d * A[k, r]
-            # (A^T dM_b A g = -mass[0, r])
-            dW_gamma[r, b] = product[0, b, r] + (moved_gamma + mass[0, r])
-            dW_pushed[r, b] = product[1, b, r] + (moved_pushed + mass[1, r])
-            diagonal[r, b] = 2.0 * crossed + 2.0 * mass[2, r]
+            pair = motion_pair(Y, x, w, under, r)  # (t, h of A's column r)
+            gamma, pushed, own = 0.0, 0.0, 0.0  # (A^T dM_b A g = -gamma)
+            for e in range(6):
+                gamma += pair[e] * at_gamma[6 + e] + pair[6 + e] * at_gamma[e]
+                pushed += pair[e] * at_pushed[6 + e] + pair[6 + e] * at_pushed[e]
+                own += pair[e] * pair[6 + e]
+            dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + gamma)
+            dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + pushed)
+            diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * own
             trace[b] += diagonal[r, b]
 
 
@@ -907,30 +871,77 @@ def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
 
 
 @step
-def moved_row(dG, v, moves, row_dofs, row_count, r, b) -> float:
-    """dG_b[r] . v over row r's support (0 where dof b does not move row r): the row's change
-    with dof b at the fixed velocity v."""
-    total = 0.0
-    if moves[r, b]:
-        for t in range(row_count[r]):
-            k = row_dofs[r, t]
-            total += dG[b, r, k] * v[k]
-    return total
+def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free, du, dW_gamma,
+                dW_pushed, diagonal, both):
+    """The contractions of dG (dG[b] = dG_b, m x nv) that the configuration block needs, in
+    one pass over its entries on the rows' supports (row_supports' lists: dG_b's row r is
+    zero unless dof b moves the row's bodies, and then zero off the dofs k that move them;
+    a contact's three rows share theirs, the rows after the contacts' have none), with
+    A = M~^-1 G^T (nv x m), X's columns m, m + 1 = A g, A p: the rows' free velocities'
+    change du = dG_b v* + free (free: G dv*_q, m x nv), dG_b A g, dG_b A p (dW_gamma,
+    dW_pushed) and dG_b[r] . A[:, r] (diagonal), each sum over the row's dofs k in order (0
+    where b does not move row r; the dofs b and a contact's rows side by side, so that the
+    sums do not wait on one another's additions), and both = [dG_b^T g | dG_b^T p]
+    (nv x 2 nv, columns b and nv + b), each sum over the rows in order."""
+    m, nv = du.shape
+    for r in range(m):
+        for b in range(nv):
+            du[r, b], dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = 0.0, 0.0, 0.0, 0.0
+    for k in range(nv):
+        for j in range(2 * nv):
+            both[k, j] = 0.0
+    for contact in range(contacts):
+        r = 3 * contact
+        n = row_count[r]
+        g0, g1, g2 = gamma[r], gamma[r + 1], gamma[r + 2]
+        p0, p1, p2 = pushed[r], pushed[r + 1], pushed[r + 2]
+        for s in range(n):
+            b = row_dofs[r, s]
+            D0, D1, D2 = dG[b, r], dG[b, r + 1], dG[b, r + 2]
+            moved0, moved1, moved2 = 0.0, 0.0, 0.0
+            gamma0, gamma1, gamma2 = 0.0, 0.0, 0.0
+            pushed0, pushed1, pushed2 = 0.0, 0.0, 0.0
+            crossed0, crossed1, crossed2 = 0.0, 0.0, 0.0
+            for t in range(n):
+                k = row_dofs[r, t]
+                d0, d1, d2 = D0[k], D1[k], D2[k]
+                y, yg, yp = v[k], X[k, m], X[k, m + 1]
+                moved0 += d0 * y
+                moved1 += d1 * y
+                moved2 += d2 * y
+                gamma0 += d0 * yg
+                gamma1 += d1 * yg
+                gamma2 += d2 * yg
+                pushed0 += d0 * yp
+                pushed1 += d1 * yp
+                pushed2 += d2 * yp
+                crossed0 += d0 * A[k, r]
+                crossed1 += d1 * A[k, r + 1]
+                crossed2 += d2 * A[k, r + 2]
+                both[k, b] = ((both[k, b] + d0 * g0) + d1 * g1) + d2 * g2
+                both[k, nv + b] = ((both[k, nv + b] + d0 * p0) + d1 * p1) + d2 * p2
+            du[r, b], du[r + 1, b], du[r + 2, b] = moved0, moved1, moved2
+            dW_gamma[r, b], dW_gamma[r + 1, b], dW_gamma[r + 2, b] = gamma0, gamma1, gamma2
+            dW_pushed[r, b], dW_pushed[r + 1, b], dW_pushed[r + 2, b] = pushed0, pushed1, pushed2
+            diagonal[r, b], diagonal[r + 1, b], diagonal[r + 2, b] = crossed0, crossed1, crossed2
+    for r in range(m):
+        for b in range(nv):
+            du[r, b] += free[r, b]
 
 
 @allocating
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, free_dofs, G, dG, moves, row_dofs, row_count, v_star, scale,
-                          start, dq_dc, rhs, GK, product, changes, free, du, stationarity):
+                          implicit, free_dofs, G, scale, start, dq_dc, rhs, GK, product,
+                          changes, free, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
     step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
     ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 times the q block's
     right-hand side P(w) (shifted[0]: its transpose) and the v block's (velocity_rhs) (+ 1 on
     the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides
     (``inverse``: K^-1; the products by BLAS's dgemm through numpy.dot, P(w) as shifted[0]'s
-    transpose); du = dG v* + G dv*_q (m x nv, the configuration block's; dG[b] = dG_b, m x nv,
-    over row_supports' entries); the stationarity residual's change dq/dc dc of the v and u
-    blocks (dc = scale G dv*, plus start G for v: a loading impact's closing root;
+    transpose; free's first nv columns are the configuration block's G dv*_q, which
+    row_changes makes the rows' change du); the stationarity residual's change dq/dc dc of
+    the v and u blocks (dc = scale G dv*, plus start G for v: a loading impact's closing root;
     stationarity's q columns are left). free_dofs: the free-flyers' first dofs
     (velocity_rhs). rhs: nv x nv scratch, GK: m x nv (G K^-1), product:
     2 x m x nv scratch (the q and v blocks' products), changes: m x (k - first_v) scratch."""
@@ -951,10 +962,6 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
             free[r, j] = product[1, r, j - first_v] + G[r, j - first_v]
         for j in range(solved, k):
             free[r, j] = h * GK[r, j - solved]
-    if configuration:
-        for r in range(m):
-            for b in range(nv):
-                du[r, b] = moved_row(dG, v_star, moves, row_dofs, row_count, r, b) + free[r, b]
     for r in range(m):
         for j in range(first_v, solved):  # (the v block)
             changes[r, j - first_v] = scale[r] * free[r, j] + start[r] * G[r, j - first_v]
@@ -1008,17 +1015,17 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
                 state[r, j] += turn[r, j]
 
 
-@kernel
+@allocating
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, turned_x, momentum, dG, moves, row_dofs, row_count, dof_rows,
-                    dof_count, turned, column, product, mass, dW_gamma, dW_pushed, diagonal,
-                    trace):
+                    X, pushed, dG, row_dofs, row_count, contacts, v_star, free, du, turned,
+                    both, product, dW_gamma, dW_pushed, diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
-    X = [A, A g, A pushed], motion_tables' bilinear form of the mass matrix's q-derivative
-    over X's columns, then delassus_changes (over the dofs that move each row: moves and
-    row_supports' lists). Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), column
-    (2 x nv), product (2 x nv x m), mass (3 x m)."""
+    X = [A, A g, A pushed], row_changes' contractions of dG (the rows of ``contacts``
+    contacts; with the rows' change du at v*, from free: G dv*_q), motion_passes under the
+    mass matrix's q-derivative's bilinear form over X's columns, then delassus_changes.
+    Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), both (nv x 2 nv), product
+    (2 x nv x m)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -1032,10 +1039,11 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_gamma += A[k, r] * gamma[r]
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
-    motion_tables(oS, Yc, X, joint_int, joint_of, ov, below, force, turned_x, momentum)
-    delassus_changes(dG, A, X, turned_x, momentum, gamma, pushed, joint_int, joint_of, moves,
-                     row_dofs, row_count, dof_rows, dof_count, turned, column, product, mass,
-                     dW_gamma, dW_pushed, diagonal, trace)
+    row_changes(dG, row_dofs, row_count, contacts, v_star, A, X, gamma, pushed, free, du,
+                dW_gamma, dW_pushed, diagonal, both)
+    motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force)
+    delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, product, dW_gamma,
+                     dW_pushed, diagonal, trace)
 
 
 @allocating
