@@ -605,9 +605,11 @@ PROBES_REMEMBERED = _remember_probes()
 # from that value (extract_value); the first time anything writes a field or asks for its memory
 # (a pointer to it or to a field, its slot) it stores the value as numba's does and works through
 # memory from then on (a write may sit in a branch, where a new value would not reach the code
-# after it). Only numba's value proxies that make their slot as its base class does, and arrays
-# of numba's plain Array type without an ``__array__`` implementation (whose slot numba's proxy
-# would hold unwrapped). Not kept: the range metadata numba puts on the loads of an array's
+# after it). Only in code compiled without numba's reference-counted memory (our kernels and
+# routines, not the allocating ones, nor a user's own numba functions in the same process), for
+# numba's value proxies that make their slot as its base class does and arrays of numba's plain
+# Array type without an ``__array__`` implementation (whose slot numba's proxy would hold
+# unwrapped). Not kept: the range metadata numba puts on the loads of an array's
 # ``shape`` (numba's own comment: it improves nothing), which a value read cannot carry.
 def _without_array_wrapper(context, array_type) -> bool:
     """No ``__array__`` implementation for the type (numba's proxy would call it)."""
@@ -623,8 +625,12 @@ _PROXY_PARTS = ("__init__", "__getattr__", "__getitem__", "__setitem__", "_get_p
 
 
 def _may_hold(proxy, context) -> bool:
-    """Whether a proxy made from a value may hold it: numba's value proxies that make their
-    slot as numba's base class does, and arrays without an ``__array__`` wrapper."""
+    """Whether a proxy made from a value may hold it: in code compiled without NRT (ours:
+    kernels and routines; not a user's own numba functions, nor our few allocating ones),
+    numba's value proxies that make their slot as numba's base class does, and arrays
+    without an ``__array__`` wrapper."""
+    if context.enable_nrt:
+        return False
     kind = type(proxy)
     if kind.__dict__.get("_mbsim_ros_array"):
         return _without_array_wrapper(context, proxy._fe_type)
