@@ -187,7 +187,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("kkt_pivots", I64, 1), ("rhs_b", F64, 1), ("no_weight", F64, 1), ("friction_change", F64, 1),
     ("to_q", F64, 2), ("to_v", F64, 2), ("turn", F64, 2), ("dG_b", F64, 1), ("scale", F64, 1),
     ("start", F64, 1), ("free_b", F64, 1), ("du_b", F64, 1), ("stationarity_b", F64, 1),
-    ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("dv1_b", F64, 1), ("zeros_m", F64, 1),
+    ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("copied_b", F64, 1), ("zeros_m", F64, 1),
     ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("K_inverse", F64, 2),
     ("product_free_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
     ("H_b", F64, 1),
@@ -203,19 +203,20 @@ unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
 
 @allocating
-def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
+def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, out_u):
     """d x' / d (q, v, u) of the compliant step just taken (its buffers in the
-    JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k:
-    the configuration columns where ``implicit`` and the rows' q-derivatives are known, the
-    velocity columns where ``implicit``, the effort columns), by contact_jacobians.
+    JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k,
+    as two blocks one after the other: 2 nv x (k - nv), the configuration columns where
+    ``implicit`` and the rows' q-derivatives are known and the velocity columns where
+    ``implicit``; 2 nv x nv, the effort columns), by contact_jacobians.
     step_jacobians' rules (its docstring, docs/ESTIMATION.md). rows_mode:
     ROWS_FIND (the ground's and terrain's contacts' rows here; NEED_PAIR_ROWS returned, and
     nothing done, where a pair of shapes is in contact), ROWS_GIVEN (the table's dG written
     by the caller), ROWS_NONE (no configuration columns). Returns SUPPORTED,
     NO_CONFIGURATION (no configuration columns: explicit velocity terms, a limit in recovery,
     ROWS_NONE), NEED_PAIR_ROWS or SINGULAR_BRANCH (the branch's system singular). Where
-    SUPPORTED and ``out`` has 6 nv^2 entries, A (2 nv x 2 nv) and B (2 nv x nv) are also
-    written into it, C-ordered one after the other."""
+    SUPPORTED and ``out`` is 2 nv x 2 nv (``out_u``: 2 nv x nv), A and B are written into
+    them instead."""
     (joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support,
      K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
@@ -228,7 +229,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
      to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
-     dv1_b, zeros_m, centres_b, rhs_nv, K_inverse, product_free_b, rhs_v1_b,
+     copied_b, zeros_m, centres_b, rhs_nv, K_inverse, product_free_b, rhs_v1_b,
      pushed_v1_b, H_b,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned, dW_gamma_b,
      dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
@@ -391,16 +392,16 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         for a_row in range(0 if in_place else n_free):
             for j in range(k):
                 dgamma[free_rows[a_row], j] = rhs[a_row, j]
+    into, into_u = out, out_u  # (k = 3 nv: A and B)
+    if not (supported and out.shape[0] == 2 * nv):  # (the table's state: its q and v blocks'
+        # columns, then its u block's)
+        into = state[:2 * nv * (k - nv)].reshape((2 * nv, k - nv))
+        into_u = state[2 * nv * (k - nv):2 * nv * k].reshape((2 * nv, nv))
     state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, supported, implicit, free_dofs, to_q, to_v, turn,
-                  rhs_nv[:nv * nv].reshape((nv, nv)), rhs_v1_b[:nv * k].reshape((nv, k)),
-                  pushed_v1_b[:nv * k].reshape((nv, k)),
-                  dv1_b[:nv * k].reshape((nv, k)), state[:2 * nv * k].reshape((2 * nv, k)))
-    if supported and out.shape[0] == 6 * nv * nv:  # (k = 3 nv)
-        for r in range(2 * nv):
-            for j in range(k):
-                if j < 2 * nv:
-                    out[r * 2 * nv + j] = state[r * k + j]
-                else:
-                    out[4 * nv * nv + r * nv + j - 2 * nv] = state[r * k + j]
+                  rhs_nv[:nv * nv].reshape((nv, nv)),
+                  rhs_v1_b[:nv * (k - nv)].reshape((nv, k - nv)),
+                  rhs_v1_b[nv * (k - nv):nv * k].reshape((nv, nv)),
+                  pushed_v1_b[:nv * k].reshape((nv, k)), copied_b[:6 * k].reshape((6, k)),
+                  into, into_u)
     return SUPPORTED if supported else NO_CONFIGURATION
