@@ -88,10 +88,9 @@ INNER = [
                        ("    if impulses:", "G^T dgamma (dgemm)"),
                        ("    for r in range(nv):",
                         "the right-hand sides (+ G^T dgamma, dG^T gamma)"),
-                       ("    for half, (out, right)",
-                        "K^-1 times them (dgemm), the integration's products"),
-                       ("    for r in range(nv):\n        for j in range(first_v):\n"
-                        "            state[r, j] += turn", "the turn")], 50)]
+                       ("    np.dot(inverse, rhs, dv1)", "K^-1 times them (dgemm)"),
+                       ("    free_block_product(free, to_q", "the integration's products")],
+     50)]
 
 
 def instrumented(name: str, anchors: list, first: int, calls: dict) -> list:

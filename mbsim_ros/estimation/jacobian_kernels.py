@@ -847,35 +847,6 @@ def free_block_product(free, D, B, out):
 
 
 @step
-def free_block_in_place(free, D, B, copied):
-    """B <- D B in place (D as free_block_product's, the same sums): each free-flyer's rows of
-    B copied first into ``copied`` (6 x k or more) and made from it, then the other rows
-    scaled by D's diagonal (those where it is 1 left: 0 + 1 x = x)."""
-    nv, k = B.shape
-    for f in range(free.shape[0]):
-        iv = free[f]
-        for r in range(6):
-            for j in range(k):
-                copied[r, j] = B[iv + r, j]
-        for r in range(iv, iv + 6):
-            for j in range(k):
-                B[r, j] = 0.0
-            for s in range(6):
-                a = D[r, iv + s]
-                if a != 0.0:
-                    for j in range(k):
-                        B[r, j] += a * copied[s, j]
-    for r in range(nv):
-        d = D[r, r]
-        for f in range(free.shape[0]):
-            if free[f] <= r < free[f] + 6:
-                d = 1.0  # (made above)
-        if d != 1.0:
-            for j in range(k):
-                B[r, j] = 0.0 + d * B[r, j]
-
-
-@step
 def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
     """The v block's right-hand side of v*'s (half 0) or v1's (half 1) change before the
     impulses' (K dv = out, nv x nv): h (M~ C(y) - B(y) - D) at y = v*, v1 (frame_rates[half +
@@ -1002,22 +973,20 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
 @allocating
 def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, configuration, implicit, free, to_q, to_v, turn, velocity, rhs,
-                  rhs_u, pushed, copied, state, state_u):
-    """dx' of the blocks (contact_jacobians.step_jacobians, k columns) into ``state`` (2 nv x
-    (k - nv): the q and v blocks' columns) and ``state_u`` (2 nv x nv: the u block's): dv1 =
-    K^-1 (the q block's right-hand side P(w) at v1 (shifted[1]: its transpose), the v block's
+                  pushed, dv1, state, state_u):
+    """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (the q
+    block's right-hand side P(w) at v1 (shifted[1]: its transpose), the v block's
     (velocity_rhs, into ``velocity``: nv x nv), h on the u block, + G^T dgamma (+ dG^T gamma =
-    ``turned`` on the configuration columns) when ``impulses``; written row by row into
-    ``rhs`` and ``rhs_u``, nv x (k - nv) and nv x nv) (+ 1 on the v block), the products by
-    BLAS's dgemm through numpy.dot (``inverse``: K^-1) into the state's lower halves, then
-    [to_q dv1; to_v dv1] (the integration's derivatives; to_v dv1 in place, the free-flyers'
-    rows of dv1 copied first into ``copied``: 6 x (k - nv) or more) and, on the
-    configuration columns, the turn of the free-flyer's step at fixed v1 (``turn``; to_q,
-    to_v, turn diagonal but on the free-flyers' blocks, ``free``: their first dofs).
-    pushed (G^T dgamma): nv x k."""
-    nv = inverse.shape[0]
-    solved = state.shape[1]  # (the q and v blocks' columns: k - nv)
+    ``turned`` on the configuration columns) when ``impulses``; written row by row) (+ 1 on
+    the v block), the products by BLAS's dgemm through numpy.dot (``inverse``: K^-1), then
+    [to_q dv1; to_v dv1] (the integration's derivatives) and, on the configuration columns,
+    the turn of the free-flyer's step at fixed v1 (``turn``; to_q, to_v, turn diagonal but on
+    the free-flyers' blocks, ``free``: their first dofs), written where the caller wants them:
+    ``state`` (2 nv x (k - nv): the q and v blocks' columns) and ``state_u`` (2 nv x nv: the
+    u block's). rhs, pushed (G^T dgamma), dv1: nv x k."""
+    nv, k = inverse.shape[0], dv1.shape[1]
     first_v = nv if configuration else 0
+    solved = k - nv if implicit else 0
     if implicit:
         velocity_rhs(1, free, M, frame_rates, rates, damping, h, velocity)
     if impulses:
@@ -1027,28 +996,26 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
             rhs[r, j] = shifted[1, j, r]
         for j in range(first_v, solved):
             rhs[r, j] = velocity[r, j - first_v]
-        for j in range(nv):
-            rhs_u[r, j] = h if r == j else 0.0
+        for j in range(solved, k):
+            rhs[r, j] = h if r == j - solved else 0.0
         if impulses:
-            for j in range(solved):
+            for j in range(k):
                 rhs[r, j] += pushed[r, j]
-            for j in range(nv):
-                rhs_u[r, j] += pushed[r, solved + j]
             for j in range(first_v):
                 rhs[r, j] += turned[r, j]
-    for half, (out, right) in enumerate(((state, rhs), (state_u, rhs_u))):
-        dv1 = out[nv:]
-        if right.shape[1] == 0:
-            continue
-        np.dot(inverse, right, dv1)
-        if half == 0:
-            for r in range(nv if implicit else 0):
-                dv1[r, first_v + r] += 1.0
-        free_block_product(free, to_q, dv1, out[:nv])
-        free_block_in_place(free, to_v, dv1, copied)
+    np.dot(inverse, rhs, dv1)
     for r in range(nv):
-        for j in range(first_v):
-            state[r, j] += turn[r, j]
+        for j in range(first_v, solved):
+            if r == j - first_v:
+                dv1[r, j] += 1.0
+    free_block_product(free, to_q, dv1[:, :solved], state[:nv])
+    free_block_product(free, to_v, dv1[:, :solved], state[nv:])
+    free_block_product(free, to_q, dv1[:, solved:], state_u[:nv])
+    free_block_product(free, to_v, dv1[:, solved:], state_u[nv:])
+    if configuration:
+        for r in range(nv):
+            for j in range(nv):
+                state[r, j] += turn[r, j]
 
 
 @allocating
