@@ -825,25 +825,33 @@ def sparse_product(A, B, out):
 
 
 @step
-def free_block_product(free, D, B, out):
-    """out = D B for D diagonal but on the free-flyers' 6 x 6 blocks (their first dofs
-    ``free``: the integration's derivatives), the terms of D's zeros skipped (sparse_product's
-    sums, without its scan of D's rows)."""
+def free_block_product(free, D, B, out, out_u):
+    """[out | out_u] = D B for D diagonal but on the free-flyers' 6 x 6 blocks (their first
+    dofs ``free``: the integration's derivatives): B's first out.shape[1] columns into
+    ``out``, the others into ``out_u``; the terms of D's zeros skipped (sparse_product's sums,
+    without its scan of D's rows)."""
     nv, k = B.shape
+    split = out.shape[1]
     for r in range(nv):
         d = D[r, r]
-        for j in range(k):
+        for j in range(split):
             out[r, j] = 0.0 + d * B[r, j]
+        for j in range(k - split):
+            out_u[r, j] = 0.0 + d * B[r, split + j]
     for f in range(free.shape[0]):
         iv = free[f]
         for r in range(iv, iv + 6):
-            for j in range(k):
+            for j in range(split):
                 out[r, j] = 0.0
+            for j in range(k - split):
+                out_u[r, j] = 0.0
             for s in range(iv, iv + 6):
                 a = D[r, s]
                 if a != 0.0:
-                    for j in range(k):
+                    for j in range(split):
                         out[r, j] += a * B[s, j]
+                    for j in range(k - split):
+                        out_u[r, j] += a * B[s, split + j]
 
 
 @step
@@ -1008,10 +1016,8 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
         for j in range(first_v, solved):
             if r == j - first_v:
                 dv1[r, j] += 1.0
-    free_block_product(free, to_q, dv1[:, :solved], state[:nv])
-    free_block_product(free, to_v, dv1[:, :solved], state[nv:])
-    free_block_product(free, to_q, dv1[:, solved:], state_u[:nv])
-    free_block_product(free, to_v, dv1[:, solved:], state_u[nv:])
+    free_block_product(free, to_q, dv1, state[:nv], state_u[:nv])
+    free_block_product(free, to_v, dv1, state[nv:], state_u[nv:])
     if configuration:
         for r in range(nv):
             for j in range(nv):
