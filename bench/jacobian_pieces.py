@@ -89,8 +89,8 @@ INNER = [
                        ("    for r in range(nv):",
                         "the right-hand sides (+ G^T dgamma, dG^T gamma)"),
                        ("    np.dot(inverse, rhs, dv1)", "K^-1 times them (dgemm)"),
-                       ("    free_block_product(free, to_q", "the integration's products"),
-                       ("    sparse_product(to_q", "the integration's products")], 50)]
+                       ("    free_block_product(free, to_q", "the integration's products")],
+     50)]
 
 
 def instrumented(name: str, anchors: list, first: int, calls: dict) -> list:
@@ -119,9 +119,9 @@ def instrumented(name: str, anchors: list, first: int, calls: dict) -> list:
 
 @njit
 def _run(entry, x, table, stamps, calls, out):
-    none = np.empty(0)
+    none = np.empty((0, 0))
     for k in range(calls):
-        entry(stamps, x, 0, True, True, table, none)
+        entry(stamps, x, 0, True, True, table, none, none)
         for i in range(out.shape[1]):
             out[k, i] = stamps[i + 1] - stamps[i]
 

@@ -139,15 +139,14 @@ class ContactSteps:
         OK or a failure code (its words in ``message``). codes: scratch of one entry or
         more."""
         chunks, slot = self.chunks(), self.slots[0]
-        nq = slot.q.shape[0]
         if chunks is not None:
-            self.batch(x.reshape(1, x.shape[0]), u.reshape(1, u.shape[0]), 0, 1, chunks[0],
-                       codes, slot.x_next)
-            code = int(codes[0])
+            self.batch(x[None], u[None], 0, 1, chunks[0], codes, slot.x_next)  # (one row)
+            code = codes[0]
             if code != UNFINISHED:
                 if code != OK:
                     self.message = self.integrators[0].failure_message(code)
-                return code
+                return int(code)
+        nq = slot.q.shape[0]
         return self.step(0, x[:nq], x[nq:], u, slot.x_next[0, :nq], slot.x_next[0, nq:])
 
     def chunks(self) -> tuple | None:

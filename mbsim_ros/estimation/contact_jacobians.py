@@ -137,7 +137,7 @@ class _Assembly:
                          np.empty((4, 3, 3)))
         self.state = np.empty(2 * nv * 3 * nv)
         self.bound, self.capacity, self.contacts, self.entry = (None, None, None), 0, 0, None
-        self.no_out = np.empty(0)
+        self.no_out = np.empty((0, 0))
 
     def _rows(self, capacity: int, contacts: int) -> None:
         """The buffers sized by the rows (m <= capacity) and contacts."""
@@ -195,18 +195,19 @@ class _Assembly:
             self.bound = (buf, contact_int, impacts)
         return self._bound.table
 
-    def __call__(self, x, rows_mode: int, contact_block: bool, out=None) -> int:
-        """The kernel on the step just taken (its return code; A and B into ``out`` as the
-        kernel's docstring says)."""
+    def __call__(self, x, rows_mode: int, contact_block: bool, out=None, out_u=None) -> int:
+        """The kernel on the step just taken (its return code; A and B into ``out`` and
+        ``out_u`` as the kernel's docstring says)."""
         table = self.table()
-        out = self.no_out if out is None else out
+        if out is None:
+            out = out_u = self.no_out
         if self.entry is None:
             kernel = contact_jacobians_kernel
             signature = tuple(kernel.typeof_pyval(a) for a in (x, rows_mode, contact_block,
-                                                               self.implicit, table, out))
+                                                               self.implicit, table, out, out_u))
             kernel.compile(signature)  # (from the compiled-code cache)
             self.entry = kernel.overloads[signature].entry_point
-        return self.entry(x, rows_mode, contact_block, self.implicit, table, out)
+        return self.entry(x, rows_mode, contact_block, self.implicit, table, out, out_u)
 
     def pair_rows(self) -> bool:
         """The rows' q-derivatives with pairs of shapes (_row_derivatives) into the buffer
@@ -349,19 +350,18 @@ def step_jacobians(process, x, u, contact_block: bool = True) -> tuple:
 def state_jacobians(process, x, u) -> tuple:
     """(A, B, known) of the compliant step with implicit velocity terms at (x, u) as
     ProcessModel.jacobians checked them (C-ordered float64) from one step and one compiled
-    call (step_jacobians' blocks, copied once): A (ndx x ndx) with its
+    call (step_jacobians' blocks, written into A and B by the call): A (ndx x ndx) with its
     configuration columns where ``known`` (else left for the caller: step_jacobians' first
     None), B (ndx x nv)."""
     nv = process.nv
-    out = np.empty(6 * nv * nv)
-    code = _assembled(process, x, u, True, out)
-    if code == SUPPORTED:  # (the call wrote A and B into out)
-        return out[:4 * nv * nv].reshape((2 * nv, 2 * nv)), out[4 * nv * nv:].reshape(
-            (2 * nv, nv)), True
+    A, B = np.empty((2 * nv, 2 * nv)), np.empty((2 * nv, nv))
+    code = _assembled(process, x, u, True, A, B)
+    if code == SUPPORTED:  # (the call wrote A and B)
+        return A, B, True
     state = _state(process, code)
-    A = np.empty((2 * nv, 2 * nv))
     A[:, nv:] = state[:, :nv]
-    return A, state[:, nv:].copy(), False
+    B[:, :] = state[:, nv:]
+    return A, B, False
 
 
 def _vectors(x, u) -> tuple:
@@ -369,26 +369,29 @@ def _vectors(x, u) -> tuple:
     return np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(u, dtype=float)
 
 
-def _assembled(process, x, u, contact_block: bool, out=None) -> int:
+def _assembled(process, x, u, contact_block: bool, out=None, out_u=None) -> int:
     """The compiled call's code of one step at (x, u) (C-ordered float64: _vectors) and the
-    compiled call on it (contact_block: step_jacobians'; out: _Assembly.__call__'s); its
+    compiled call on it (contact_block: step_jacobians'; out, out_u: _Assembly.__call__'s); its
     output: _state."""
     _take_step(process, x, u)
     assembly = _assembly(process)
-    code = assembly(x, ROWS_FIND, contact_block, out)
+    code = assembly(x, ROWS_FIND, contact_block, out, out_u)
     if code == NEED_PAIR_ROWS:
         code = assembly(x, ROWS_GIVEN if assembly.pair_rows() else ROWS_NONE, contact_block,
-                        out)
+                        out, out_u)
     if code == SINGULAR_BRANCH:
         raise RuntimeError("the contact solve's branch is singular at its solution")
     return code
 
 
 def _state(process, code: int) -> np.ndarray:
-    """The compiled call's output for its code: 2 nv x k, the blocks' columns side by side."""
+    """The compiled call's output for its code: 2 nv x k, the blocks' columns side by side
+    (the table's state holds the q and v blocks' columns, then the u block's)."""
     assembly, nv = process._contact.jacobian_workspace, process.nv
     k = nv * (1 + assembly.implicit + (code == SUPPORTED))
-    return assembly.state[:2 * nv * k].reshape((2 * nv, k))
+    state = assembly.state
+    return np.concatenate((state[:2 * nv * (k - nv)].reshape((2 * nv, k - nv)),
+                           state[2 * nv * (k - nv):2 * nv * k].reshape((2 * nv, nv))), axis=1)
 
 
 class _Tables:

@@ -203,19 +203,20 @@ unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
 
 @allocating
-def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
+def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, out_u):
     """d x' / d (q, v, u) of the compliant step just taken (its buffers in the
-    JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k:
-    the configuration columns where ``implicit`` and the rows' q-derivatives are known, the
-    velocity columns where ``implicit``, the effort columns), by contact_jacobians.
+    JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k,
+    as two blocks one after the other: 2 nv x (k - nv), the configuration columns where
+    ``implicit`` and the rows' q-derivatives are known and the velocity columns where
+    ``implicit``; 2 nv x nv, the effort columns), by contact_jacobians.
     step_jacobians' rules (its docstring, docs/ESTIMATION.md). rows_mode:
     ROWS_FIND (the ground's and terrain's contacts' rows here; NEED_PAIR_ROWS returned, and
     nothing done, where a pair of shapes is in contact), ROWS_GIVEN (the table's dG written
     by the caller), ROWS_NONE (no configuration columns). Returns SUPPORTED,
     NO_CONFIGURATION (no configuration columns: explicit velocity terms, a limit in recovery,
     ROWS_NONE), NEED_PAIR_ROWS or SINGULAR_BRANCH (the branch's system singular). Where
-    SUPPORTED and ``out`` has 6 nv^2 entries, A (2 nv x 2 nv) and B (2 nv x nv) are also
-    written into it, C-ordered one after the other."""
+    SUPPORTED and ``out`` is 2 nv x 2 nv (``out_u``: 2 nv x nv), A and B are written into
+    them instead."""
     (joint_int, joint_real, gravity, armature, damping, free_dofs, joint_of, chain, support,
      K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
@@ -391,16 +392,14 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out):
         for a_row in range(0 if in_place else n_free):
             for j in range(k):
                 dgamma[free_rows[a_row], j] = rhs[a_row, j]
+    into, into_u = out, out_u  # (k = 3 nv: A and B)
+    if not (supported and out.shape[0] == 2 * nv):  # (the table's state: its q and v blocks'
+        # columns, then its u block's)
+        into = state[:2 * nv * (k - nv)].reshape((2 * nv, k - nv))
+        into_u = state[2 * nv * (k - nv):2 * nv * k].reshape((2 * nv, nv))
     state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, supported, implicit, free_dofs, to_q, to_v, turn,
                   rhs_nv[:nv * nv].reshape((nv, nv)), rhs_v1_b[:nv * k].reshape((nv, k)),
-                  pushed_v1_b[:nv * k].reshape((nv, k)),
-                  dv1_b[:nv * k].reshape((nv, k)), state[:2 * nv * k].reshape((2 * nv, k)))
-    if supported and out.shape[0] == 6 * nv * nv:  # (k = 3 nv)
-        for r in range(2 * nv):
-            for j in range(k):
-                if j < 2 * nv:
-                    out[r * 2 * nv + j] = state[r * k + j]
-                else:
-                    out[4 * nv * nv + r * nv + j - 2 * nv] = state[r * k + j]
+                  pushed_v1_b[:nv * k].reshape((nv, k)), dv1_b[:nv * k].reshape((nv, k)), into,
+                  into_u)
     return SUPPORTED if supported else NO_CONFIGURATION

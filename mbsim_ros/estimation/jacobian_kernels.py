@@ -825,25 +825,33 @@ def sparse_product(A, B, out):
 
 
 @step
-def free_block_product(free, D, B, out):
-    """out = D B for D diagonal but on the free-flyers' 6 x 6 blocks (their first dofs
-    ``free``: the integration's derivatives), the terms of D's zeros skipped (sparse_product's
-    sums, without its scan of D's rows)."""
+def free_block_product(free, D, B, out, out_u):
+    """[out | out_u] = D B for D diagonal but on the free-flyers' 6 x 6 blocks (their first
+    dofs ``free``: the integration's derivatives): B's first out.shape[1] columns into
+    ``out``, the others into ``out_u``; the terms of D's zeros skipped (sparse_product's sums,
+    without its scan of D's rows)."""
     nv, k = B.shape
+    split = out.shape[1]
     for r in range(nv):
         d = D[r, r]
-        for j in range(k):
+        for j in range(split):
             out[r, j] = 0.0 + d * B[r, j]
+        for j in range(k - split):
+            out_u[r, j] = 0.0 + d * B[r, split + j]
     for f in range(free.shape[0]):
         iv = free[f]
         for r in range(iv, iv + 6):
-            for j in range(k):
+            for j in range(split):
                 out[r, j] = 0.0
+            for j in range(k - split):
+                out_u[r, j] = 0.0
             for s in range(iv, iv + 6):
                 a = D[r, s]
                 if a != 0.0:
-                    for j in range(k):
+                    for j in range(split):
                         out[r, j] += a * B[s, j]
+                    for j in range(k - split):
+                        out_u[r, j] += a * B[s, split + j]
 
 
 @step
@@ -973,16 +981,17 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
 @allocating
 def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, configuration, implicit, free, to_q, to_v, turn, velocity, rhs,
-                  pushed, dv1, state):
+                  pushed, dv1, state, state_u):
     """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (the q
     block's right-hand side P(w) at v1 (shifted[1]: its transpose), the v block's
     (velocity_rhs, into ``velocity``: nv x nv), h on the u block, + G^T dgamma (+ dG^T gamma =
     ``turned`` on the configuration columns) when ``impulses``; written row by row) (+ 1 on
     the v block), the products by BLAS's dgemm through numpy.dot (``inverse``: K^-1), then
-    state = [to_q dv1; to_v dv1] (the integration's derivatives) and, on the configuration
-    columns, the turn of the free-flyer's step at fixed v1 (``turn``; to_q, to_v, turn
-    diagonal but on the free-flyers' blocks, ``free``: their first dofs). rhs, pushed
-    (G^T dgamma), dv1: nv x k."""
+    [to_q dv1; to_v dv1] (the integration's derivatives) and, on the configuration columns,
+    the turn of the free-flyer's step at fixed v1 (``turn``; to_q, to_v, turn diagonal but on
+    the free-flyers' blocks, ``free``: their first dofs), written where the caller wants them:
+    ``state`` (2 nv x (k - nv): the q and v blocks' columns) and ``state_u`` (2 nv x nv: the
+    u block's). rhs, pushed (G^T dgamma), dv1: nv x k."""
     nv, k = inverse.shape[0], dv1.shape[1]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0
@@ -1007,8 +1016,8 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
         for j in range(first_v, solved):
             if r == j - first_v:
                 dv1[r, j] += 1.0
-    free_block_product(free, to_q, dv1, state[:nv])
-    free_block_product(free, to_v, dv1, state[nv:])
+    free_block_product(free, to_q, dv1, state[:nv], state_u[:nv])
+    free_block_product(free, to_v, dv1, state[nv:], state_u[nv:])
     if configuration:
         for r in range(nv):
             for j in range(nv):
