@@ -872,13 +872,19 @@ def compiling_for(subject: str) -> None:
     _subject[0] = subject
 
 
+def _ours(function) -> bool:
+    """Whether a compiled function is one of ours (a function numba makes itself, such as a
+    jitclass's constructor, may have no module)."""
+    return (function.__module__ or "").startswith(__package__ + ".")
+
+
 class _CompileNotice(event.Listener):
     """Listens to numba's compile events, which fire only when a function is not found in the
     cache: the first of ours for a subject logs the notice."""
 
     def on_start(self, ev) -> None:
         function = ev.data["dispatcher"].py_func
-        if not function.__module__.startswith(__package__ + ".") or _subject[0] in _told:
+        if not _ours(function) or _subject[0] in _told:
             return
         _told.add(_subject[0])
         log.warning("mbsim_ros: compiling %s kernels (once; cached in %s)", _subject[0],
@@ -887,7 +893,7 @@ class _CompileNotice(event.Listener):
     def on_end(self, ev) -> None:
         function = ev.data["dispatcher"]
         compiled = function.overloads.get(tuple(ev.data["args"]))
-        if function.py_func.__module__.startswith(__package__ + ".") and compiled is not None \
+        if _ours(function.py_func) and compiled is not None \
                 and not compiled.target_context.enable_nrt \
                 and _holds_array(compiled.signature.return_type):
             raise TypeError(f"{function.py_func.__module__}.{function.py_func.__qualname__} "

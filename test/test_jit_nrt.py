@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numba import njit
+from numba import types as numba_types
 
 
 def ours(function):
@@ -46,3 +47,21 @@ def test_the_decorators_settings():
     for function in (euler_advance, implicit_velocity, variational_advance, newton_solve):
         assert function.targetoptions["_nrt"] is False, function
     assert del_residual_kernel.targetoptions["_nrt"] is True
+
+
+def test_a_users_jitclass_compiles_beside_our_compile_listeners():
+    """numba makes a jitclass's constructor itself, with no module: the compile notice and the
+    NRT guard, which listen to every compile in the process, let it be (they raised on it)."""
+    from numba.experimental import jitclass
+
+    @jitclass([("x", numba_types.float64)])
+    class Counter:
+        def __init__(self, x):
+            self.x = x
+
+        def bump(self):
+            self.x += 1.0
+            return self.x
+
+    counter = Counter(1.5)
+    assert counter.bump() == 2.5
