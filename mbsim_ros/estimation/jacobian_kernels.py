@@ -511,7 +511,7 @@ def velocity_jacobians(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, p
     its order: out[g] = dB/dv (nv x nv) at the velocity whose bodies' velocities are
     ov[g nj:(g + 1) nj] and coriolis_composites' sums momenta[g nj:...], coriolis[g nj:...]
     (Yc: the composite inertias). Both share the dofs' loops and p_a = Yc_j S_a, kept in p
-    (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j (composite_column's).
+    (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j (composite_columns').
     crossed: (2 nv, 6) scratch (the u_b of each velocity); tmp: >= 5 x 6."""
     nj, nv = joint_int.shape[0], oS.shape[0]
     for g in range(2):
@@ -565,12 +565,15 @@ def coriolis_projections(joint_int, oS, coriolis, momenta, tmp, out):
 
 
 @routine
-def composite_column(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
-                     coriolis_v, momenta_v, p, q_v, q_y, l, b, tmp, column):
-    """Column b (zeta = S_b, a dof of joint l not on the world, parent lambda) of
-    R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics; polarized_forward_step's ov, ow, oa and
-    F, the subtree sums) from the subtrees' composites. Moving q_b turns l's subtree rigidly
-    about its parent's ov_lambda, oa_lambda: for one velocity a body's d ov_i = zeta x ov_i + e
+def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
+                      coriolis_v, momenta_v, p, q_v, q_y, l, b, tmp, columns):
+    """Column b of R(w) at the two w side by side (columns[g], from ow, oa, F, coriolis_y,
+    momenta_y at rows g nj + i and q_y[g], each entry's sums in the order written below;
+    e = ov_lambda x zeta, the same at both, once). Column b (zeta = S_b, a dof of joint l not
+    on the world, parent lambda) of R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics;
+    polarized_forward_step's ov, ow, oa and F, the subtree sums) from the subtrees'
+    composites. Moving q_b turns l's subtree rigidly about its parent's ov_lambda, oa_lambda:
+    for one velocity a body's d ov_i = zeta x ov_i + e
     and d oa_i = zeta x oa_i + c + e x ov_i with e = ov_lambda x zeta,
     c = ov_lambda x e - zeta x oa_lambda (the Jacobi identity), so its wrench changes by
     d of_i = zeta x* of_i + Y_i c + t_i, t_i = B_i(ov_i) e + e x* h_i (B_i(x) y =
@@ -587,46 +590,61 @@ def composite_column(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, moment
     velocity_jacobian's); S_a . df_l for those of l's
     ancestors; 0 elsewhere (the structure of Carpentier and Mansard 2018, "Analytical
     derivatives of rigid body dynamics algorithms"). O(1) per entry of the subtree, where the
-    body-by-body t_i took 3 inertia and 6 cross products per body. tmp: >= 9 x 6 scratch."""
+    body-by-body t_i took 3 inertia and 6 cross products per body. tmp: >= 18 x 6 scratch."""
     nj = joint_int.shape[0]
     zeta = oS[b]
     lam = joint_int[l, I_PARENT]
-    e, e1, c, ew = tmp[0], tmp[1], tmp[2], tmp[6]
+    e = tmp[0]
     motion_cross_motion(ov[lam], zeta, e)
-    motion_cross_motion(ow[lam], zeta, ew)
-    for r in range(6):
-        e1[r] = ew[r] + e[r]  # e' = e(v + w)
-    motion_cross_motion(ov[lam], e1, c)
-    motion_cross_motion(ow[lam], e, tmp[3])
-    motion_cross_motion(zeta, oa[lam], tmp[4])
-    for r in range(6):
-        c[r] += tmp[3, r] - tmp[4, r]
-    for a in range(column.shape[0]):
-        column[a] = 0.0
+    for g in range(2):
+        o, t = g * nj, 9 * g
+        e1, c, ew = tmp[t + 1], tmp[t + 2], tmp[t + 6]
+        motion_cross_motion(ow[o + lam], zeta, ew)
+        for r in range(6):
+            e1[r] = ew[r] + e[r]  # e' = e(v + w)
+        motion_cross_motion(ov[lam], e1, c)
+        motion_cross_motion(ow[o + lam], e, tmp[t + 3])
+        motion_cross_motion(zeta, oa[o + lam], tmp[t + 4])
+        for r in range(6):
+            c[r] += tmp[t + 3, r] - tmp[t + 4, r]
+    c0, ew0, c1, ew1 = tmp[2], tmp[6], tmp[11], tmp[15]
+    q0, q1 = q_y[0], q_y[1]
+    column0, column1 = columns[0], columns[1]
+    for a in range(column0.shape[0]):
+        column0[a] = 0.0
+        column1[a] = 0.0
     for j in range(l, nj):
         if chain[j, b] == 0.0:
             continue
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-            total = 0.0
+            total0, total1 = 0.0, 0.0
             for r in range(6):
-                total += p[a, r] * c[r] + q_y[a, r] * e[r] + q_v[a, r] * ew[r]
-            column[a] = total
-    motion_cross_force(zeta, F[l], tmp[4])
-    inertia_times_motion(Yc[l], c, tmp[3])
-    motion_cross_force(e, momenta_y[l], tmp[5])
-    motion_cross_force(ew, momenta_v[l], tmp[7])
-    for r in range(6):
-        total = tmp[4, r] + tmp[3, r] + (tmp[5, r] + tmp[7, r])
-        for k in range(6):
-            total += coriolis_y[l, r, k] * e[k] + coriolis_v[l, r, k] * ew[k]
-        tmp[8, r] = total  # df_l
+                total0 += p[a, r] * c0[r] + q0[a, r] * e[r] + q_v[a, r] * ew0[r]
+                total1 += p[a, r] * c1[r] + q1[a, r] * e[r] + q_v[a, r] * ew1[r]
+            column0[a] = total0
+            column1[a] = total1
+    for g in range(2):
+        o, t = g * nj, 9 * g
+        c, ew = tmp[t + 2], tmp[t + 6]
+        motion_cross_force(zeta, F[o + l], tmp[t + 4])
+        inertia_times_motion(Yc[l], c, tmp[t + 3])
+        motion_cross_force(e, momenta_y[o + l], tmp[t + 5])
+        motion_cross_force(ew, momenta_v[l], tmp[t + 7])
+        for r in range(6):
+            total = tmp[t + 4, r] + tmp[t + 3, r] + (tmp[t + 5, r] + tmp[t + 7, r])
+            for k in range(6):
+                total += coriolis_y[o + l, r, k] * e[k] + coriolis_v[l, r, k] * ew[k]
+            tmp[t + 8, r] = total  # df_l
+    df0, df1 = tmp[8], tmp[17]
     j = lam
     while j >= 0:
         for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-            total = 0.0
+            total0, total1 = 0.0, 0.0
             for r in range(6):
-                total += oS[a, r] * tmp[8, r]
-            column[a] = total
+                total0 += oS[a, r] * df0[r]
+                total1 += oS[a, r] * df1[r]
+            column0[a] = total0
+            column1[a] = total1
         j = joint_int[j, I_PARENT]
 
 
@@ -676,11 +694,12 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
     q-derivative of inverse dynamics' velocity product, Mq(a) that of M a, g_q gravity's):
     inverse dynamics' q-derivative with its velocity products polarised, one forward pass at
     (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
-    by both w) and a backward one, then composite_column from the composites at v and at
+    by both w) and a backward one, each into its own rows, then composite_columns (both w
+    side by side) from the composites at v and at
     velocities[g] (projections (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1)), root_column for the
     dofs of joints on the world (-h times it: R's columns there hold gravity only).
-    Scratch: oY, oa, F, momenta, ow, hw (njoints x 6), ov_y, composite_momenta (2 njoints x 6),
-    coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (10 x 6), tau, y, a (nv), a_world,
+    Scratch: oY, momenta, hw (njoints x 6), oa, F, ow, ov_y, composite_momenta (2 njoints x 6),
+    coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (18 x 6), tau, y, a (nv), a_world,
     roots (nv x nv: root_column's columns, the same at every pair)."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
@@ -707,7 +726,7 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
                        projections[0], projections[2:], rates)
     for g in range(2):
         target = velocities[g]
-        at = slice(g * nj, (g + 1) * nj)
+        o = g * nj
         for k in range(nv):  # C v and C w into tau and a: C is zero but on the free-flyers'
             tau[k], a[k] = 0.0, 0.0  # linear rows and their own columns (frame_rate_jacobian;
         for f in range(free.shape[0]):  # the zero terms, left out, would add +-0 to the sums)
@@ -722,26 +741,26 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
             a[k] = -(h * (tau[k] * 0.5) - (target[k] - v[k]) + h * a[k]) / h
             y[k] = target[k] - v[k]  # w
         for i in range(nj):
-            polarized_forward_step(i, joint_int, oS, v, y, a, oY, ov, ow, oa, F, momenta, hw,
-                                   a_world, tmp)
+            polarized_forward_step(i, joint_int, oS, v, y, a, oY, ov, ow[o:o + nj],
+                                   oa[o:o + nj], F[o:o + nj], momenta, hw, a_world, tmp)
         for i in range(nj - 1, -1, -1):
-            rnea_backward_step(i, joint_int, oS, F, tau)  # F: subtree sums
-        for l in range(nj):
-            lam = joint_int[l, I_PARENT]
-            lv = joint_int[l, I_IDX_V]
-            for b in range(lv, lv + joint_int[l, I_NV]):
-                into = shifted[g, b]  # P(w)'s column b
-                if lam < 0:  # (the same for every pair: once)
-                    if g == 0:
-                        root_column(joint_int, projections[0], l, oS[b], a_world, tmp[0],
-                                    roots[b])
+            rnea_backward_step(i, joint_int, oS, F[o:o + nj], tau)  # F: subtree sums
+    for l in range(nj):
+        lam = joint_int[l, I_PARENT]
+        lv = joint_int[l, I_IDX_V]
+        for b in range(lv, lv + joint_int[l, I_NV]):
+            if lam < 0:  # (the same for both w: once)
+                root_column(joint_int, projections[0], l, oS[b], a_world, tmp[0], roots[b])
+                for g in range(2):
+                    into = shifted[g, b]  # P(w)'s column b
                     for k in range(nv):
                         into[k] = -h * roots[b, k]
-                else:
-                    composite_column(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis[at],
-                                     composite_momenta[at], coriolis_v, momenta_v,
-                                     projections[0], projections[1], projections[2 + g], l, b,
-                                     tmp, into)
+            else:
+                composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis,
+                                  composite_momenta, coriolis_v, momenta_v, projections[0],
+                                  projections[1], projections[2:], l, b, tmp, shifted[:, b])
+                for g in range(2):
+                    into = shifted[g, b]
                     for k in range(nv):
                         into[k] = -h * into[k]
 
