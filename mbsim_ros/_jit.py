@@ -765,13 +765,19 @@ def _c_offset(builder, shape, indices):
     return offset
 
 
+def _c_pointer(builder, ary, shape, indices):
+    """The address of the C-ordered element at ``indices`` (fixed) of ``ary``, ``shape`` its
+    extents read once."""
+    return builder.gep(ary.data, [_c_offset(builder, shape, indices)])
+
+
 def _c_item_pointer(original):
     def get_item_pointer(context, builder, aryty, ary, inds, wraparound=False,
                          boundscheck=False):
         if aryty.layout != "C" or wraparound or boundscheck or not inds:
             return original(context, builder, aryty, ary, inds, wraparound, boundscheck)
-        shape = cgutils.unpack_tuple(builder, ary.shape, count=aryty.ndim)
-        return builder.gep(ary.data, [_c_offset(builder, shape, inds)])
+        return _c_pointer(builder, ary, cgutils.unpack_tuple(builder, ary.shape,
+                                                             count=aryty.ndim), inds)
     get_item_pointer.numbas = original
     return get_item_pointer
 
@@ -784,7 +790,7 @@ def _c_element_indexing(original, arrayobj):
         shape = cgutils.unpack_tuple(builder, ary.shape, count=aryty.ndim)
         fixed = [arrayobj.fix_integer_index(context, builder, kind, index, extent)
                  for kind, index, extent in zip(index_types, indices, shape)]
-        return builder.gep(ary.data, [_c_offset(builder, shape, fixed)]), [], []
+        return _c_pointer(builder, ary, shape, fixed), [], []
     basic_indexing.numbas = original
     return basic_indexing
 
