@@ -10,7 +10,7 @@ k = 3 nv = 54 columns), best and median microseconds over many calls:
   compliant contact", the Hessian of its primal cost) and its LU factors (solvers/lu.py);
 - the rows' change at fixed velocity, dG_b v~ (over the rows' supports), and the
   right-hand sides' contact part G^T D (dy) for the k columns;
-- the k columns' solve by S's factors (lu_solve_rows), or by S^-1 and dgemm;
+- the k columns' solve by S^-1 and dgemm, refined once (refined_solve), or not refined;
 - the diagonal of dW (the friction rows' regularisation follows mean(diag W), an impact's
   target 1/W_rr): delassus_changes' diagonal terms alone.
 
@@ -37,7 +37,7 @@ from numba import njit
 from jacobian_pieces import solo12_standing  # (bench/)
 from mbsim_ros.estimation.contact_jacobians import Branch, last_problem
 from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS, ROWS_FIND, unpack_jacobian
-from mbsim_ros.estimation.jacobian_kernels import lu_inverse, lu_solve_rows, motion_pair
+from mbsim_ros.estimation.jacobian_kernels import lu_inverse, motion_pair, refined_solve
 from mbsim_ros.model.model import I_PARENT
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives_kernel
 from mbsim_ros.solvers.lu import lu_factor
@@ -167,9 +167,13 @@ def factor(M, G, D, n, row_dofs, row_count, S, DG, LU, pivots):
 
 
 @njit(cache=False)
-def solve_rows(LU, pivots, rhs, B):
-    B[:, :] = rhs
-    lu_solve_rows(LU, pivots, B)
+def solve_refined(LU, pivots, system, rhs, inverse, product, scratch, correction):
+    """product = -system^-1 rhs (refined_solve's sign)."""
+    lu_inverse(LU, pivots, inverse)
+    for i in range(inverse.shape[0]):
+        for j in range(inverse.shape[1]):
+            inverse[i, j] = -inverse[i, j]
+    refined_solve(system, inverse, rhs, product, scratch, correction, True)
 
 
 @njit(cache=False)
@@ -236,7 +240,7 @@ def main(calls: int) -> None:
     inverse, product = np.empty((nv, nv)), np.empty((nv, k))
     local_laws(E_inverse, sliding_block, n, D)
     factor(M, G, D, n, row_dofs, row_count, S, DG, LU, pivots)
-    B = rhs.copy()
+    refined, scratch, correction = np.empty((nv, k)), np.empty((nv, k)), np.empty((nv, k))
     pieces = [
         ("the local laws D (4 contacts, general 3 x 3)", local_laws,
          (E_inverse, sliding_block, n, D)),
@@ -245,7 +249,8 @@ def main(calls: int) -> None:
         ("dG_b v~ (the rows at fixed velocity)", moved_rows,
          (dG, v, row_dofs, row_count, dy_q)),
         ("G^T D dy, 54 columns", contact_rhs, (G, D, n, dy, Ddy, rhs)),
-        ("S^-1 times 54 columns (lu_solve_rows)", solve_rows, (LU, pivots, rhs, B)),
+        ("S^-1 times 54 columns (inverse, refined)", solve_refined,
+         (LU, pivots, S, rhs, inverse, refined, scratch, correction)),
         ("S^-1 times 54 columns (lu_inverse, dgemm)", solve_dgemm,
          (LU, pivots, rhs, inverse, product)),
         ("diag dW (the regularisation's trace)", diagonal_changes,
@@ -260,7 +265,7 @@ def main(calls: int) -> None:
         if "dgemm" not in label:
             total[0] += best
             total[1] += median
-    print(f"  {'added (with lu_solve_rows)':46s} {total[0]:6.2f} {total[1]:6.2f}")
+    print(f"  {'added (with the refined solve)':46s} {total[0]:6.2f} {total[1]:6.2f}")
     model = process.model
     a, q = A @ gamma, x[:process.nq].copy()
     bound = timed(rnea_derivatives_kernel, (model.joint_int, model.joint_real, np.zeros(3), q,
@@ -273,12 +278,14 @@ def main(calls: int) -> None:
     K_lu, K_pivots = K_branch.copy(), np.empty(len(K_branch), dtype=np.int64)
     lu_factor(K_lu, K_pivots)
     rhs_b = np.ascontiguousarray(dy[:len(K_branch)])
-    B_b, inverse_b = rhs_b.copy(), np.empty_like(K_branch)
-    product_b = np.empty_like(rhs_b)
-    rows_b = timed(solve_rows, (K_lu, K_pivots, rhs_b, B_b), calls)
+    inverse_b = np.empty_like(K_branch)
+    product_b, B_b = np.empty_like(rhs_b), np.empty_like(rhs_b)
+    scratch_b, correction_b = np.empty_like(rhs_b), np.empty_like(rhs_b)
+    rows_b = timed(solve_refined, (K_lu, K_pivots, K_branch, rhs_b, inverse_b, B_b, scratch_b,
+                                   correction_b), calls)
     dgemm_b = timed(solve_dgemm, (K_lu, K_pivots, rhs_b, inverse_b, product_b), calls)
-    apart = np.abs(B_b - product_b).max() / np.abs(B_b).max()
-    print(f"  (the contact-space branch's solve, {len(K_branch)} x 54: lu_solve_rows "
+    apart = np.abs(B_b + product_b).max() / np.abs(B_b).max()
+    print(f"  (the contact-space branch's solve, {len(K_branch)} x 54: refined "
           f"{rows_b[0]:.2f} / {rows_b[1]:.2f}, lu_inverse and dgemm {dgemm_b[0]:.2f} / "
           f"{dgemm_b[1]:.2f}; apart by {apart:.1e})")
     print(f"  cond(S) {np.linalg.cond(S):.2e}, cond of the contact-space branch system "

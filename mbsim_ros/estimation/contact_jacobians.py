@@ -148,14 +148,15 @@ class _Assembly:
                        np.empty((m, 2)), np.empty(m), np.empty(m), np.empty(m, dtype=np.int64),
                        np.empty(m, dtype=np.int64), np.empty(4 * m * m),
                        np.empty(2 * m, dtype=np.int64), np.empty(2 * m * k), np.zeros(m),
-                       np.empty(nv))
+                       np.empty(nv), np.empty(4 * m * m), np.empty(4 * m * m),
+                       np.empty(2 * m * k), np.empty(2 * m * k), np.empty(2 * m * k))
         self.dG = np.zeros(m * nv * nv)
         self.blocks = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)), self.dG,
                        np.empty(m), np.empty(m), np.empty(m * k), np.empty(m * nv),
-                       np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty(nv * k),
+                       np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty((nv, nv)),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
                        np.empty((nv, nv)), np.empty(m * k), np.empty(nv * k),
-                       np.empty(nv * k), np.empty(m * m))
+                       np.empty(nv * k), np.empty(m * m), np.empty((6, 6)))
         # the integration's derivatives off the free-flyers' blocks (the kernel writes those)
         integration_kernel(_tables(self.integrator.model).free,
                            self.integrator._constants[0][L_H], np.zeros(nv), True,

@@ -22,13 +22,18 @@ from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WE
 from ..solvers.lu import lu_factor
 from ..layout import ArrayTable
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
-                               integration_kernel, law_changes, lu_inverse, lu_solve_rows,
+                               integration_kernel, law_changes, lu_inverse, refined_solve,
                                mass_pass,
                                row_derivatives_kernel, row_supports, solve_l_columns,
                                sparse_product, state_changes, stationarity_change, step_dynamics)
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
 SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
+# the branch's solve is refined (jacobian_kernels.refined_solve) where its system's condition
+# number |K|_inf |K^-1|_inf is above this: below, the inverse's product is within 1e-10 of
+# |K^-1| |S| (Solo12 standing 7e4, sliding 5e7; a brick held at the cone's surface by its
+# solve's barrier 1e12: docs/ESTIMATION.md, round 9)
+REFINED_ABOVE = 1e6
 
 # what the rows' q-derivatives come from (rows_mode), and what the call found (its return)
 ROWS_FIND, ROWS_GIVEN, ROWS_NONE = 0, 1, 2
@@ -128,11 +133,12 @@ def law_derivatives_kernel(kind, k, b, phi, W, G, u, v, contact_real, phase, law
 
 @step
 def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradient, zero,
-                   sliding, tangent, slip, multiplier, free, position, K, pivots) -> tuple:
+                   sliding, tangent, slip, multiplier, free, position, K, unfactored,
+                   pivots) -> tuple:
     """The solve's branch at its solution (contact_jacobians.Branch): P = H + H diag(w) H,
     dq/dc = 1 + H diag(w), the gradient P g + c + H diag(w) c, branch_system's classification
-    and bordered system K, factored in place (solvers/lu.py). Returns (free rows, sliding
-    contacts, factored)."""
+    and bordered system K, copied into ``unfactored`` (flat, (n + ns)^2 first), factored in
+    place (solvers/lu.py). Returns (free rows, sliding contacts, factored)."""
     for r in range(m):
         for s in range(m):
             weighted[r, s] = H[r, s] * weight[s]
@@ -148,6 +154,10 @@ def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradien
         gradient[r] = total + c[r] + pushed
     n, ns = branch_system(P, gradient, gamma, kind, mu, SEPARATED, SLIDING, zero, sliding,
                           tangent, slip, multiplier, free, position, K)
+    system = unfactored[:(n + ns) * (n + ns)].reshape((n + ns, n + ns))
+    for a in range(n + ns):
+        for b in range(n + ns):
+            system[a, b] = K[a, b]
     factored = lu_factor(K[:n + ns, :n + ns], pivots)
     return n, ns, factored
 
@@ -185,12 +195,14 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("zero_rows", I64, 1), ("sliding", I64, 1), ("tangent", F64, 2), ("slip", F64, 1),
     ("multiplier", F64, 1), ("free_rows", I64, 1), ("position", I64, 1), ("K_b", F64, 1),
     ("kkt_pivots", I64, 1), ("rhs_b", F64, 1), ("no_weight", F64, 1), ("friction_change", F64, 1),
+    ("K_b_inverse", F64, 1), ("K_b_system", F64, 1), ("solved_b", F64, 1), ("refined_b", F64, 1),
+    ("correction_b", F64, 1),
     ("to_q", F64, 2), ("to_v", F64, 2), ("turn", F64, 2), ("dG_b", F64, 1), ("scale", F64, 1),
-    ("start", F64, 1), ("free_b", F64, 1), ("du_b", F64, 1), ("stationarity_b", F64, 1),
-    ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("dv1_b", F64, 1), ("zeros_m", F64, 1),
+    ("start", F64, 1), ("free_q_b", F64, 1), ("du_b", F64, 1), ("stationarity_b", F64, 1),
+    ("changes_b", F64, 1), ("dgamma_b", F64, 1), ("rhs_u", F64, 2), ("zeros_m", F64, 1),
     ("centres_b", F64, 1), ("rhs_nv", F64, 1), ("K_inverse", F64, 2),
-    ("product_free_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
-    ("H_b", F64, 1),
+    ("moved_b", F64, 1), ("rhs_v1_b", F64, 1), ("pushed_v1_b", F64, 1),
+    ("H_b", F64, 1), ("flyer_block", F64, 2),
     ("M_lu", F64, 2), ("mass_pivots", I64, 1), ("A_b", F64, 1), ("pushed", F64, 1), ("X_b", F64, 1),
     ("ov_p", F64, 1), ("below_p", F64, 1), ("force", F64, 2), ("turned", F64, 2),
     ("dW_gamma_b", F64, 1),
@@ -227,10 +239,11 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
      a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots, points,
      rotations,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
-     free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change,
-     to_q, to_v, turn, dG_b, scale, start, free_b, du_b, stationarity_b, changes_b, dgamma_b,
-     dv1_b, zeros_m, centres_b, rhs_nv, K_inverse, product_free_b, rhs_v1_b,
-     pushed_v1_b, H_b,
+     free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change, K_b_inverse,
+     K_b_system, solved_b, refined_b, correction_b,
+     to_q, to_v, turn, dG_b, scale, start, free_q_b, du_b, stationarity_b, changes_b, dgamma_b,
+     rhs_u, zeros_m, centres_b, rhs_nv, K_inverse, moved_b, rhs_v1_b,
+     pushed_v1_b, H_b, flyer_block,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned, dW_gamma_b,
      dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
      scratch_b, residual_b, both, gk_b, moves_b, row_dofs_b, row_count, product_b,
@@ -315,9 +328,13 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
             m, H, c, gamma, kind, mu, weight, weighted_b[:m * m].reshape((m, m)),
             P_b[:m * m].reshape((m, m)), dq_dc, gradient[:m], zero_rows[:m], sliding[:m],
             tangent[:m], slip[:m], multiplier[:m], free_rows[:m], position[:m],
-            K_b[:4 * m * m].reshape((2 * m, 2 * m)), kkt_pivots)
+            K_b[:4 * m * m].reshape((2 * m, 2 * m)), K_b_system, kkt_pivots)
         if not factored:
             return SINGULAR_BRANCH
+    weighted = False  # (a pushing row's penalty: dq/dc is not the identity)
+    for r in range(m):
+        if weight[r] != 0.0:
+            weighted = True
     # the blocks' changes of v* before the impulses', the rows' free velocities
     for r in range(m):
         scale[r], start[r] = 1.0, 0.0
@@ -327,17 +344,18 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                                                v, contact)
             scale[3 * contact] = 1.0 - mass * w1 / slope
             start[3 * contact] = mass * (w1 - w0) / slope
-    free = free_b[:m * k].reshape((m, k))
+    free_q = free_q_b[:m * nv].reshape((m, nv))
     du = du_b[:m * nv].reshape((m, nv))
     stationarity = stationarity_b[:m * k].reshape((m, k))
     first_v = nv if supported else 0
     free_velocity_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, supported,
                           implicit, free_dofs, G, scale[:m], start[:m],
                           dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
-                          rhs_nv[:nv * nv].reshape((nv, nv)), gk_b[:m * nv].reshape((m, nv)),
-                          product_free_b[:2 * m * nv].reshape((2, m, nv)),
-                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)), free,
-                          stationarity)
+                          impulses and not weighted,
+                          rhs_nv[:nv * (k - first_v)].reshape((nv, k - first_v)),
+                          gk_b[:m * nv].reshape((m, nv)), free_q,
+                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)),
+                          moved_b[:m * (k - first_v)].reshape((m, k - first_v)), stationarity)
     # the configuration block's residual: the rows, the Delassus matrix and the laws moved
     if impulses and supported:
         A = A_b[:nv * m].reshape((nv, m))  # M~^-1 G^T = L^-1 z_r (the step's M~ = L^T L)
@@ -354,7 +372,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                         ov_p[:nj * p * 6].reshape((nj, 6, p)),
                         below_p[:nj * p * 6].reshape((nj, 6, p)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m], dG, row_dofs,
-                        row_count[:m], n, v_star, free[:, :nv], du, turned, both,
+                        row_count[:m], n, v_star, free_q, du, turned, both,
                         product_b[:2 * nv * m].reshape((2, nv, m)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
@@ -367,13 +385,15 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
         for r in range(m):
             for s in range(m):
                 H_c[r, s] = H[r, s]
-        stationarity_change(H_c, weight, gamma, pushed[:m], dW_gamma, dW_pushed, d_inverse, dc,
-                            scratch_b[:m * nv].reshape((m, nv)), residual)
+        stationarity_change(H_c, weight, weighted, gamma, pushed[:m], dW_gamma, dW_pushed,
+                            d_inverse, dc, scratch_b[:m * nv].reshape((m, nv)), residual)
         for r in range(m):
             for j in range(nv):
                 stationarity[r, j] = residual[r, j]
-    # the impulses' change: the branch's system for every column at once
+    # the impulses' change: the branch's system for every column at once, by its inverse
+    # (one BLAS product; the sliding contacts' bordering rows' right-hand sides are zeros)
     dgamma = dgamma_b[:m * k].reshape((m, k))
+    size = n_free + ns
     in_place = impulses and n_free == m and ns == 0  # (every row free, none sliding: the
     for a_row in range(n_free if in_place else 0):   # system's rows are dgamma's, in order)
         if free_rows[a_row] != a_row:
@@ -383,15 +403,32 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
             for j in range(k):
                 dgamma[r, j] = 0.0
     if impulses:
-        rhs = dgamma if in_place else rhs_b[:(n_free + ns) * k].reshape((n_free + ns, k))
-        for a_row in range(n_free + ns):
-            for j in range(k):
-                rhs[a_row, j] = -stationarity[free_rows[a_row], j] if a_row < n_free else 0.0
-        lu_solve_rows(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:n_free + ns, :n_free + ns],
-                      kkt_pivots, rhs)
-        for a_row in range(0 if in_place else n_free):
-            for j in range(k):
-                dgamma[free_rows[a_row], j] = rhs[a_row, j]
+        system = K_b_system[:size * size].reshape((size, size))
+        inverse_b = K_b_inverse[:size * size].reshape((size, size))
+        lu_inverse(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:size, :size], kkt_pivots, inverse_b)
+        norm, inverse_norm = 0.0, 0.0  # (the infinity norms: the largest row sums)
+        for a_row in range(size):
+            total, inverse_total = 0.0, 0.0
+            for b_row in range(size):
+                inverse_b[a_row, b_row] = -inverse_b[a_row, b_row]
+                total += abs(system[a_row, b_row])
+                inverse_total += abs(inverse_b[a_row, b_row])
+            norm, inverse_norm = max(norm, total), max(inverse_norm, inverse_total)
+        refine = norm * inverse_norm > REFINED_ABOVE
+        refined, correction = (refined_b[:size * k].reshape((size, k)),
+                               correction_b[:size * k].reshape((size, k)))
+        if in_place:
+            refined_solve(system, inverse_b, stationarity, dgamma, refined, correction, refine)
+        else:
+            rhs = rhs_b[:size * k].reshape((size, k))
+            solved = solved_b[:size * k].reshape((size, k))
+            for a_row in range(size):
+                for j in range(k):
+                    rhs[a_row, j] = stationarity[free_rows[a_row], j] if a_row < n_free else 0.0
+            refined_solve(system, inverse_b, rhs, solved, refined, correction, refine)
+            for a_row in range(n_free):
+                for j in range(k):
+                    dgamma[free_rows[a_row], j] = solved[a_row, j]
     into, into_u = out, out_u  # (k = 3 nv: A and B)
     if not (supported and out.shape[0] == 2 * nv):  # (the table's state: its q and v blocks'
         # columns, then its u block's)
@@ -399,7 +436,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
         into_u = state[2 * nv * (k - nv):2 * nv * k].reshape((2 * nv, nv))
     state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, supported, implicit, free_dofs, to_q, to_v, turn,
-                  rhs_nv[:nv * nv].reshape((nv, nv)), rhs_v1_b[:nv * k].reshape((nv, k)),
-                  pushed_v1_b[:nv * k].reshape((nv, k)), dv1_b[:nv * k].reshape((nv, k)), into,
+                  rhs_nv[:nv * nv].reshape((nv, nv)),
+                  rhs_v1_b[:nv * (k - nv)].reshape((nv, k - nv)), rhs_u,
+                  pushed_v1_b[:nv * k].reshape((nv, k)), flyer_block, into,
                   into_u)
     return SUPPORTED if supported else NO_CONFIGURATION

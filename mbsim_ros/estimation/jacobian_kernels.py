@@ -26,7 +26,7 @@ from ..dynamics.rnea_derivative import (coriolis_composites, coriolis_projection
                                         velocity_change_wrench)
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
-from ..solvers.tree_lu import TREE_FACTORS, subtract_rows, tree_lu_solve_rows
+from ..solvers.tree_lu import TREE_FACTORS, subtract_rows
 from ..spatial import so3_coefficients, so3_sine
 
 
@@ -221,8 +221,7 @@ def integration_kernel(free, h, v1, whole, rotations, to_q, to_v, turn):
 
 @step
 def subtract_row(B, i, s, factor):
-    """B[i] -= factor B[s], the columns side by side (lu_solve_rows, upper_solve_rows,
-    lu_inverse)."""
+    """B[i] -= factor B[s], the columns side by side (upper_solve_rows)."""
     for j in range(B.shape[1]):
         B[i, j] -= factor * B[s, j]
 
@@ -230,7 +229,7 @@ def subtract_row(B, i, s, factor):
 @step
 def upper_solve_rows(LU, B):
     """B <- U^-1 B (n x k, in place; U: LU's upper triangle, solvers/lu.py's factors), row by
-    row from the last, the k columns side by side (lu_solve_rows, lu_inverse)."""
+    row from the last, the k columns side by side (lu_inverse)."""
     n, k = B.shape
     for i in range(n - 1, -1, -1):
         for s in range(i + 1, n):
@@ -239,29 +238,6 @@ def upper_solve_rows(LU, B):
                 subtract_row(B, i, s, factor)
         for j in range(k):
             B[i, j] = B[i, j] / LU[i, i]
-
-
-@step
-def lu_solve_rows(LU, pivots, B):
-    """B <- K^-1 B (n x k, in place) from solvers/lu.py's factors of K (P K = L U in place, L
-    unit lower triangular; pivots[k]: the row swapped with row k at step k), row by row: each
-    column's sums in lu_solve's order, the k columns side by side. The compliant step's K
-    factored leaf first (pivots[0] == TREE_FACTORS): solvers/tree_lu.py's solve instead."""
-    if pivots.shape[0] and pivots[0] == TREE_FACTORS:
-        tree_lu_solve_rows(LU, B)
-        return
-    n, k = B.shape
-    for i in range(n):
-        p = pivots[i]
-        if p != i:
-            for j in range(k):
-                B[i, j], B[p, j] = B[p, j], B[i, j]
-    for i in range(n):
-        for s in range(i):
-            factor = LU[i, s]
-            if factor != 0.0:
-                subtract_row(B, i, s, factor)
-    upper_solve_rows(LU, B)
 
 
 @step
@@ -286,17 +262,17 @@ def solve_l_columns(L, parent, X):
 def lu_inverse(LU, pivots, out):
     """out = K^-1 = U^-1 L^-1 P from solvers/lu.py's factors of K (P K = L U): L^-1 over its
     lower triangle (its row s is zero right of s), U^-1 times it, then P's row swaps as
-    column swaps in reverse order. Each entry is lu_solve_rows' on the identity (the same
+    column swaps in reverse order. Each entry is an LU solve's on the identity (the same
     sums; its products with those zeros skipped), a third fewer operations. The compliant
     step's K factored leaf first (pivots[0] == TREE_FACTORS, A = U L): the identity through
-    solvers/tree_lu.py's solve (tree_lu_solve_rows), its U pass over each row's entries from
+    solvers/tree_lu.py's solve (tree_lu_solve's order), its U pass over each row's entries from
     the diagonal on (U^-1 is upper triangular: the entries left of it are zeros, whose
     products would subtract +-0 from zeros), bit for bit that solve's."""
     n = LU.shape[0]
     for i in range(n):
         for j in range(n):
             out[i, j] = 1.0 if i == j else 0.0
-    if pivots.shape[0] and pivots[0] == TREE_FACTORS:  # (tree_lu_solve_rows' order)
+    if pivots.shape[0] and pivots[0] == TREE_FACTORS:  # (tree_lu_solve's order)
         for i in range(n - 1, -1, -1):  # U^-1, upper triangular: row s is zero left of s
             for s in range(n - 1, i, -1):
                 factor = LU[i, s]
@@ -843,34 +819,32 @@ def sparse_product(A, B, out):
                     out[r, j] += a * B[s, j]
 
 
-@step
-def free_block_product(free, D, B, out, out_u):
-    """[out | out_u] = D B for D diagonal but on the free-flyers' 6 x 6 blocks (their first
-    dofs ``free``: the integration's derivatives): B's first out.shape[1] columns into
-    ``out``, the others into ``out_u``; the terms of D's zeros skipped (sparse_product's sums,
-    without its scan of D's rows)."""
-    nv, k = B.shape
-    split = out.shape[1]
+@allocating
+def integrated(free, to_q, to_v, scratch, block, into):
+    """into = [to_q dv1; to_v dv1] in place, dv1 in into's lower half (nv x c): to_q and to_v
+    diagonal but on the free-flyers' 6 x 6 blocks (``free``: their first dofs), whose rows of
+    dv1 are kept in ``scratch`` (nv x c) first and multiplied by BLAS's dgemm through
+    numpy.dot (``block``: 6 x 6 scratch)."""
+    nv, c = to_q.shape[0], into.shape[1]
+    dv1 = into[nv:]
+    for f in range(free.shape[0]):
+        for r in range(free[f], free[f] + 6):
+            for j in range(c):
+                scratch[r, j] = dv1[r, j]
     for r in range(nv):
-        d = D[r, r]
-        for j in range(split):
-            out[r, j] = 0.0 + d * B[r, j]
-        for j in range(k - split):
-            out_u[r, j] = 0.0 + d * B[r, split + j]
+        d, e = to_q[r, r], to_v[r, r]
+        for j in range(c):
+            into[r, j] = d * dv1[r, j]
+        if e != 1.0:
+            for j in range(c):
+                dv1[r, j] = e * dv1[r, j]
     for f in range(free.shape[0]):
         iv = free[f]
-        for r in range(iv, iv + 6):
-            for j in range(split):
-                out[r, j] = 0.0
-            for j in range(k - split):
-                out_u[r, j] = 0.0
-            for s in range(iv, iv + 6):
-                a = D[r, s]
-                if a != 0.0:
-                    for j in range(split):
-                        out[r, j] += a * B[s, j]
-                    for j in range(k - split):
-                        out_u[r, j] += a * B[s, split + j]
+        for D, rows in ((to_q, into[iv:iv + 6]), (to_v, dv1[iv:iv + 6])):
+            for r in range(6):
+                for s in range(6):
+                    block[r, s] = D[iv + r, iv + s]
+            np.dot(block, scratch[iv:iv + 6], rows)
 
 
 @step
@@ -958,60 +932,81 @@ def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free,
 
 @allocating
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, free_dofs, G, scale, start, dq_dc, rhs, GK, product,
-                          changes, free, stationarity):
+                          implicit, free_dofs, G, scale, start, dq_dc, plain, rhs, GK, free_q,
+                          changes, moved, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
-    step_jacobians), the blocks' k columns side by side (q if ``configuration``, v if
-    ``implicit``, u; each nv wide): free = G dv* (m x k) with dv* = K^-1 times the q block's
-    right-hand side P(w) (shifted[0]: its transpose) and the v block's (velocity_rhs) (+ 1 on
-    the v block), h K^-1 on the u block, taken as (G K^-1) times the right-hand sides
-    (``inverse``: K^-1; the products by BLAS's dgemm through numpy.dot, P(w) as shifted[0]'s
-    transpose; free's first nv columns are the configuration block's G dv*_q, which
-    row_changes makes the rows' change du); the stationarity residual's change dq/dc dc of
-    the v and u blocks (dc = scale G dv*, plus start G for v: a loading impact's closing root;
-    stationarity's q columns are left). free_dofs: the free-flyers' first dofs
-    (velocity_rhs). rhs: nv x nv scratch, GK: m x nv (G K^-1), product:
-    2 x m x nv scratch (the q and v blocks' products), changes: m x (k - first_v) scratch."""
-    nv, m = inverse.shape[0], G.shape[0]
-    k = free.shape[1]
-    first_v = nv if configuration else 0
-    solved = k - nv if implicit else 0  # (the u block: h K^-1, no right-hand side)
+    step_jacobians), the blocks' columns side by side (q if ``configuration``, v if
+    ``implicit``, u; each nv wide), G dv* with dv* = K^-1 times the q block's right-hand side
+    P(w) (shifted[0]: its transpose) and the v block's (velocity_rhs) (+ 1 on the v block), h
+    K^-1 on the u block, taken as (G K^-1) times the right-hand sides (``inverse``: K^-1;
+    GK: m x nv) by BLAS's dgemm through numpy.dot: the q block's into ``free_q`` (m x nv,
+    which row_changes makes the rows' change du), the v and u blocks' (``rhs``: their
+    right-hand sides, nv x c) into ``changes`` (m x c) as the laws' change dc = scale G dv*,
+    plus start G for v (a loading impact's closing root); then the stationarity residual's
+    change dq/dc dc (by dgemm into ``moved``, m x c; skipped where ``plain``: the identity,
+    no pushing row's penalty) into stationarity's last c columns (its q columns are left).
+    free_dofs: the free-flyers' first dofs (velocity_rhs)."""
+    nv, m, c = inverse.shape[0], G.shape[0], changes.shape[1]
+    first_v = stationarity.shape[1] - c
+    v_columns = c - nv  # (nv where implicit, else none)
     np.dot(G, inverse, GK)
+    if configuration:
+        np.dot(GK, shifted[0].T, free_q)
     if implicit:
-        velocity_rhs(0, free_dofs, M, frame_rates, rates, damping, h, rhs)
-        np.dot(GK, rhs, product[1])
-        if configuration:
-            np.dot(GK, shifted[0].T, product[0])
+        velocity_rhs(0, free_dofs, M, frame_rates, rates, damping, h, rhs)  # (rhs[:, :nv])
+    for r in range(nv):
+        for j in range(nv):
+            rhs[r, v_columns + j] = h if r == j else 0.0
+    np.dot(GK, rhs, changes)
     for r in range(m):
-        for j in range(first_v):
-            free[r, j] = product[0, r, j]
-        for j in range(first_v, solved):
-            free[r, j] = product[1, r, j - first_v] + G[r, j - first_v]
-        for j in range(solved, k):
-            free[r, j] = h * GK[r, j - solved]
+        for j in range(v_columns):  # (the v block: dv* = 1 + K^-1 (...))
+            changes[r, j] = scale[r] * (changes[r, j] + G[r, j]) + start[r] * G[r, j]
+        for j in range(v_columns, c):
+            changes[r, j] = scale[r] * changes[r, j]
+    if not plain:
+        np.dot(dq_dc, changes, moved)
     for r in range(m):
-        for j in range(first_v, solved):  # (the v block)
-            changes[r, j - first_v] = scale[r] * free[r, j] + start[r] * G[r, j - first_v]
-        for j in range(solved, k):
-            changes[r, j - first_v] = scale[r] * free[r, j]
-    sparse_product(dq_dc, changes, stationarity[:, first_v:])
+        for j in range(c):
+            stationarity[r, first_v + j] = changes[r, j] if plain else moved[r, j]
+
+
+@allocating
+def refined_solve(K, inverse, S, X, T, D, refine):
+    """X = -K^-1 S for the columns of S side by side from ``inverse`` = -K^-1, where
+    ``refine`` with one step of iterative refinement (X += -K^-1 (S + K X)): an explicit
+    inverse's product is accurate to about cond(K) u relative to |K^-1| |S|, which loses the
+    entries much smaller than that on a nearly singular K; refined, its backward error is a
+    backward-stable solve's, as a solve with K's LU factors (N. J. Higham 2002, "Accuracy and
+    stability of numerical algorithms", Sec. 12.1 and 14.1). The products by BLAS's dgemm
+    through numpy.dot. T, D: scratch of S's shape."""
+    np.dot(inverse, S, X)
+    if not refine:
+        return
+    np.dot(K, X, T)
+    for r in range(S.shape[0]):
+        for j in range(S.shape[1]):
+            T[r, j] += S[r, j]
+    np.dot(inverse, T, D)
+    for r in range(S.shape[0]):
+        for j in range(S.shape[1]):
+            X[r, j] += D[r, j]
 
 
 @allocating
 def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, configuration, implicit, free, to_q, to_v, turn, velocity, rhs,
-                  pushed, dv1, state, state_u):
+                  rhs_u, pushed, block, state, state_u):
     """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (the q
     block's right-hand side P(w) at v1 (shifted[1]: its transpose), the v block's
     (velocity_rhs, into ``velocity``: nv x nv), h on the u block, + G^T dgamma (+ dG^T gamma =
-    ``turned`` on the configuration columns) when ``impulses``; written row by row) (+ 1 on
-    the v block), the products by BLAS's dgemm through numpy.dot (``inverse``: K^-1), then
-    [to_q dv1; to_v dv1] (the integration's derivatives) and, on the configuration columns,
-    the turn of the free-flyer's step at fixed v1 (``turn``; to_q, to_v, turn diagonal but on
-    the free-flyers' blocks, ``free``: their first dofs), written where the caller wants them:
-    ``state`` (2 nv x (k - nv): the q and v blocks' columns) and ``state_u`` (2 nv x nv: the
-    u block's). rhs, pushed (G^T dgamma), dv1: nv x k."""
-    nv, k = inverse.shape[0], dv1.shape[1]
+    ``turned`` on the configuration columns) when ``impulses``) (+ 1 on the v block), by
+    BLAS's dgemm through numpy.dot (``inverse``: K^-1) straight into the lower halves of
+    where the caller wants them, ``state`` (2 nv x (k - nv): the q and v blocks' columns; their
+    right-hand sides ``rhs``, nv x (k - nv)) and ``state_u`` (2 nv x nv: the u block's;
+    ``rhs_u``), then [to_q dv1; to_v dv1] in place (integrated: the integration's
+    derivatives) and, on the configuration columns, the turn of the free-flyer's step at
+    fixed v1 (``turn``). pushed: nv x k (G^T dgamma); block: 6 x 6 scratch."""
+    nv, k = inverse.shape[0], dgamma.shape[1]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0
     if implicit:
@@ -1023,20 +1018,22 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
             rhs[r, j] = shifted[1, j, r]
         for j in range(first_v, solved):
             rhs[r, j] = velocity[r, j - first_v]
-        for j in range(solved, k):
-            rhs[r, j] = h if r == j - solved else 0.0
+        for j in range(nv):
+            rhs_u[r, j] = h if r == j else 0.0
         if impulses:
-            for j in range(k):
+            for j in range(k - nv):
                 rhs[r, j] += pushed[r, j]
+            for j in range(nv):
+                rhs_u[r, j] += pushed[r, k - nv + j]
             for j in range(first_v):
                 rhs[r, j] += turned[r, j]
-    np.dot(inverse, rhs, dv1)
-    for r in range(nv):
-        for j in range(first_v, solved):
-            if r == j - first_v:
-                dv1[r, j] += 1.0
-    free_block_product(free, to_q, dv1, state[:nv], state_u[:nv])
-    free_block_product(free, to_v, dv1, state[nv:], state_u[nv:])
+    if k > nv:
+        np.dot(inverse, rhs, state[nv:])
+        for r in range(nv if implicit else 0):  # (dv1 += 1 on the v block)
+            state[nv + r, first_v + r] += 1.0
+        integrated(free, to_q, to_v, rhs, block, state)
+    np.dot(inverse, rhs_u, state_u[nv:])
+    integrated(free, to_q, to_v, rhs_u, block, state_u)
     if configuration:
         for r in range(nv):
             for j in range(nv):
@@ -1075,16 +1072,20 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
 
 
 @allocating
-def stationarity_change(H, weight, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc, scratch,
-                        out):
+def stationarity_change(H, weight, weighted, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc,
+                        scratch, out):
     """The stationarity residual's change as q moves (jacobian_assembly.contact_jacobians_kernel),
     dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b (m x nv; scratch:
-    m x nv; H: C-ordered). H's product by BLAS's dgemm through numpy.dot."""
+    m x nv; H: C-ordered). H's product by BLAS's dgemm through numpy.dot, where ``weighted``
+    (some w nonzero: else that term is zero)."""
     m, nv = dc.shape
+    if weighted:
+        for r in range(m):
+            for b in range(nv):
+                scratch[r, b] = weight[r] * (dW_gamma[r, b] + d_inverse[r, b] * gamma[r]
+                                             + dc[r, b])
+        np.dot(H, scratch, out)
     for r in range(m):
         for b in range(nv):
-            scratch[r, b] = weight[r] * (dW_gamma[r, b] + d_inverse[r, b] * gamma[r] + dc[r, b])
-    np.dot(H, scratch, out)
-    for r in range(m):
-        for b in range(nv):
-            out[r, b] = dW_pushed[r, b] + d_inverse[r, b] * pushed[r] + out[r, b] + dc[r, b]
+            pushing = out[r, b] if weighted else 0.0
+            out[r, b] = dW_pushed[r, b] + d_inverse[r, b] * pushed[r] + pushing + dc[r, b]

@@ -91,17 +91,3 @@ def subtract_rows(A, B, i, first, last):
         if factor != 0.0:
             for j in range(B.shape[1]):
                 B[i, j] -= factor * B[s, j]
-
-
-@step
-def tree_lu_solve_rows(A, B):
-    """B <- A^-1 B (n x k, in place) from tree_lu_factor's factors, with the tree read from
-    the factors' zeros (no parent array): each column's sums in tree_lu_solve's order, the k
-    columns side by side."""
-    n = B.shape[0]
-    for i in range(n - 1, -1, -1):
-        subtract_rows(A, B, i, n - 1, i)
-    for i in range(n):
-        subtract_rows(A, B, i, i - 1, -1)
-        for j in range(B.shape[1]):
-            B[i, j] = B[i, j] / A[i, i]
