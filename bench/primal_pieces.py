@@ -174,7 +174,7 @@ def solve_rows(LU, pivots, rhs, B):
 
 @njit(cache=False)
 def solve_dgemm(LU, pivots, rhs, inverse, product):
-    lu_inverse(LU, pivots, inverse)
+    lu_inverse(LU, pivots, inverse, np.empty(LU.shape[0], dtype=np.int64))
     np.dot(inverse, rhs, product)
 
 

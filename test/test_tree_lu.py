@@ -82,7 +82,7 @@ def test_the_step_matrix_factors_solve_as_numpy(name):
     lu_solve_rows(K, pivots, X)
     np.testing.assert_allclose(X, np.linalg.solve(dense, B), rtol=0, atol=1e-12 * scale)
     inverse = np.empty((nv, nv))
-    lu_inverse(K, pivots, inverse)
+    lu_inverse(K, pivots, inverse, np.empty(nv, dtype=np.int64))
     np.testing.assert_allclose(inverse @ dense, np.eye(nv), rtol=0, atol=1e-9)
 
 
