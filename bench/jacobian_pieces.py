@@ -48,7 +48,7 @@ NAMESPACE = {**vars(jacobian_kernels), **vars(jacobian_assembly), "_cycles": _cy
 # (function, its pieces' first lines: the piece's label; the stamps' first index)
 KERNEL = ("contact_jacobians_kernel", [
     ("    nv = v_star.shape[0]", "the arguments' checks"),
-    ("    moves, row_dofs = moves_b", "the rows' supports and q-derivatives"),
+    ("    row_dofs = row_dofs_b", "the rows' supports and q-derivatives"),
     ("    # the step's dynamics", "the step's dynamics"),
     ("    lu_inverse(LU, pivots, K_inverse", "K^-1 from the step's LU factors"),
     ("    integration_kernel(", "the integration's derivatives"),

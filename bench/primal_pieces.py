@@ -216,9 +216,11 @@ def main(calls: int) -> None:
     branch = Branch(H, c, gamma, kind, mu, weight)
     M = arrays["M"].copy()  # (the step's M~, step_dynamics')
     dG = arrays["dG_b"][:nv * m * nv].reshape((nv, m, nv))
-    moves = arrays["moves_b"][:m * nv].reshape((m, nv))
     row_dofs = arrays["row_dofs_b"][:m * nv].reshape((m, nv))
     row_count = arrays["row_count"][:m]
+    moves = np.zeros((m, nv), dtype=np.int64)  # (1 where dof k moves row r)
+    for r in range(m):
+        moves[r, row_dofs[r, :row_count[r]]] = 1
     A = arrays["A_b"][:nv * m].reshape((nv, m))
     p = m + 2
     nj = arrays["joint_int"].shape[0]

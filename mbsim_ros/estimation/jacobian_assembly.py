@@ -196,7 +196,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
     ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("both", F64, 2),
-    ("gk_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
+    ("gk_b", F64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
     ("product_b", F64, 1),
     ("state", F64, 1)], __name__)
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
@@ -233,7 +233,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
      pushed_v1_b, H_b,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned, dW_gamma_b,
      dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, both, gk_b, moves_b, row_dofs_b, row_count, product_b,
+     scratch_b, residual_b, both, gk_b, row_dofs_b, row_count, product_b,
      state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
@@ -251,9 +251,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     k = nv * (1 + implicit + supported)
     G = G_all[:m]
     dG = dG_b[:nv * m * nv].reshape((nv, m, nv))  # dG[b]: G's derivative along q_b
-    moves, row_dofs = moves_b[:m * nv].reshape((m, nv)), row_dofs_b[:m * nv].reshape((m, nv))
+    row_dofs = row_dofs_b[:m * nv].reshape((m, nv))
     if supported:  # dG's nonzero entries
-        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m])
+        row_supports(contact_int, chain, n, row_dofs, row_count[:m])
     if supported and rows_mode == ROWS_FIND:
         # dG is read on the rows' supports (row_supports), which row_derivatives_kernel
         # writes whole where a contact's other side is the ground or the terrain (-1), and

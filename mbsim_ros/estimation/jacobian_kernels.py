@@ -330,29 +330,28 @@ def lu_inverse(LU, pivots, out, ends):
 
 
 @step
-def row_supports(contact_int, chain, n, moves, row_dofs, row_count):
-    """Which dofs move which rows (m rows): moves[r, k] = 1 where dof k moves one of the
-    bodies of row r's contact (the model's chain table; a joint limit's or joint friction's
-    row is constant: none), so dG_b's row r is zero unless moves[r, b], and zero off the
-    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]]."""
-    m, nv = moves.shape
-    for r in range(m):
-        for k in range(nv):
-            moves[r, k] = 0
-    for contact in range(n):
-        for side in range(2):
-            body = contact_int[contact, side]
-            if body >= 0:
-                for r in range(3 * contact, 3 * contact + 3):
-                    for k in range(nv):
-                        if chain[body, k] != 0.0:
-                            moves[r, k] = 1
+def row_supports(contact_int, chain, n, row_dofs, row_count):
+    """Which dofs move which rows (m rows), as lists: row r's dofs row_dofs[r, :row_count[r]],
+    in increasing order, those k that move one of the bodies of row r's contact (the model's
+    chain table; a joint limit's or joint friction's row is constant: none), so dG_b's row r
+    is zero unless b is one of them, and zero off them. A contact's three rows share its
+    list (found once, copied)."""
+    m, nv = row_dofs.shape
     for r in range(m):
         row_count[r] = 0
+    for contact in range(n):
+        first, second = contact_int[contact, 0], contact_int[contact, 1]
+        r, count = 3 * contact, 0
         for k in range(nv):
-            if moves[r, k]:
-                row_dofs[r, row_count[r]] = k
-                row_count[r] += 1
+            if ((first >= 0 and chain[first, k] != 0.0)
+                    or (second >= 0 and chain[second, k] != 0.0)):
+                row_dofs[r, count] = k
+                count += 1
+        for e in range(1, 3):
+            for i in range(count):
+                row_dofs[r + e, i] = row_dofs[r, i]
+        for e in range(3):
+            row_count[r + e] = count
 
 
 @allocating
