@@ -48,9 +48,9 @@ NAMESPACE = {**vars(jacobian_kernels), **vars(jacobian_assembly), "_cycles": _cy
 # (function, its pieces' first lines: the piece's label; the stamps' first index)
 KERNEL = ("contact_jacobians_kernel", [
     ("    nv = v_star.shape[0]", "the arguments' checks"),
-    ("    moves, row_dofs = moves_b", "the rows' supports and q-derivatives"),
+    ("    row_dofs = row_dofs_b", "the rows' supports and q-derivatives"),
     ("    # the step's dynamics", "the step's dynamics"),
-    ("    lu_inverse(LU, pivots, K_inverse)", "K^-1 from the step's LU factors"),
+    ("    lu_inverse(LU, pivots, K_inverse", "K^-1 from the step's LU factors"),
     ("    integration_kernel(", "the integration's derivatives"),
     ("    impulses = m > 0", "the branch"),
     ("    for r in range(m):", "the impacts' scales"),
@@ -64,7 +64,7 @@ KERNEL = ("contact_jacobians_kernel", [
     ("    return SUPPORTED if", None)], 0)
 NESTED = {"delassus_changes": "delassus_tables"}  # (instrumented inside its caller)
 INNER = [
-    ("step_dynamics", [("    gravity_acceleration(", "inertias, composites, frame rates"),
+    ("step_dynamics", [("    gravity_acceleration(", "inertias, composites, M, frame rates"),
                        ("    for i in range(nj):  # the bodies' momenta",
                         "the bodies' momenta, p_a, q_a at v"),
                        ("    for g in range(2):  # dB/dv at v* and v1",

@@ -169,7 +169,7 @@ def factor(M, G, D, n, row_dofs, row_count, S, DG, LU, pivots):
 @njit(cache=False)
 def solve_refined(LU, pivots, system, rhs, inverse, product, scratch, correction):
     """product = -system^-1 rhs (refined_solve's sign)."""
-    lu_inverse(LU, pivots, inverse)
+    lu_inverse(LU, pivots, inverse, np.empty(LU.shape[0], dtype=np.int64))
     for i in range(inverse.shape[0]):
         for j in range(inverse.shape[1]):
             inverse[i, j] = -inverse[i, j]
@@ -178,7 +178,7 @@ def solve_refined(LU, pivots, system, rhs, inverse, product, scratch, correction
 
 @njit(cache=False)
 def solve_dgemm(LU, pivots, rhs, inverse, product):
-    lu_inverse(LU, pivots, inverse)
+    lu_inverse(LU, pivots, inverse, np.empty(LU.shape[0], dtype=np.int64))
     np.dot(inverse, rhs, product)
 
 
@@ -220,9 +220,11 @@ def main(calls: int) -> None:
     branch = Branch(H, c, gamma, kind, mu, weight)
     M = arrays["M"].copy()  # (the step's M~, step_dynamics')
     dG = arrays["dG_b"][:nv * m * nv].reshape((nv, m, nv))
-    moves = arrays["moves_b"][:m * nv].reshape((m, nv))
     row_dofs = arrays["row_dofs_b"][:m * nv].reshape((m, nv))
     row_count = arrays["row_count"][:m]
+    moves = np.zeros((m, nv), dtype=np.int64)  # (1 where dof k moves row r)
+    for r in range(m):
+        moves[r, row_dofs[r, :row_count[r]]] = 1
     A = arrays["A_b"][:nv * m].reshape((nv, m))
     p = m + 2
     nj = arrays["joint_int"].shape[0]

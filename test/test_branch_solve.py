@@ -39,7 +39,7 @@ def test_the_refined_inverse_solves_as_lu_does(seed):
     factors, pivots = K.copy(), np.empty(n, dtype=np.int64)
     assert lu_factor(factors, pivots)
     inverse = np.empty((n, n))
-    lu_inverse(factors, pivots, inverse)
+    lu_inverse(factors, pivots, inverse, np.empty(n, dtype=np.int64))
     inverse = -inverse
     X, scratch, correction = np.empty((n, k)), np.empty((n, k)), np.empty((n, k))
     refined_solve(K, inverse, S, X, scratch, correction, True)

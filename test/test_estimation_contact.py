@@ -700,6 +700,35 @@ def test_the_jacobians_table_follows_the_integrators_buffers():
     np.testing.assert_allclose(B_grown, B, rtol=0.0, atol=1e-12 * np.abs(B).max())
 
 
+def test_the_jacobians_take_the_steps_composites_and_mass_matrix():
+    """The compiled call reads what the step left instead of computing it again
+    (jacobian_kernels.step_dynamics): the composite inertias in the step's workspace are, to
+    the bit, those of a kinematics pass and the composite-rigid-body algorithm at q
+    (jacobian_kernels.mass_pass), and M = L^T L from the step's LTL factor of M~ is
+    crba(q) + h diag(damping) to 1e-15 of its largest entry (its factor's rounding)."""
+    from mbsim_ros.dynamics import crba
+    from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS
+    from mbsim_ros.estimation.jacobian_kernels import mass_pass
+
+    sim, u = solo12_standing()
+    process = ProcessModel.from_simulator(sim)
+    process.hold_memory(sim.get_state().integrator)
+    x = process.x_from(sim.q, sim.v)
+    process.jacobians(x, u)
+    views = JACOBIAN_ARRAYS.unpack(process._contact.jacobian_workspace.table())
+    model, nv, nj = sim.model, sim.model.nv, sim.model.njoints
+    q = x[:model.nq].copy()
+    oR, op, oS = np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6))
+    oY, Yc, M = np.empty((nj, 10)), np.empty((nj, 10)), np.empty((nv, nv))
+    mass_pass(model.joint_int, model.joint_real, model.armature, model.damping, sim.dt, q, oR,
+              op, oS, oY, Yc, np.empty(6), np.empty((3, 3)), np.empty(3), M)
+    assert np.array_equal(views.oS_step, oS)
+    assert np.array_equal(views.Yc_step, Yc)
+    expected = crba(model, q) + sim.dt * np.diag(model.damping)
+    np.testing.assert_allclose(views.M, expected, rtol=0.0, atol=1e-15 * np.abs(expected).max())
+    np.testing.assert_allclose(views.M, M, rtol=0.0, atol=1e-15 * np.abs(M).max())
+
+
 # spheres against a static box (on a face and over an edge), a sphere on another sphere, a
 # brick on the floor with spheres against its top face and edge, a block on a second static
 # box: pairs of shapes

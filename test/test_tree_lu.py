@@ -76,7 +76,7 @@ def test_the_step_matrix_factors_solve_as_numpy(name):
     np.testing.assert_allclose(x, np.linalg.solve(dense, b), rtol=0,
                                atol=1e-12 * np.abs(np.linalg.solve(dense, b)).max())
     inverse = np.empty((nv, nv))
-    lu_inverse(K, pivots, inverse)
+    lu_inverse(K, pivots, inverse, np.empty(nv, dtype=np.int64))
     np.testing.assert_allclose(inverse @ dense, np.eye(nv), rtol=0, atol=1e-9)
 
 

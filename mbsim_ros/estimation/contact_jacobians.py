@@ -134,7 +134,7 @@ class _Assembly:
                          np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
                          np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.empty((2, nv, nv)),
                          np.empty((2, nv)), np.empty((nv, nv)), np.empty((nv, 18)),
-                         np.empty((4, 3, 3)))
+                         np.empty((4, 3, 3)), np.empty(nv, dtype=np.int64))
         self.state = np.empty(2 * nv * 3 * nv)
         self.bound, self.capacity, self.contacts, self.entry = (None, None, None), 0, 0, None
         self.no_out = np.empty((0, 0))
@@ -167,7 +167,6 @@ class _Assembly:
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(nv),
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
                          np.empty((nv, 2 * nv)), np.empty(m * nv),
-                         np.empty(m * nv, dtype=np.int64),
                          np.empty(m * nv, dtype=np.int64), np.empty(m, dtype=np.int64),
                          np.empty(2 * nv * m))
         self.capacity, self.contacts = capacity, contacts
@@ -222,13 +221,14 @@ class _Assembly:
 
 
 def _step_velocities(integrator) -> tuple:
-    """(ov, H, B): the bodies' velocities, the subtrees' momenta and velocity-product maps at
-    the step's (q, v) that its velocity terms left in its workspace (rnea_derivative.
-    velocity_terms: its inverse dynamics' ov, coriolis_composites' sums into the ABA views
-    pA, IA; nothing after them in the step writes them)."""
+    """(ov, H, B, Yc): the bodies' velocities, the subtrees' momenta and velocity-product maps
+    at the step's (q, v) and the composite inertias at q that its velocity terms left in its
+    workspace (rnea_derivative.velocity_terms: its inverse dynamics' ov, coriolis_composites'
+    sums into the ABA views pA, IA, crba_backward's composites in place of the bodies' oY;
+    nothing after them in the step writes them)."""
     model = integrator.model
     views = DYNAMICS.views(integrator._ws, model.njoints, model.nv)
-    return views.ov, views.pA, views.IA
+    return views.ov, views.pA, views.IA, views.oY
 
 
 def _assembly(process) -> _Assembly:
@@ -743,7 +743,7 @@ def _step_matrix_inverse(integrator, q) -> np.ndarray:
     implicit = integrator._implicit
     if implicit is not None:  # from its factors (tree or pivoted LU), inverted once
         inverse = np.empty(implicit.K.shape)
-        lu_inverse(implicit.K, implicit.pivots, inverse)
+        lu_inverse(implicit.K, implicit.pivots, inverse, np.empty(len(inverse), dtype=np.int64))
         return inverse
     model = integrator.model
     return np.linalg.inv(crba(model, q) + integrator.dt * np.diag(model.damping))

@@ -166,8 +166,8 @@ def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradien
 # binds them): the model's tables; the step's buffers (its step matrix's LU factors, its rows,
 # the solve's arrays, the LTL factor of M~ and its rows z_r = L^-T g_r, compliant_step.py; its
 # kinematics and what its velocity terms left: the bodies' velocities, the subtrees' momenta
-# and velocity-product maps at (q, v)); the workspace of the step's dynamics, of the branch,
-# of the blocks and of the Delassus changes; the output
+# and velocity-product maps at (q, v), the composite inertias at q); the workspace of the
+# step's dynamics, of the branch, of the blocks and of the Delassus changes; the output
 F64, I64 = "float64", "int64"
 JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("joint_int", I64, 2), ("joint_real", F64, 2), ("gravity", F64, 1), ("armature", F64, 1),
@@ -181,7 +181,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("u_all", F64, 1), ("mats", F64, 3), ("vecs", F64, 2), ("ints", I64, 2), ("phase", I64, 1),
     ("law", F64, 1), ("v_star", F64, 1), ("v1", F64, 1), ("L_step", F64, 2), ("parent", I64, 1),
     ("Z_all", F64, 2), ("oR_step", F64, 3), ("op_step", F64, 2), ("ov_step", F64, 2),
-    ("momenta_step", F64, 2), ("coriolis_step", F64, 3),
+    ("momenta_step", F64, 2), ("coriolis_step", F64, 3), ("Yc_step", F64, 2),
     ("oR", F64, 3), ("op", F64, 2), ("oS", F64, 2), ("oY", F64, 2), ("Yc", F64, 2), ("oa", F64, 2),
     ("F_sub", F64, 2), ("ov_y", F64, 2), ("momenta", F64, 2),
     ("composite_momenta", F64, 2), ("coriolis", F64, 3), ("projections", F64, 3),
@@ -190,7 +190,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("a", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
     ("M", F64, 2),
     ("frame_rates", F64, 3), ("shifted", F64, 3), ("rates", F64, 3), ("velocities", F64, 2),
-    ("roots", F64, 2), ("points", F64, 2), ("rotations", F64, 3),
+    ("roots", F64, 2), ("points", F64, 2), ("rotations", F64, 3), ("ends", I64, 1),
     ("weighted_b", F64, 1), ("P_b", F64, 1), ("dq_dc_b", F64, 1), ("gradient", F64, 1),
     ("zero_rows", I64, 1), ("sliding", I64, 1), ("tangent", F64, 2), ("slip", F64, 1),
     ("multiplier", F64, 1), ("free_rows", I64, 1), ("position", I64, 1), ("K_b", F64, 1),
@@ -208,7 +208,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("dW_gamma_b", F64, 1),
     ("dW_pushed_b", F64, 1), ("diagonal_b", F64, 1), ("trace", F64, 1), ("d_inverse_b", F64, 1),
     ("dc_b", F64, 1), ("scratch_b", F64, 1), ("residual_b", F64, 1), ("both", F64, 2),
-    ("gk_b", F64, 1), ("moves_b", I64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
+    ("gk_b", F64, 1), ("row_dofs_b", I64, 1), ("row_count", I64, 1),
     ("product_b", F64, 1),
     ("state", F64, 1)], __name__)
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
@@ -233,11 +233,11 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
      K_lu, K_pivots, counts, contact_int, contact_real, shape_kinds, shape_sizes, oS_step,
      G_all, directions, kind_all, mu_all, gamma_all, phi_all, k_all, b_all, W_all, u_all, mats,
      vecs, ints, phase, law, v_star, v1, L_step, parent, Z_all, oR_step, op_step, ov_step,
-     momenta_step, coriolis_step,
+     momenta_step, coriolis_step, Yc_step,
      oR, op, oS, oY, Yc, oa, F_sub, ov_y, momenta, composite_momenta, coriolis,
      projections, crossed, tmp, ow, hw, tau, y,
      a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots, points,
-     rotations,
+     rotations, ends,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change, K_b_inverse,
      K_b_system, solved_b, refined_b, correction_b,
@@ -246,7 +246,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
      pushed_v1_b, H_b, flyer_block,
      M_lu, mass_pivots, A_b, pushed, X_b, ov_p, below_p, force, turned, dW_gamma_b,
      dW_pushed_b, diagonal_b, trace, d_inverse_b, dc_b,
-     scratch_b, residual_b, both, gk_b, moves_b, row_dofs_b, row_count, product_b,
+     scratch_b, residual_b, both, gk_b, row_dofs_b, row_count, product_b,
      state) = unpack_jacobian(table)
     nv = v_star.shape[0]
     q, v = x[:x.shape[0] - nv], x[x.shape[0] - nv:]
@@ -264,9 +264,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     k = nv * (1 + implicit + supported)
     G = G_all[:m]
     dG = dG_b[:nv * m * nv].reshape((nv, m, nv))  # dG[b]: G's derivative along q_b
-    moves, row_dofs = moves_b[:m * nv].reshape((m, nv)), row_dofs_b[:m * nv].reshape((m, nv))
+    row_dofs = row_dofs_b[:m * nv].reshape((m, nv))
     if supported:  # dG's nonzero entries
-        row_supports(contact_int, chain, n, moves, row_dofs, row_count[:m])
+        row_supports(contact_int, chain, n, row_dofs, row_count[:m])
     if supported and rows_mode == ROWS_FIND:
         # dG is read on the rows' supports (row_supports), which row_derivatives_kernel
         # writes whole where a contact's other side is the ground or the terrain (-1), and
@@ -286,24 +286,25 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                                        + radius * contact_real[contact, 3 + e])
         row_derivatives_kernel(oS_step, support, chain, contact_int[:n, 0],
                                contact_real[:n, 0:3], centres, directions, points, dG)
-    # the step's dynamics (on its kinematics: oS_step) and the factors of its matrix K (M~
-    # with explicit velocity terms), the integration's derivatives
+    # the step's dynamics (on its kinematics: oS_step, its composite inertias and its factor
+    # of M~) and the factors of its matrix K (M~ with explicit velocity terms), the
+    # integration's derivatives
     if implicit:
         velocities[0, :] = v_star
         velocities[1, :] = v1
-        step_dynamics(joint_int, joint_real, gravity, armature, damping, free_dofs, chain, h, v,
+        step_dynamics(joint_int, joint_real, gravity, free_dofs, chain, h, v, L_step, parent,
                       velocities, oR_step, op_step, oS_step, ov_step, momenta_step,
-                      coriolis_step, oY, Yc, oa, F_sub, ov_y, momenta, composite_momenta, coriolis,
-                      projections, crossed, tmp, ow, hw, tau, y, a, a_world, M, frame_rates,
-                      shifted, rates, roots)
-        LU, pivots, subspaces = K_lu, K_pivots, oS_step
+                      coriolis_step, oY, Yc_step, oa, F_sub, ov_y, momenta, composite_momenta,
+                      coriolis, projections, crossed, tmp, ow, hw, tau, y, a, a_world, M,
+                      frame_rates, shifted, rates, roots)
+        LU, pivots, subspaces, composites = K_lu, K_pivots, oS_step, Yc_step
     else:
         mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],
                   Rq, pq, M)
         M_lu[:, :] = M
         lu_factor(M_lu, mass_pivots)
-        LU, pivots, subspaces = M_lu, mass_pivots, oS
-    lu_inverse(LU, pivots, K_inverse)  # (the blocks' products with K^-1 by BLAS)
+        LU, pivots, subspaces, composites = M_lu, mass_pivots, oS, Yc
+    lu_inverse(LU, pivots, K_inverse, ends)  # (the blocks' products with K^-1 by BLAS)
     # (_Assembly: the rest)
     integration_kernel(free_dofs, h, v1, False, rotations, to_q, to_v, turn)
     # the branch
@@ -368,7 +369,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
         diagonal = diagonal_b[:m * nv].reshape((m, nv))
         dW_gamma = dW_gamma_b[:m * nv].reshape((m, nv))
         dW_pushed = dW_pushed_b[:m * nv].reshape((m, nv))
-        delassus_tables(A, gamma, c, H, weight, subspaces, Yc, joint_int, joint_of,
+        delassus_tables(A, gamma, c, H, weight, subspaces, composites, joint_int, joint_of,
                         ov_p[:nj * p * 6].reshape((nj, 6, p)),
                         below_p[:nj * p * 6].reshape((nj, 6, p)), force,
                         X_b[:nv * p].reshape((nv, p)), pushed[:m], dG, row_dofs,
@@ -405,7 +406,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     if impulses:
         system = K_b_system[:size * size].reshape((size, size))
         inverse_b = K_b_inverse[:size * size].reshape((size, size))
-        lu_inverse(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:size, :size], kkt_pivots, inverse_b)
+        lu_inverse(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:size, :size], kkt_pivots, inverse_b,
+                   ends)  # (ends: the tree's scratch, unused by a pivoted LU's)
         norm, inverse_norm = 0.0, 0.0  # (the infinity norms: the largest row sums)
         for a_row in range(size):
             total, inverse_total = 0.0, 0.0

@@ -259,30 +259,37 @@ def solve_l_columns(L, parent, X):
 
 
 @kernel
-def lu_inverse(LU, pivots, out):
+def lu_inverse(LU, pivots, out, ends):
     """out = K^-1 = U^-1 L^-1 P from solvers/lu.py's factors of K (P K = L U): L^-1 over its
     lower triangle (its row s is zero right of s), U^-1 times it, then P's row swaps as
     column swaps in reverse order. Each entry is an LU solve's on the identity (the same
     sums; its products with those zeros skipped), a third fewer operations. The compliant
-    step's K factored leaf first (pivots[0] == TREE_FACTORS, A = U L): the identity through
-    solvers/tree_lu.py's solve (tree_lu_solve's order), its U pass over each row's entries from
-    the diagonal on (U^-1 is upper triangular: the entries left of it are zeros, whose
-    products would subtract +-0 from zeros), bit for bit that solve's."""
+    step's K factored leaf first (pivots[0] == TREE_FACTORS, A = U L): U^-1 from the leaves
+    (U's row i moves row i of U^-1 by the rows s right of i where U[i, s] != 0: its
+    descendants), each row s of it zero outside [s, ends[s]) with ends[i] = the largest
+    ends[s] of those s (i + 1 at a leaf: the subtrees read from the factors' zeros; ends: n
+    int64 scratch), then L^-1 times it root first, as solvers/tree_lu.py's solve
+    (tree_lu_solve's order) on the identity, each row times its diagonal's reciprocal (one
+    division per row)."""
     n = LU.shape[0]
     for i in range(n):
         for j in range(n):
             out[i, j] = 1.0 if i == j else 0.0
-    if pivots.shape[0] and pivots[0] == TREE_FACTORS:  # (tree_lu_solve's order)
+    if pivots.shape[0] and pivots[0] == TREE_FACTORS:
         for i in range(n - 1, -1, -1):  # U^-1, upper triangular: row s is zero left of s
+            end = i + 1
             for s in range(n - 1, i, -1):
                 factor = LU[i, s]
                 if factor != 0.0:
-                    for j in range(s, n):
+                    end = max(end, ends[s])
+                    for j in range(s, ends[s]):
                         out[i, j] -= factor * out[s, j]
+            ends[i] = end
         for i in range(n):
             subtract_rows(LU, out, i, i - 1, -1)
+            reciprocal = 1.0 / LU[i, i]
             for j in range(n):
-                out[i, j] = out[i, j] / LU[i, i]
+                out[i, j] *= reciprocal
         return
     for i in range(n):
         for s in range(i):
@@ -299,29 +306,28 @@ def lu_inverse(LU, pivots, out):
 
 
 @step
-def row_supports(contact_int, chain, n, moves, row_dofs, row_count):
-    """Which dofs move which rows (m rows): moves[r, k] = 1 where dof k moves one of the
-    bodies of row r's contact (the model's chain table; a joint limit's or joint friction's
-    row is constant: none), so dG_b's row r is zero unless moves[r, b], and zero off the
-    dofs k with moves[r, k]; as lists: row r's dofs row_dofs[r, :row_count[r]]."""
-    m, nv = moves.shape
-    for r in range(m):
-        for k in range(nv):
-            moves[r, k] = 0
-    for contact in range(n):
-        for side in range(2):
-            body = contact_int[contact, side]
-            if body >= 0:
-                for r in range(3 * contact, 3 * contact + 3):
-                    for k in range(nv):
-                        if chain[body, k] != 0.0:
-                            moves[r, k] = 1
+def row_supports(contact_int, chain, n, row_dofs, row_count):
+    """Which dofs move which rows (m rows), as lists: row r's dofs row_dofs[r, :row_count[r]],
+    in increasing order, those k that move one of the bodies of row r's contact (the model's
+    chain table; a joint limit's or joint friction's row is constant: none), so dG_b's row r
+    is zero unless b is one of them, and zero off them. A contact's three rows share its
+    list (found once, copied)."""
+    m, nv = row_dofs.shape
     for r in range(m):
         row_count[r] = 0
+    for contact in range(n):
+        first, second = contact_int[contact, 0], contact_int[contact, 1]
+        r, count = 3 * contact, 0
         for k in range(nv):
-            if moves[r, k]:
-                row_dofs[r, row_count[r]] = k
-                row_count[r] += 1
+            if ((first >= 0 and chain[first, k] != 0.0)
+                    or (second >= 0 and chain[second, k] != 0.0)):
+                row_dofs[r, count] = k
+                count += 1
+        for e in range(1, 3):
+            for i in range(count):
+                row_dofs[r + e, i] = row_dofs[r, i]
+        for e in range(3):
+            row_count[r + e] = count
 
 
 @allocating
@@ -649,18 +655,48 @@ def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
         M[k, k] += h * damping[k]
 
 
+@step
+def ltl_product(L, parent, M):
+    """M = L^T L (n x n, written whole) for a lower triangular L with the tree's sparsity
+    (compliant_kernels.ltl_factor's factor of M~ = M + h D; Featherstone 2008, "Rigid body
+    dynamics algorithms", Sec. 6.5): row k of L is nonzero on k and its ancestors, so it adds
+    L[k, i] L[k, j] to the entries (i, j) of its ancestors-or-self i and theirs j; the lower
+    triangle copied to the upper."""
+    n = M.shape[0]
+    for i in range(n):
+        for j in range(n):
+            M[i, j] = 0.0
+    for k in range(n):
+        i = k
+        while i >= 0:
+            factor = L[k, i]
+            j = i
+            while j >= 0:
+                M[i, j] += factor * L[k, j]
+                j = parent[j]
+            i = parent[i]
+    for i in range(n):
+        j = parent[i]
+        while j >= 0:
+            M[j, i] = M[i, j]
+            j = parent[j]
+
+
 @kernel
-def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain, h, v,
-                  velocities, oR, op, oS, ov, momenta_v, coriolis_v, oY, Yc, oa, F, ov_y,
-                  momenta, composite_momenta, coriolis, projections, crossed, tmp, ow, hw, tau,
-                  y, a, a_world, M, frame_rates, shifted, rates, roots):
+def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, velocities,
+                  oR, op, oS, ov, momenta_v, coriolis_v, oY, Yc, oa, F, ov_y, momenta,
+                  composite_momenta, coriolis, projections, crossed, tmp, ow, hw, tau, y, a,
+                  a_world, M, frame_rates, shifted, rates, roots):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
     step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), the
     bodies' velocities ov at v and the subtrees' momenta and velocity-product maps at (q, v)
     its velocity terms left (momenta_v, coriolis_v: coriolis_composites' sums,
-    rnea_derivative.velocity_terms), for the velocities
-    v* and v1 (``velocities``, 2 x nv): the bodies' world inertias oY,
-    M = M(q) + h diag(damping) (composite_mass: Yc the composite inertias); frame_rates
+    rnea_derivative.velocity_terms), the composite inertias Yc its mass matrix left
+    (crba_backward) and its LTL factor L of M~ (``parent``: the dofs' parents), for the
+    velocities v* and v1
+    (``velocities``, 2 x nv): the bodies' world inertias oY (the step's turned into Yc in
+    place), M = M(q) + h diag(damping) = M~ = L^T L (ltl_product: the step's M~ to its
+    factor's rounding, in place of the composite-rigid-body algorithm); frame_rates
     (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian); rates[g] = dB/dv at velocities[g]
     (velocity_jacobians, both side by side) from the bodies' velocities there (ov_y[g nj:
     (g + 1) nj]) and coriolis_composites' sums (coriolis[g nj:(g + 1) nj], composite_momenta's);
@@ -681,7 +717,7 @@ def step_dynamics(joint_int, joint_real, gravity, armature, damping, free, chain
     gravity_acceleration(gravity, a_world)
     for i in range(nj):
         world_inertia(joint_real[i], oR[i], op[i], oY[i])
-    composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp[0], M)
+    ltl_product(L, parent, M)
     frame_rate_jacobian(free, v, frame_rates[0])
     for g in range(2):
         frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
