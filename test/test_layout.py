@@ -64,3 +64,31 @@ def test_python_views_are_the_kernels_views_and_keep_the_buffer(layout):
     del ws, compiled
     gc.collect()
     assert views[0].ravel()[0] == 0.0 and views[-1].ravel()[-1] == layout.size(nj, nv, nq) - 1
+
+
+def test_leading_entries_viewed_as_an_array():
+    """layout.leading(flat, shape) in a kernel: the same array as flat[:prod].reshape(shape)
+    (float64 and int64, 1 to 3 extents, writes land in flat), a ValueError for a buffer that
+    is too short or a negative extent."""
+    from numba import njit
+
+    from mbsim_ros.layout import leading
+
+    @njit
+    def views(flat, ints, m, n):
+        a = leading(flat, (m, n))
+        a[1, 2] = -1.0
+        return a.copy(), leading(flat, (2, m, n // 2)).copy(), leading(ints, (m * n,)).copy()
+
+    flat, ints = np.arange(40.0), np.arange(40)
+    two, three, one = views(flat, ints, 3, 4)
+    expected = np.arange(40.0)
+    expected[6] = -1.0
+    np.testing.assert_array_equal(flat, expected)
+    np.testing.assert_array_equal(two, expected[:12].reshape(3, 4))
+    np.testing.assert_array_equal(three, expected[:12].reshape(2, 3, 2))
+    np.testing.assert_array_equal(one, np.arange(12))
+    with pytest.raises(ValueError, match="shorter"):
+        views(flat, ints, 7, 6)
+    with pytest.raises(ValueError, match="negative"):
+        views(flat, ints, -3, 4)

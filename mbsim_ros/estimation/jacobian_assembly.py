@@ -20,7 +20,7 @@ from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E
 from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
 from ..solvers.lu import lu_factor
-from ..layout import ArrayTable
+from ..layout import ArrayTable, leading
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
                                integration_kernel, law_changes, lu_inverse, refined_solve,
                                mass_pass,
@@ -154,7 +154,7 @@ def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradien
         gradient[r] = total + c[r] + pushed
     n, ns = branch_system(P, gradient, gamma, kind, mu, SEPARATED, SLIDING, zero, sliding,
                           tangent, slip, multiplier, free, position, K)
-    system = unfactored[:(n + ns) * (n + ns)].reshape((n + ns, n + ns))
+    system = leading(unfactored, (n + ns, n + ns))
     for a in range(n + ns):
         for b in range(n + ns):
             system[a, b] = K[a, b]
@@ -263,8 +263,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                     return NEED_PAIR_ROWS
     k = nv * (1 + implicit + supported)
     G = G_all[:m]
-    dG = dG_b[:nv * m * nv].reshape((nv, m, nv))  # dG[b]: G's derivative along q_b
-    row_dofs = row_dofs_b[:m * nv].reshape((m, nv))
+    dG = leading(dG_b, (nv, m, nv))  # dG[b]: G's derivative along q_b
+    row_dofs = leading(row_dofs_b, (m, nv))
     if supported:  # dG's nonzero entries
         row_supports(contact_int, chain, n, row_dofs, row_count[:m])
     if supported and rows_mode == ROWS_FIND:
@@ -277,7 +277,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                     for r in range(3 * contact, 3 * contact + 3):
                         for s in range(nv):
                             dG[b, r, s] = 0.0
-        centres = centres_b[:3 * n].reshape((n, 3))  # the spheres' centres, the points
+        centres = leading(centres_b, (n, 3))  # the spheres' centres, the points
         for contact in range(n):
             shape = contact_int[contact, 2]
             radius = shape_sizes[shape, 0] if shape_kinds[shape] == SPHERE else 0.0
@@ -310,7 +310,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     # the branch
     impulses = m > 0 and contact_block
     gamma = gamma_all[:m]
-    dq_dc = dq_dc_b[:m * m].reshape((m, m))
+    dq_dc = leading(dq_dc_b, (m, m))
     n_free, ns = 0, 0
     H, c = mats[M_H][:m, :m], vecs[V_C][:m]
     kind, mu, weight = kind_all[:m], mu_all[:m], no_weight[:m]
@@ -326,10 +326,10 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
         if not (all_bilateral or convex):
             kind, mu, weight = ints[I_TRIAL_KIND][:m], vecs[V_TRIAL_MU][:m], vecs[V_WEIGHT][:m]
         n_free, ns, factored = branch_factors(
-            m, H, c, gamma, kind, mu, weight, weighted_b[:m * m].reshape((m, m)),
-            P_b[:m * m].reshape((m, m)), dq_dc, gradient[:m], zero_rows[:m], sliding[:m],
+            m, H, c, gamma, kind, mu, weight, leading(weighted_b, (m, m)),
+            leading(P_b, (m, m)), dq_dc, gradient[:m], zero_rows[:m], sliding[:m],
             tangent[:m], slip[:m], multiplier[:m], free_rows[:m], position[:m],
-            K_b[:4 * m * m].reshape((2 * m, 2 * m)), K_b_system, kkt_pivots)
+            leading(K_b, (2 * m, 2 * m)), K_b_system, kkt_pivots)
         if not factored:
             return SINGULAR_BRANCH
     weighted = False  # (a pushing row's penalty: dq/dc is not the identity)
@@ -345,55 +345,55 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                                                v, contact)
             scale[3 * contact] = 1.0 - mass * w1 / slope
             start[3 * contact] = mass * (w1 - w0) / slope
-    free_q = free_q_b[:m * nv].reshape((m, nv))
-    du = du_b[:m * nv].reshape((m, nv))
-    stationarity = stationarity_b[:m * k].reshape((m, k))
+    free_q = leading(free_q_b, (m, nv))
+    du = leading(du_b, (m, nv))
+    stationarity = leading(stationarity_b, (m, k))
     first_v = nv if supported else 0
     free_velocity_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, supported,
                           implicit, free_dofs, G, scale[:m], start[:m],
-                          dq_dc if impulses else zeros_m[:m * m].reshape((m, m)),
+                          dq_dc if impulses else leading(zeros_m, (m, m)),
                           impulses and not weighted,
-                          rhs_nv[:nv * (k - first_v)].reshape((nv, k - first_v)),
-                          gk_b[:m * nv].reshape((m, nv)), free_q,
-                          changes_b[:m * (k - first_v)].reshape((m, k - first_v)),
-                          moved_b[:m * (k - first_v)].reshape((m, k - first_v)), stationarity)
+                          leading(rhs_nv, (nv, k - first_v)),
+                          leading(gk_b, (m, nv)), free_q,
+                          leading(changes_b, (m, k - first_v)),
+                          leading(moved_b, (m, k - first_v)), stationarity)
     # the configuration block's residual: the rows, the Delassus matrix and the laws moved
     if impulses and supported:
-        A = A_b[:nv * m].reshape((nv, m))  # M~^-1 G^T = L^-1 z_r (the step's M~ = L^T L)
+        A = leading(A_b, (nv, m))  # M~^-1 G^T = L^-1 z_r (the step's M~ = L^T L)
         for s in range(nv):
             for r in range(m):
                 A[s, r] = Z_all[r, s]
         solve_l_columns(L_step, parent, A)
         p = m + 2
         nj = joint_int.shape[0]
-        diagonal = diagonal_b[:m * nv].reshape((m, nv))
-        dW_gamma = dW_gamma_b[:m * nv].reshape((m, nv))
-        dW_pushed = dW_pushed_b[:m * nv].reshape((m, nv))
+        diagonal = leading(diagonal_b, (m, nv))
+        dW_gamma = leading(dW_gamma_b, (m, nv))
+        dW_pushed = leading(dW_pushed_b, (m, nv))
         delassus_tables(A, gamma, c, H, weight, subspaces, composites, joint_int, joint_of,
-                        ov_p[:nj * p * 6].reshape((nj, 6, p)),
-                        below_p[:nj * p * 6].reshape((nj, 6, p)), force,
-                        X_b[:nv * p].reshape((nv, p)), pushed[:m], dG, row_dofs,
+                        leading(ov_p, (nj, 6, p)),
+                        leading(below_p, (nj, 6, p)), force,
+                        leading(X_b, (nv, p)), pushed[:m], dG, row_dofs,
                         row_count[:m], n, v_star, free_q, du, turned, both,
-                        product_b[:2 * nv * m].reshape((2, nv, m)), dW_gamma, dW_pushed,
+                        leading(product_b, (2, nv, m)), dW_gamma, dW_pushed,
                         diagonal, trace)
-        d_inverse = d_inverse_b[:m * nv].reshape((m, nv))
-        dc = dc_b[:m * nv].reshape((m, nv))
+        d_inverse = leading(d_inverse_b, (m, nv))
+        dc = leading(dc_b, (m, nv))
         law_derivatives(kind_all[:m], k_all[:m], b_all[:m], phi_all[:m], W_all, G_all, u_all, v,
                         contact_real, phase, law, n, trace, diagonal, du, G, dG, True,
                         friction_change, d_inverse, dc)
-        residual = residual_b[:m * nv].reshape((m, nv))
-        H_c = H_b[:m * m].reshape((m, m))  # (C-ordered for BLAS)
+        residual = leading(residual_b, (m, nv))
+        H_c = leading(H_b, (m, m))  # (C-ordered for BLAS)
         for r in range(m):
             for s in range(m):
                 H_c[r, s] = H[r, s]
         stationarity_change(H_c, weight, weighted, gamma, pushed[:m], dW_gamma, dW_pushed,
-                            d_inverse, dc, scratch_b[:m * nv].reshape((m, nv)), residual)
+                            d_inverse, dc, leading(scratch_b, (m, nv)), residual)
         for r in range(m):
             for j in range(nv):
                 stationarity[r, j] = residual[r, j]
     # the impulses' change: the branch's system for every column at once, by its inverse
     # (one BLAS product; the sliding contacts' bordering rows' right-hand sides are zeros)
-    dgamma = dgamma_b[:m * k].reshape((m, k))
+    dgamma = leading(dgamma_b, (m, k))
     size = n_free + ns
     in_place = impulses and n_free == m and ns == 0  # (every row free, none sliding: the
     for a_row in range(n_free if in_place else 0):   # system's rows are dgamma's, in order)
@@ -404,9 +404,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
             for j in range(k):
                 dgamma[r, j] = 0.0
     if impulses:
-        system = K_b_system[:size * size].reshape((size, size))
-        inverse_b = K_b_inverse[:size * size].reshape((size, size))
-        lu_inverse(K_b[:4 * m * m].reshape((2 * m, 2 * m))[:size, :size], kkt_pivots, inverse_b,
+        system = leading(K_b_system, (size, size))
+        inverse_b = leading(K_b_inverse, (size, size))
+        lu_inverse(leading(K_b, (2 * m, 2 * m))[:size, :size], kkt_pivots, inverse_b,
                    ends)  # (ends: the tree's scratch, unused by a pivoted LU's)
         norm, inverse_norm = 0.0, 0.0  # (the infinity norms: the largest row sums)
         for a_row in range(size):
@@ -417,13 +417,13 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                 inverse_total += abs(inverse_b[a_row, b_row])
             norm, inverse_norm = max(norm, total), max(inverse_norm, inverse_total)
         refine = norm * inverse_norm > REFINED_ABOVE
-        refined, correction = (refined_b[:size * k].reshape((size, k)),
-                               correction_b[:size * k].reshape((size, k)))
+        refined, correction = (leading(refined_b, (size, k)),
+                               leading(correction_b, (size, k)))
         if in_place:
             refined_solve(system, inverse_b, stationarity, dgamma, refined, correction, refine)
         else:
-            rhs = rhs_b[:size * k].reshape((size, k))
-            solved = solved_b[:size * k].reshape((size, k))
+            rhs = leading(rhs_b, (size, k))
+            solved = leading(solved_b, (size, k))
             for a_row in range(size):
                 for j in range(k):
                     rhs[a_row, j] = stationarity[free_rows[a_row], j] if a_row < n_free else 0.0
@@ -434,12 +434,12 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     into, into_u = out, out_u  # (k = 3 nv: A and B)
     if not (supported and out.shape[0] == 2 * nv):  # (the table's state: its q and v blocks'
         # columns, then its u block's)
-        into = state[:2 * nv * (k - nv)].reshape((2 * nv, k - nv))
-        into_u = state[2 * nv * (k - nv):2 * nv * k].reshape((2 * nv, nv))
+        into = leading(state, (2 * nv, k - nv))
+        into_u = leading(state[2 * nv * (k - nv):], (2 * nv, nv))
     state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, supported, implicit, free_dofs, to_q, to_v, turn,
-                  rhs_nv[:nv * nv].reshape((nv, nv)),
-                  rhs_v1_b[:nv * (k - nv)].reshape((nv, k - nv)), rhs_u,
-                  pushed_v1_b[:nv * k].reshape((nv, k)), flyer_block, into,
+                  leading(rhs_nv, (nv, nv)),
+                  leading(rhs_v1_b, (nv, k - nv)), rhs_u,
+                  leading(pushed_v1_b, (nv, k)), flyer_block, into,
                   into_u)
     return SUPPORTED if supported else NO_CONFIGURATION
