@@ -38,6 +38,22 @@ def median_time(fn, repeats: int) -> float:
     return timings(fn, repeats)[0]
 
 
+def paired_timings(first, second, rounds: int, block: int = 400) -> tuple:
+    """((median, best) of first, (median, best) of second) seconds per call, each called
+    ``block`` times in a row (its steady state: the other's memory traffic not between its
+    calls), in ``rounds`` alternating rounds after one warm-up call each: a shared host's
+    slow spells fall on both, so that their ratio is read from the same minutes."""
+    first(), second()
+    times = ([], [])
+    for _ in range(rounds):
+        for fn, into in zip((first, second), times):
+            for _ in range(block):
+                start = time.perf_counter()
+                fn()
+                into.append(time.perf_counter() - start)
+    return tuple((statistics.median(t), min(t)) for t in times)
+
+
 def particles(process: ProcessModel, n: int, seed: int = 0) -> np.ndarray:
     """n states scattered (1e-2 in the tangent space) around one moving state of the arm: the
     same base state for every n, so that the figures compare like with like."""
@@ -164,8 +180,8 @@ def contact_costs(quick: bool) -> None:
                                **{**sim.integrator.options, **options})
         process.hold_memory(sim.get_state().integrator)
         x = process.x_from(sim.q, sim.v)
-        one_step = median_time(lambda: process.step(x, u), repeats)
-        both = median_time(lambda: process.jacobians(x, u), repeats)
+        (one_step, best_step), (both, best_both) = paired_timings(
+            lambda: process.step(x, u), lambda: process.jacobians(x, u), repeats // 3)
         assembly = process._contact.jacobian_workspace  # (made by the first jacobians)
         call = timings(lambda: assembly(x, ROWS_FIND, True), 10 * repeats)
         fd_b = median_time(lambda: process.finite_difference_jacobians(x, u, eps=1e-6)[1],
@@ -173,8 +189,9 @@ def contact_costs(quick: bool) -> None:
         B = process.jacobians(x, u)[1]
         _, B_fd = process.finite_difference_jacobians(x, u, eps=1e-6, eps_u=1e-3)
         error = float(np.abs(B - B_fd).max() / np.abs(B_fd).max())
-        print(f"  {label}: step {one_step * 1e3:.3f} ms, jacobians (A and B, exact) "
-              f"{both * 1e3:.3f} ms ({both / one_step:.1f} steps; its compiled call "
+        print(f"  {label}: step {one_step * 1e6:.1f} us, jacobians (A and B, exact) "
+              f"{both * 1e6:.1f} us ({both / one_step:.2f} steps, by the best calls "
+              f"{best_both / best_step:.2f}; its compiled call "
               f"{call[0] * 1e6:.0f} us, best {call[1] * 1e6:.0f}), central differences A and B "
               f"{fd_b * 1e3:.2f} ms ({fd_b / one_step:.0f} steps; B alone "
               f"{2 * process.nu} steps), B against them: {error:.1e}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import allocating, kernel, routine, step
+from .._jit import kernel, routine, step
 from ..codes import BILATERAL, FRICTION, TANGENT
 from ..contact.geometry import SPHERE
 from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E_STAR, L_H,
@@ -214,7 +214,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
 unpack_jacobian = JACOBIAN_ARRAYS.unpack
 
 
-@allocating
+@kernel
 def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, out_u):
     """d x' / d (q, v, u) of the compliant step just taken (its buffers in the
     JACOBIAN_ARRAYS ``table``) into the table's ``state``'s first 2 nv k entries (2 nv x k,
@@ -290,8 +290,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     # of M~) and the factors of its matrix K (M~ with explicit velocity terms), the
     # integration's derivatives
     if implicit:
-        velocities[0, :] = v_star
-        velocities[1, :] = v1
+        for dof in range(nv):
+            velocities[0, dof], velocities[1, dof] = v_star[dof], v1[dof]
         step_dynamics(joint_int, joint_real, gravity, free_dofs, chain, h, v, L_step, parent,
                       velocities, oR_step, op_step, oS_step, ov_step, momenta_step,
                       coriolis_step, oY, Yc_step, oa, F_sub, ov_y, momenta, composite_momenta,
@@ -301,7 +301,9 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     else:
         mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],
                   Rq, pq, M)
-        M_lu[:, :] = M
+        for r in range(nv):
+            for s in range(nv):
+                M_lu[r, s] = M[r, s]
         lu_factor(M_lu, mass_pivots)
         LU, pivots, subspaces, composites = M_lu, mass_pivots, oS, Yc
     lu_inverse(LU, pivots, K_inverse, ends)  # (the blocks' products with K^-1 by BLAS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import allocating, kernel, routine, step
+from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
                                    kinematics_step, motion_cross_force, motion_cross_motion,
@@ -26,6 +26,7 @@ from ..dynamics.rnea_derivative import (coriolis_composites, coriolis_projection
                                         velocity_change_wrench)
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
+from ..solvers.blas import gemm
 from ..solvers.tree_lu import TREE_FACTORS, subtract_rows
 from ..spatial import so3_coefficients, so3_sine
 
@@ -330,7 +331,7 @@ def row_supports(contact_int, chain, n, row_dofs, row_count):
             row_count[r + e] = count
 
 
-@allocating
+@routine
 def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, product, dW_gamma,
                      dW_pushed, diagonal, trace):
     """The Delassus matrix W = G M~^-1 G^T's q-derivative where the solve's linearisation
@@ -339,7 +340,7 @@ def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, pr
     A[:, r] in diagonal, both = [dG_b^T g | dG_b^T p]): turned = dG_b^T g (nv x nv, column b);
     dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y;
     diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. A^T dG_b^T (g, p) (product:
-    2 x nv x m) by BLAS's dgemm through numpy.dot. The mass matrix's part by motion_pair
+    2 x nv x m) by BLAS's dgemm (solvers/blas.gemm). The mass matrix's part by motion_pair
     over motion_passes' columns of X = [A, A g, A p] (ov, below: njoints x 6 x (m + 2)),
     y^T dM_b z = -(t(y) . h(z) + t(z) . h(y)), zero for the dofs of a joint on the world:
     each column's t and h taken where they are used (each entry's sum over the 6 in order)."""
@@ -347,7 +348,7 @@ def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, pr
     for k in range(nv):
         for b in range(nv):
             turned[k, b] = both[k, b]
-    np.dot(both.T, A, product.reshape((2 * nv, m)))
+    gemm(both.T, A, product.reshape((2 * nv, m)))
     for b in range(nv):
         joint = joint_of[b]
         parent = joint_int[joint, I_PARENT]
@@ -855,12 +856,12 @@ def sparse_product(A, B, out):
                     out[r, j] += a * B[s, j]
 
 
-@allocating
+@routine
 def integrated(free, to_q, to_v, scratch, block, into):
     """into = [to_q dv1; to_v dv1] in place, dv1 in into's lower half (nv x c): to_q and to_v
     diagonal but on the free-flyers' 6 x 6 blocks (``free``: their first dofs), whose rows of
-    dv1 are kept in ``scratch`` (nv x c) first and multiplied by BLAS's dgemm through
-    numpy.dot (``block``: 6 x 6 scratch)."""
+    dv1 are kept in ``scratch`` (nv x c) first and multiplied by BLAS's dgemm
+    (solvers/blas.gemm; ``block``: 6 x 6 scratch)."""
     nv, c = to_q.shape[0], into.shape[1]
     dv1 = into[nv:]
     for f in range(free.shape[0]):
@@ -880,7 +881,7 @@ def integrated(free, to_q, to_v, scratch, block, into):
             for r in range(6):
                 for s in range(6):
                     block[r, s] = D[iv + r, iv + s]
-            np.dot(block, scratch[iv:iv + 6], rows)
+            gemm(block, scratch[iv:iv + 6], rows)
 
 
 @step
@@ -966,7 +967,7 @@ def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free,
             du[r, b] += free[r, b]
 
 
-@allocating
+@routine
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
                           implicit, free_dofs, G, scale, start, dq_dc, plain, rhs, GK, free_q,
                           changes, moved, stationarity):
@@ -975,7 +976,7 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
     ``implicit``, u; each nv wide), G dv* with dv* = K^-1 times the q block's right-hand side
     P(w) (shifted[0]: its transpose) and the v block's (velocity_rhs) (+ 1 on the v block), h
     K^-1 on the u block, taken as (G K^-1) times the right-hand sides (``inverse``: K^-1;
-    GK: m x nv) by BLAS's dgemm through numpy.dot: the q block's into ``free_q`` (m x nv,
+    GK: m x nv) by BLAS's dgemm (solvers/blas.gemm): the q block's into ``free_q`` (m x nv,
     which row_changes makes the rows' change du), the v and u blocks' (``rhs``: their
     right-hand sides, nv x c) into ``changes`` (m x c) as the laws' change dc = scale G dv*,
     plus start G for v (a loading impact's closing root); then the stationarity residual's
@@ -985,28 +986,28 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
     nv, m, c = inverse.shape[0], G.shape[0], changes.shape[1]
     first_v = stationarity.shape[1] - c
     v_columns = c - nv  # (nv where implicit, else none)
-    np.dot(G, inverse, GK)
+    gemm(G, inverse, GK)
     if configuration:
-        np.dot(GK, shifted[0].T, free_q)
+        gemm(GK, shifted[0].T, free_q)
     if implicit:
         velocity_rhs(0, free_dofs, M, frame_rates, rates, damping, h, rhs)  # (rhs[:, :nv])
     for r in range(nv):
         for j in range(nv):
             rhs[r, v_columns + j] = h if r == j else 0.0
-    np.dot(GK, rhs, changes)
+    gemm(GK, rhs, changes)
     for r in range(m):
         for j in range(v_columns):  # (the v block: dv* = 1 + K^-1 (...))
             changes[r, j] = scale[r] * (changes[r, j] + G[r, j]) + start[r] * G[r, j]
         for j in range(v_columns, c):
             changes[r, j] = scale[r] * changes[r, j]
     if not plain:
-        np.dot(dq_dc, changes, moved)
+        gemm(dq_dc, changes, moved)
     for r in range(m):
         for j in range(c):
             stationarity[r, first_v + j] = changes[r, j] if plain else moved[r, j]
 
 
-@allocating
+@routine
 def refined_solve(K, inverse, S, X, T, D, refine):
     """X = -K^-1 S for the columns of S side by side from ``inverse`` = -K^-1, where
     ``refine`` with one step of iterative refinement (X += -K^-1 (S + K X)): an explicit
@@ -1014,21 +1015,21 @@ def refined_solve(K, inverse, S, X, T, D, refine):
     entries much smaller than that on a nearly singular K; refined, its backward error is a
     backward-stable solve's, as a solve with K's LU factors (N. J. Higham 2002, "Accuracy and
     stability of numerical algorithms", Sec. 12.1 and 14.1). The products by BLAS's dgemm
-    through numpy.dot. T, D: scratch of S's shape."""
-    np.dot(inverse, S, X)
+    (solvers/blas.gemm). T, D: scratch of S's shape."""
+    gemm(inverse, S, X)
     if not refine:
         return
-    np.dot(K, X, T)
+    gemm(K, X, T)
     for r in range(S.shape[0]):
         for j in range(S.shape[1]):
             T[r, j] += S[r, j]
-    np.dot(inverse, T, D)
+    gemm(inverse, T, D)
     for r in range(S.shape[0]):
         for j in range(S.shape[1]):
             X[r, j] += D[r, j]
 
 
-@allocating
+@routine
 def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, configuration, implicit, free, to_q, to_v, turn, velocity, rhs,
                   rhs_u, pushed, block, state, state_u):
@@ -1036,7 +1037,7 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
     block's right-hand side P(w) at v1 (shifted[1]: its transpose), the v block's
     (velocity_rhs, into ``velocity``: nv x nv), h on the u block, + G^T dgamma (+ dG^T gamma =
     ``turned`` on the configuration columns) when ``impulses``) (+ 1 on the v block), by
-    BLAS's dgemm through numpy.dot (``inverse``: K^-1) straight into the lower halves of
+    BLAS's dgemm (solvers/blas.gemm) (``inverse``: K^-1) straight into the lower halves of
     where the caller wants them, ``state`` (2 nv x (k - nv): the q and v blocks' columns; their
     right-hand sides ``rhs``, nv x (k - nv)) and ``state_u`` (2 nv x nv: the u block's;
     ``rhs_u``), then [to_q dv1; to_v dv1] in place (integrated: the integration's
@@ -1048,7 +1049,7 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
     if implicit:
         velocity_rhs(1, free, M, frame_rates, rates, damping, h, velocity)
     if impulses:
-        np.dot(G.T, dgamma, pushed)
+        gemm(G.T, dgamma, pushed)
     for r in range(nv):
         for j in range(first_v):
             rhs[r, j] = shifted[1, j, r]
@@ -1064,11 +1065,11 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
             for j in range(first_v):
                 rhs[r, j] += turned[r, j]
     if k > nv:
-        np.dot(inverse, rhs, state[nv:])
+        gemm(inverse, rhs, state[nv:])
         for r in range(nv if implicit else 0):  # (dv1 += 1 on the v block)
             state[nv + r, first_v + r] += 1.0
         integrated(free, to_q, to_v, rhs, block, state)
-    np.dot(inverse, rhs_u, state_u[nv:])
+    gemm(inverse, rhs_u, state_u[nv:])
     integrated(free, to_q, to_v, rhs_u, block, state_u)
     if configuration:
         for r in range(nv):
@@ -1076,7 +1077,7 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
                 state[r, j] += turn[r, j]
 
 
-@allocating
+@routine
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
                     X, pushed, dG, row_dofs, row_count, contacts, v_star, free, du, turned,
                     both, product, dW_gamma, dW_pushed, diagonal, trace):
@@ -1107,12 +1108,12 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
                      dW_pushed, diagonal, trace)
 
 
-@allocating
+@routine
 def stationarity_change(H, weight, weighted, gamma, pushed, dW_gamma, dW_pushed, d_inverse, dc,
                         scratch, out):
     """The stationarity residual's change as q moves (jacobian_assembly.contact_jacobians_kernel),
     dH_b (g + w r) + H w (dH_b g + dc_b) + dc_b with dH_b = dW_b + dE^-1_b (m x nv; scratch:
-    m x nv; H: C-ordered). H's product by BLAS's dgemm through numpy.dot, where ``weighted``
+    m x nv; H: C-ordered). H's product by BLAS's dgemm (solvers/blas.gemm), where ``weighted``
     (some w nonzero: else that term is zero)."""
     m, nv = dc.shape
     if weighted:
@@ -1120,7 +1121,7 @@ def stationarity_change(H, weight, weighted, gamma, pushed, dW_gamma, dW_pushed,
             for b in range(nv):
                 scratch[r, b] = weight[r] * (dW_gamma[r, b] + d_inverse[r, b] * gamma[r]
                                              + dc[r, b])
-        np.dot(H, scratch, out)
+        gemm(H, scratch, out)
     for r in range(m):
         for b in range(nv):
             pushing = out[r, b] if weighted else 0.0
