@@ -19,13 +19,14 @@ from ..integrators.compliant_step import (C_CONTACTS, C_ROWS, L_DISSIPATION, L_E
                                           L_REFERENCE_DEPTH, L_REGULARIZATION, L_STIFFNESS)
 from ..integrators.impacts import IMPACT_COMPLIANCE, LOADING
 from ..solvers.cone_qp import I_TRIAL_KIND, M_H, V_C, V_CONVEX, V_TRIAL_MU, V_WEIGHT
+from ..solvers.blas import gemm
 from ..solvers.lu import lu_factor
 from ..layout import ArrayTable, leading
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
                                integration_kernel, law_changes, lu_inverse, refined_solve,
                                mass_pass,
                                row_derivatives_kernel, row_supports, solve_l_columns,
-                               sparse_product, state_changes, stationarity_change, step_dynamics)
+                               state_changes, stationarity_change, step_dynamics)
 
 SEPARATED = 1e-9  # an impulse below this share of the largest is zero (interior-point rounding)
 SLIDING = 1e-7    # |g_t| within this share of mu g_n is on the cone's surface
@@ -135,14 +136,15 @@ def law_derivatives_kernel(kind, k, b, phi, W, G, u, v, contact_real, phase, law
 def branch_factors(m, H, c, gamma, kind, mu, weight, weighted, P, dq_dc, gradient, zero,
                    sliding, tangent, slip, multiplier, free, position, K, unfactored,
                    pivots) -> tuple:
-    """The solve's branch at its solution (contact_jacobians.Branch): P = H + H diag(w) H,
+    """The solve's branch at its solution (contact_jacobians.Branch; H C-ordered): P = H +
+    H diag(w) H (the product by BLAS's dgemm, solvers/blas.gemm),
     dq/dc = 1 + H diag(w), the gradient P g + c + H diag(w) c, branch_system's classification
     and bordered system K, copied into ``unfactored`` (flat, (n + ns)^2 first), factored in
     place (solvers/lu.py). Returns (free rows, sliding contacts, factored)."""
     for r in range(m):
         for s in range(m):
             weighted[r, s] = H[r, s] * weight[s]
-    sparse_product(weighted, H, P)
+    gemm(weighted, H, P)
     for r in range(m):
         total, pushed = 0.0, 0.0
         for s in range(m):
@@ -316,6 +318,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     n_free, ns = 0, 0
     H, c = mats[M_H][:m, :m], vecs[V_C][:m]
     kind, mu, weight = kind_all[:m], mu_all[:m], no_weight[:m]
+    H_c = leading(H_b, (m, m))
     if impulses:
         convex = True
         for r in range(m):
@@ -327,8 +330,11 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                 all_bilateral = False
         if not (all_bilateral or convex):
             kind, mu, weight = ints[I_TRIAL_KIND][:m], vecs[V_TRIAL_MU][:m], vecs[V_WEIGHT][:m]
+        for r in range(m):  # (H C-ordered for BLAS)
+            for s in range(m):
+                H_c[r, s] = H[r, s]
         n_free, ns, factored = branch_factors(
-            m, H, c, gamma, kind, mu, weight, leading(weighted_b, (m, m)),
+            m, H_c, c, gamma, kind, mu, weight, leading(weighted_b, (m, m)),
             leading(P_b, (m, m)), dq_dc, gradient[:m], zero_rows[:m], sliding[:m],
             tangent[:m], slip[:m], multiplier[:m], free_rows[:m], position[:m],
             leading(K_b, (2 * m, 2 * m)), K_b_system, kkt_pivots)
@@ -384,10 +390,6 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                         contact_real, phase, law, n, trace, diagonal, du, G, dG, True,
                         friction_change, d_inverse, dc)
         residual = leading(residual_b, (m, nv))
-        H_c = leading(H_b, (m, m))  # (C-ordered for BLAS)
-        for r in range(m):
-            for s in range(m):
-                H_c[r, s] = H[r, s]
         stationarity_change(H_c, weight, weighted, gamma, pushed[:m], dW_gamma, dW_pushed,
                             d_inverse, dc, leading(scratch_b, (m, nv)), residual)
         for r in range(m):

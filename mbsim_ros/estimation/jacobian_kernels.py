@@ -842,20 +842,6 @@ def branch_system(P, gradient, gamma, kind, mu, separated_share, sliding_share, 
     return n, ns
 
 
-@step
-def sparse_product(A, B, out):
-    """out = A B, the terms of A's zeros skipped (in the order of a dense product: the same
-    sums)."""
-    for r in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            out[r, j] = 0.0
-        for s in range(A.shape[1]):
-            a = A[r, s]
-            if a != 0.0:
-                for j in range(out.shape[1]):
-                    out[r, j] += a * B[s, j]
-
-
 @routine
 def integrated(free, to_q, to_v, scratch, block, into):
     """into = [to_q dv1; to_v dv1] in place, dv1 in into's lower half (nv x c): to_q and to_v
