@@ -2,9 +2,11 @@
 (contact_jacobians.step_jacobians; docs/ESTIMATION.md, "Jacobians through contact: cost and
 accuracy"): the step's dynamics (on the step's kinematics), the contact rows' q-derivatives,
 the solve's branch and its factors, the three blocks' columns (configuration, velocity,
-effort) side by side through solves with the step matrix's LU factors, the impulses' change
-by the implicit function theorem on the solve's optimality conditions (Amos and Kolter 2017,
-"OptNet", eq. 6) and the integration's derivatives, over buffers made once per ProcessModel
+effort) side by side through K^-1 (from the step matrix's LU factors; the products by BLAS's
+dgemm, solvers/blas.gemm), the impulses' change by the implicit function theorem on the
+solve's optimality conditions (Amos and Kolter 2017, "OptNet", eq. 6; the branch's system by
+its inverse, refined where nearly singular) and the integration's derivatives, compiled
+without NRT (its views by layout.leading), over buffers made once per ProcessModel
 (contact_jacobians._Assembly) and grown with the integrator's row buffers, all passed as one
 JACOBIAN_ARRAYS table. The laws' derivatives (law_derivatives) are also the
 material's and the masses' columns' (contact_jacobians.parameter_jacobian)."""
