@@ -80,7 +80,7 @@ INNER = [
                          ("    motion_passes(", "motion_passes"),
                          ("    delassus_changes(", "delassus_changes")], 30),
     ("free_velocity_changes", [("    gemm(G, inverse, GK)", "G K^-1 (dgemm)"),
-                               ("    if configuration:\n        gemm(GK, shifted",
+                               ("    if configuration:  # (P(w) C-ordered",
                                 "(G K^-1) P(w) (dgemm)"),
                                ("    if implicit:\n        velocity_rhs(0",
                                 "the v and u blocks' right-hand sides"),

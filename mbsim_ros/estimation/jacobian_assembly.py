@@ -359,11 +359,12 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     du = leading(du_b, (m, nv))
     stationarity = leading(stationarity_b, (m, k))
     first_v = nv if supported else 0
+    # (rhs_v1_b: v1's right-hand sides in state_changes; P(w*)'s C-ordered copy here)
     free_velocity_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, supported,
                           implicit, free_dofs, G, scale[:m], start[:m],
                           dq_dc if impulses else leading(zeros_m, (m, m)),
                           impulses and not weighted,
-                          leading(rhs_nv, (nv, k - first_v)),
+                          leading(rhs_nv, (nv, k - first_v)), leading(rhs_v1_b, (nv, nv)),
                           leading(gk_b, (m, nv)), free_q,
                           leading(changes_b, (m, k - first_v)),
                           leading(moved_b, (m, k - first_v)), stationarity)
@@ -445,7 +446,6 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
     state_changes(K_inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, supported, implicit, free_dofs, to_q, to_v, turn,
                   leading(rhs_nv, (nv, nv)),
-                  leading(rhs_v1_b, (nv, k - nv)), rhs_u,
-                  leading(pushed_v1_b, (nv, k)), flyer_block, into,
-                  into_u)
+                  leading(rhs_v1_b, (nv, k - nv)), rhs_u, leading(pushed_v1_b, (nv, k)),
+                  flyer_block, into, into_u)
     return SUPPORTED if supported else NO_CONFIGURATION

@@ -955,8 +955,8 @@ def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free,
 
 @routine
 def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, configuration,
-                          implicit, free_dofs, G, scale, start, dq_dc, plain, rhs, GK, free_q,
-                          changes, moved, stationarity):
+                          implicit, free_dofs, G, scale, start, dq_dc, plain, rhs, square,
+                          GK, free_q, changes, moved, stationarity):
     """The rows' free velocities' changes before the impulses' (contact_jacobians.
     step_jacobians), the blocks' columns side by side (q if ``configuration``, v if
     ``implicit``, u; each nv wide), G dv* with dv* = K^-1 times the q block's right-hand side
@@ -968,13 +968,16 @@ def free_velocity_changes(inverse, shifted, M, frame_rates, rates, damping, h, c
     plus start G for v (a loading impact's closing root); then the stationarity residual's
     change dq/dc dc (by dgemm into ``moved``, m x c; skipped where ``plain``: the identity,
     no pushing row's penalty) into stationarity's last c columns (its q columns are left).
-    free_dofs: the free-flyers' first dofs (velocity_rhs)."""
+    free_dofs: the free-flyers' first dofs (velocity_rhs); square: nv x nv scratch."""
     nv, m, c = inverse.shape[0], G.shape[0], changes.shape[1]
     first_v = stationarity.shape[1] - c
     v_columns = c - nv  # (nv where implicit, else none)
     gemm(G, inverse, GK)
-    if configuration:
-        gemm(GK, shifted[0].T, free_q)
+    if configuration:  # (P(w) C-ordered into ``square``: BLAS's product of two is faster)
+        for r in range(nv):
+            for s in range(nv):
+                square[r, s] = shifted[0, s, r]
+        gemm(GK, square, free_q)
     if implicit:
         velocity_rhs(0, free_dofs, M, frame_rates, rates, damping, h, rhs)  # (rhs[:, :nv])
     for r in range(nv):
