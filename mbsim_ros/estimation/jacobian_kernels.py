@@ -42,8 +42,8 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
     Jacobi identity dG_b[r, k] = d_r . (w_b x V_k(x) + w_k x (w_b x (c - x))) where b turns
     k, d_r . (w_k x V_b(c)) elsewhere, taken as triple products with d_r x w_b, d_r x w_k.
     A dof b that does not turn (w_b = 0: a free-flyer's translations) moves c and x alike
-    and turns no S_k, so dG_b is zero: written so, without the products (row_changes skips
-    it). dG's other entries are left as they are (zero). points: nv x 18 scratch (per dof of
+    and turns no S_k, so its dG_b is zero: left as it is, as dG's other entries (zero where
+    the caller zeroed dG; row_changes skips such a b). points: nv x 18 scratch (per dof of
     the contact's body: V_k(x), V_k(c), w_k x (c - x), d_r x w_k for the contact's rows)."""
     nv = oS.shape[0]
     for c in range(bodies.shape[0]):
@@ -71,9 +71,6 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
             if chain[a, b] == 0.0:
                 continue
             if oS[b, 3] == 0.0 and oS[b, 4] == 0.0 and oS[b, 5] == 0.0:  # (does not turn)
-                for e in range(3):
-                    for k in range(nv):
-                        dG[b, 3 * c + e, k] = 0.0
                 continue
             B = points[b]
             for k in range(nv):
