@@ -273,7 +273,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
         row_supports(contact_int, chain, n, row_dofs, row_count[:m])
     if supported and rows_mode == ROWS_FIND:
         # dG is read on the rows' supports (row_supports), which row_derivatives_kernel
-        # writes whole where a contact's other side is the ground or the terrain (-1), and
+        # writes where a contact's other side is the ground or the terrain (-1) but on the
+        # dofs b that do not turn (their dG_b is zero, and row_changes skips them), and
         # whole by law_derivatives on a loading impact's normal row: zeroed there only
         for contact in range(n):
             if contact_int[contact, 1] >= 0 or phase[contact] == LOADING:
@@ -384,7 +385,8 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                         leading(ov_p, (nj, 6, p)),
                         leading(below_p, (nj, 6, p)), force,
                         leading(X_b, (nv, p)), pushed[:m], dG, row_dofs,
-                        row_count[:m], n, v_star, free_q, du, turned, both,
+                        row_count[:m], n, rows_mode == ROWS_FIND, v_star, free_q, du,
+                        turned, both,
                         leading(product_b, (2, nv, m)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = leading(d_inverse_b, (m, nv))

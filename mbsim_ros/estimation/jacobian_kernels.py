@@ -41,8 +41,10 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
     "Rigid body dynamics algorithms", eq. 2.31) and moves the centre c by V_b(c), so by the
     Jacobi identity dG_b[r, k] = d_r . (w_b x V_k(x) + w_k x (w_b x (c - x))) where b turns
     k, d_r . (w_k x V_b(c)) elsewhere, taken as triple products with d_r x w_b, d_r x w_k.
-    dG's other entries are left as they are (zero). points: nv x 18 scratch (per dof of the
-    contact's body: V_k(x), V_k(c), w_k x (c - x), d_r x w_k for the contact's rows)."""
+    A dof b that does not turn (w_b = 0: a free-flyer's translations) moves c and x alike
+    and turns no S_k, so its dG_b is zero: left as it is, as dG's other entries (zero where
+    the caller zeroed dG; row_changes skips such a b). points: nv x 18 scratch (per dof of
+    the contact's body: V_k(x), V_k(c), w_k x (c - x), d_r x w_k for the contact's rows)."""
     nv = oS.shape[0]
     for c in range(bodies.shape[0]):
         a = bodies[c]
@@ -67,6 +69,8 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
                 P[11 + 3 * e] = d0 * w1 - d1 * w0
         for b in range(nv):
             if chain[a, b] == 0.0:
+                continue
+            if oS[b, 3] == 0.0 and oS[b, 4] == 0.0 and oS[b, 5] == 0.0:  # (does not turn)
                 continue
             B = points[b]
             for k in range(nv):
@@ -895,8 +899,8 @@ def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
 
 
 @step
-def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free, du, dW_gamma,
-                dW_pushed, diagonal, both):
+def row_changes(dG, row_dofs, row_count, contacts, oS, ground, v, A, X, gamma, pushed, free,
+                du, dW_gamma, dW_pushed, diagonal, both):
     """The contractions of dG (dG[b] = dG_b, m x nv) that the configuration block needs, in
     one pass over its entries on the rows' supports (row_supports' lists: dG_b's row r is
     zero unless dof b moves the row's bodies, and then zero off the dofs k that move them;
@@ -906,7 +910,9 @@ def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free,
     dW_pushed) and dG_b[r] . A[:, r] (diagonal), each sum over the row's dofs k in order (0
     where b does not move row r; the dofs b and a contact's rows side by side, so that the
     sums do not wait on one another's additions), and both = [dG_b^T g | dG_b^T p]
-    (nv x 2 nv, columns b and nv + b), each sum over the rows in order."""
+    (nv x 2 nv, columns b and nv + b), each sum over the rows in order. Where ``ground`` (the
+    rows are the ground's and terrain's, row_derivatives_kernel's) the dofs b that do not
+    turn (oS[b]'s w = 0) are skipped: their dG_b is zero, and so are their contractions."""
     m, nv = du.shape
     for r in range(m):
         for b in range(nv):
@@ -921,6 +927,8 @@ def row_changes(dG, row_dofs, row_count, contacts, v, A, X, gamma, pushed, free,
         p0, p1, p2 = pushed[r], pushed[r + 1], pushed[r + 2]
         for s in range(n):
             b = row_dofs[r, s]
+            if ground and oS[b, 3] == 0.0 and oS[b, 4] == 0.0 and oS[b, 5] == 0.0:
+                continue
             D0, D1, D2 = dG[b, r], dG[b, r + 1], dG[b, r + 2]
             moved0, moved1, moved2 = 0.0, 0.0, 0.0
             gamma0, gamma1, gamma2 = 0.0, 0.0, 0.0
@@ -1068,13 +1076,14 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
 
 @routine
 def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, below, force,
-                    X, pushed, dG, row_dofs, row_count, contacts, v_star, free, du, turned,
-                    both, product, dW_gamma, dW_pushed, diagonal, trace):
+                    X, pushed, dG, row_dofs, row_count, contacts, ground, v_star, free, du,
+                    turned, both, product, dW_gamma, dW_pushed, diagonal, trace):
     """The configuration block's Delassus changes (jacobian_assembly.contact_jacobians_kernel) from
     A = M~^-1 G^T (nv x m): pushed = g + w (H g + c) (g + w r, r the law's residual),
     X = [A, A g, A pushed], row_changes' contractions of dG (the rows of ``contacts``
-    contacts; with the rows' change du at v*, from free: G dv*_q), motion_passes under the
-    mass matrix's q-derivative's bilinear form over X's columns, then delassus_changes.
+    contacts, row_derivatives_kernel's where ``ground``; with the rows' change du at v*, from
+    free: G dv*_q), motion_passes under the mass matrix's q-derivative's bilinear form over
+    X's columns, then delassus_changes.
     Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), both (nv x 2 nv), product
     (2 x nv x m)."""
     nv, m = A.shape
@@ -1090,8 +1099,8 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_gamma += A[k, r] * gamma[r]
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
-    row_changes(dG, row_dofs, row_count, contacts, v_star, A, X, gamma, pushed, free, du,
-                dW_gamma, dW_pushed, diagonal, both)
+    row_changes(dG, row_dofs, row_count, contacts, oS, ground, v_star, A, X, gamma, pushed,
+                free, du, dW_gamma, dW_pushed, diagonal, both)
     motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force)
     delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, product, dW_gamma,
                      dW_pushed, diagonal, trace)
