@@ -31,6 +31,13 @@ from ..solvers.tree_lu import TREE_FACTORS, subtract_rows
 from ..spatial import so3_coefficients, so3_sine
 
 
+@step
+def turns(oS, b) -> bool:
+    """Whether dof b turns what it moves (its world motion subspace's w nonzero; a
+    free-flyer's translations do not)."""
+    return oS[b, 3] != 0.0 or oS[b, 4] != 0.0 or oS[b, 5] != 0.0
+
+
 @kernel
 def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, points, dG):
     """dG[b, 3c + e, k] = d G[3c + e, k] / d q_b (dG[b]: G's derivative along dof b) for
@@ -70,7 +77,7 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
         for b in range(nv):
             if chain[a, b] == 0.0:
                 continue
-            if oS[b, 3] == 0.0 and oS[b, 4] == 0.0 and oS[b, 5] == 0.0:  # (does not turn)
+            if not turns(oS, b):
                 continue
             B = points[b]
             for k in range(nv):
@@ -927,7 +934,7 @@ def row_changes(dG, row_dofs, row_count, contacts, oS, ground, v, A, X, gamma, p
         p0, p1, p2 = pushed[r], pushed[r + 1], pushed[r + 2]
         for s in range(n):
             b = row_dofs[r, s]
-            if ground and oS[b, 3] == 0.0 and oS[b, 4] == 0.0 and oS[b, 5] == 0.0:
+            if ground and not turns(oS, b):
                 continue
             D0, D1, D2 = dG[b, r], dG[b, r + 1], dG[b, r + 2]
             moved0, moved1, moved2 = 0.0, 0.0, 0.0
