@@ -202,7 +202,8 @@ def test_batch_holds_memory_and_allocates_nothing_with_out():
     """Every particle starts from the held memory (the Simulator's: its step bit for bit); with
     out given a call allocates no arrays: its Python heap peak (tracemalloc) does not grow with
     the particles (numba's unboxing of the chunks and the thread hand-over take a few kB, the
-    same for 64 particles or 4096, whose result is 1.2 MB)."""
+    same for 64 particles or 4096, whose result is 1.2 MB), and step, step_batch and the
+    Jacobians' compiled calls make no NRT allocation."""
     import tracemalloc
 
     sim, effort = scene_run("solo12", "compliant")
@@ -229,6 +230,31 @@ def test_batch_holds_memory_and_allocates_nothing_with_out():
         # (serial 1.6-3.4 kB, for 64 as for 4096) and, in parallel, the thread hand-over
         # (6-15 kB).
         assert max(peaks) < 20_000 and peaks[1] < peaks[0] + 16_000, peaks
+    X = np.tile(x, (64, 1))
+    out = np.empty_like(X)
+    for call in (lambda: process.step(x, u), lambda: process.step_batch(X, u, out=out),
+                 lambda: process.jacobians(x, u)):
+        assert nrt_allocations(call) == 0  # (the chunk's unboxing made 15 a call with NRT)
+
+
+def nrt_allocations(call, calls: int = 20) -> int:
+    """numba's reference-counted allocations (NRT: arrays and the meminfos that unboxing an
+    argument makes where the callee is compiled with NRT) over ``calls`` calls after one, which
+    tracemalloc does not see."""
+    from numba.core.runtime import _nrt_python
+
+    call()
+    enabled = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = (_nrt_python.memsys_get_stats_alloc(), _nrt_python.memsys_get_stats_mi_alloc())
+        for _ in range(calls):
+            call()
+        return (_nrt_python.memsys_get_stats_alloc() - before[0]
+                + _nrt_python.memsys_get_stats_mi_alloc() - before[1])
+    finally:
+        if not enabled:
+            _nrt_python.memsys_disable_stats()
 
 
 # The effort Jacobian through the contact solve against central differences of step, each

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 from numba import njit
 
-from .._jit import step
+from .._jit import KERNEL_OPTIONS, step
 from ..codes import OK, UNFINISHED
 from ..integrators.compliant_step import compliant_advance, unpack_compliant
 from .batch import load_row, store_row
 
-# an entry point (_jit.kernel) that releases the GIL: the threads of a parallel batch run it
-# side by side
-threaded_kernel = njit(cache=True, error_model="numpy", nogil=True)
+# an entry point (_jit.kernel: without NRT, so that unboxing the chunk's arrays makes no
+# reference-counted meminfos, 15 a call with it) that releases the GIL: the threads of a
+# parallel batch run it side by side
+threaded_kernel = njit(cache=True, nogil=True, **KERNEL_OPTIONS)
 
 
 @step
