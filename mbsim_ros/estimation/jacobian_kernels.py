@@ -22,8 +22,7 @@ from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, j
                                    kinematics_step, motion_cross_force, motion_cross_motion,
                                    world_inertia)
 from ..dynamics.rnea import rnea_backward_step
-from ..dynamics.rnea_derivative import (coriolis_composites, coriolis_projection, in_subtree,
-                                        velocity_change_wrench)
+from ..dynamics.rnea_derivative import coriolis_projection, in_subtree
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..solvers.blas import gemm
@@ -499,51 +498,170 @@ def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw,
         F[i, r] += tmp[1, r] + tmp[2, r]
 
 
+@step
+def coriolis_sums(joint_int, oY, ov, momenta, coriolis):
+    """rnea_derivative.coriolis_composites to the bit, the maps summed by their nine numbers:
+    per body i, h_i = Y_i ov_i into momenta (nj, 6) and B_i = [[0, -[a]x], [[a]x, D]]
+    (coriolis_map's blocks: a = m v + w x h, D symmetric) as a into coriolis[i, 0, :3] and D
+    into coriolis[i, 1] (diagonal, then (0, 1), (0, 2), (1, 2)); summed over subtrees (parents
+    come before children, so body i's sum is whole when the reverse pass reaches it), and each
+    sum written out as its 6x6 map (coriolis (nj, 6, 6)) there. A sum of the maps' entries is
+    the sum of the numbers they hold (negation is exact), so every entry is coriolis_composites'
+    (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9)."""
+    nj = joint_int.shape[0]
+    for i in range(nj):
+        inertia_times_motion(oY[i], ov[i], momenta[i])
+        Y, x, C = oY[i], ov[i], coriolis[i]
+        m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
+        vx, vy, vz, wx, wy, wz = x[0], x[1], x[2], x[3], x[4], x[5]
+        C[0, 0] = m * vx + wy * hz - wz * hy
+        C[0, 1] = m * vy + wz * hx - wx * hz
+        C[0, 2] = m * vz + wx * hy - wy * hx
+        ixx, ixy, ixz, iyy, iyz, izz = Y[4], Y[5], Y[6], Y[7], Y[8], Y[9]
+        c00, c01, c02 = wy * ixz - wz * ixy, wy * iyz - wz * iyy, wy * izz - wz * iyz
+        c10, c11, c12 = wz * ixx - wx * ixz, wz * ixy - wx * iyz, wz * ixz - wx * izz
+        c20, c21, c22 = wx * ixy - wy * ixx, wx * iyy - wy * ixy, wx * iyz - wy * ixz
+        vh = vx * hx + vy * hy + vz * hz
+        C[1, 0] = 2.0 * (vh - hx * vx + c00)
+        C[1, 1] = 2.0 * (vh - hy * vy + c11)
+        C[1, 2] = 2.0 * (vh - hz * vz + c22)
+        C[1, 3] = c01 + c10 - hx * vy - vx * hy
+        C[1, 4] = c02 + c20 - hx * vz - vx * hz
+        C[1, 5] = c12 + c21 - hy * vz - vy * hz
+    for i in range(nj - 1, -1, -1):
+        p = joint_int[i, I_PARENT]
+        C = coriolis[i]
+        ax, ay, az = C[0, 0], C[0, 1], C[0, 2]
+        d0, d1, d2, d3, d4, d5 = C[1, 0], C[1, 1], C[1, 2], C[1, 3], C[1, 4], C[1, 5]
+        if p >= 0:
+            for r in range(6):
+                momenta[p, r] += momenta[i, r]
+            P = coriolis[p]
+            P[0, 0], P[0, 1], P[0, 2] = P[0, 0] + ax, P[0, 1] + ay, P[0, 2] + az
+            P[1, 0], P[1, 1], P[1, 2] = P[1, 0] + d0, P[1, 1] + d1, P[1, 2] + d2
+            P[1, 3], P[1, 4], P[1, 5] = P[1, 3] + d3, P[1, 4] + d4, P[1, 5] + d5
+        C[0, 0], C[0, 1], C[0, 2], C[0, 3], C[0, 4], C[0, 5] = 0.0, 0.0, 0.0, 0.0, az, -ay
+        C[1, 0], C[1, 1], C[1, 2], C[1, 3], C[1, 4], C[1, 5] = 0.0, 0.0, 0.0, -az, 0.0, ax
+        C[2, 0], C[2, 1], C[2, 2], C[2, 3], C[2, 4], C[2, 5] = 0.0, 0.0, 0.0, ay, -ax, 0.0
+        C[3, 0], C[3, 1], C[3, 2], C[3, 3], C[3, 4], C[3, 5] = -0.0, -az, ay, d0, d3, d4
+        C[4, 0], C[4, 1], C[4, 2], C[4, 3], C[4, 4], C[4, 5] = az, -0.0, -ax, d3, d1, d5
+        C[5, 0], C[5, 1], C[5, 2], C[5, 3], C[5, 4], C[5, 5] = -ay, ax, -0.0, d4, d5, d2
+
+
+@step
+def change_wrench(Y, C, H, s, z, u) -> tuple:
+    """rnea_derivative.velocity_change_wrench's out to the bit, as a 6-tuple: u = s x z
+    (into u) and Y u + z x* H + B z (Y = Yc_l, B = C and H = coriolis_sums' map and
+    momentum of l's subtree, s = ov_l + ov_lambda, z = S_b), each sum in its order with the
+    zero terms of B's (coriolis_sums') left out."""
+    s0, s1, s2, s3, s4, s5 = s
+    z0, z1, z2, z3, z4, z5 = z[0], z[1], z[2], z[3], z[4], z[5]
+    u0 = s4 * z2 - s5 * z1 + s1 * z5 - s2 * z4
+    u1 = s5 * z0 - s3 * z2 + s2 * z3 - s0 * z5
+    u2 = s3 * z1 - s4 * z0 + s0 * z4 - s1 * z3
+    u3, u4, u5 = s4 * z5 - s5 * z4, s5 * z3 - s3 * z5, s3 * z4 - s4 * z3
+    u[0], u[1], u[2], u[3], u[4], u[5] = u0, u1, u2, u3, u4, u5
+    m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
+    o0 = m * u0 - (hy * u5 - hz * u4)
+    o1 = m * u1 - (hz * u3 - hx * u5)
+    o2 = m * u2 - (hx * u4 - hy * u3)
+    o3 = hy * u2 - hz * u1 + Y[4] * u3 + Y[5] * u4 + Y[6] * u5
+    o4 = hz * u0 - hx * u2 + Y[5] * u3 + Y[7] * u4 + Y[8] * u5
+    o5 = hx * u1 - hy * u0 + Y[6] * u3 + Y[8] * u4 + Y[9] * u5
+    f0, f1, f2, f3, f4, f5 = H[0], H[1], H[2], H[3], H[4], H[5]
+    o0 += z4 * f2 - z5 * f1
+    o1 += z5 * f0 - z3 * f2
+    o2 += z3 * f1 - z4 * f0
+    o3 += z4 * f5 - z5 * f4 + z1 * f2 - z2 * f1
+    o4 += z5 * f3 - z3 * f5 + z2 * f0 - z0 * f2
+    o5 += z3 * f4 - z4 * f3 + z0 * f1 - z1 * f0
+    o0 = (o0 + C[0, 4] * z4) + C[0, 5] * z5
+    o1 = (o1 + C[1, 3] * z3) + C[1, 5] * z5
+    o2 = (o2 + C[2, 3] * z3) + C[2, 4] * z4
+    o3 = ((((o3 + C[3, 1] * z1) + C[3, 2] * z2) + C[3, 3] * z3) + C[3, 4] * z4) + C[3, 5] * z5
+    o4 = ((((o4 + C[4, 0] * z0) + C[4, 2] * z2) + C[4, 3] * z3) + C[4, 4] * z4) + C[4, 5] * z5
+    o5 = ((((o5 + C[5, 0] * z0) + C[5, 1] * z1) + C[5, 3] * z3) + C[5, 4] * z4) + C[5, 5] * z5
+    return o0, o1, o2, o3, o4, o5
+
+
+@step
+def projection(C, H, S, q):
+    """q = B^T S - S x* H: rnea_derivative.coriolis_projection to the bit (B = C, H: the
+    subtree's coriolis_sums), the zero terms of B's left out."""
+    x0, x1, x2, x3, x4, x5 = S[0], S[1], S[2], S[3], S[4], S[5]
+    f0, f1, f2, f3, f4, f5 = H[0], H[1], H[2], H[3], H[4], H[5]
+    q[0] = (-(x4 * f2 - x5 * f1) + C[4, 0] * x4) + C[5, 0] * x5
+    q[1] = (-(x5 * f0 - x3 * f2) + C[3, 1] * x3) + C[5, 1] * x5
+    q[2] = (-(x3 * f1 - x4 * f0) + C[3, 2] * x3) + C[4, 2] * x4
+    q[3] = ((((-(x4 * f5 - x5 * f4 + x1 * f2 - x2 * f1) + C[1, 3] * x1) + C[2, 3] * x2)
+             + C[3, 3] * x3) + C[4, 3] * x4) + C[5, 3] * x5
+    q[4] = ((((-(x5 * f3 - x3 * f5 + x2 * f0 - x0 * f2) + C[0, 4] * x0) + C[2, 4] * x2)
+             + C[3, 4] * x3) + C[4, 4] * x4) + C[5, 4] * x5
+    q[5] = ((((-(x3 * f4 - x4 * f3 + x0 * f1 - x1 * f0) + C[0, 5] * x0) + C[1, 5] * x1)
+             + C[3, 5] * x3) + C[4, 5] * x4) + C[5, 5] * x5
+
+
+@step
+def subspace_dot(S, w0, w1, w2, w3, w4, w5) -> float:
+    """S . w, summed from 0.0 in the order of S's entries."""
+    return (((((0.0 + S[0] * w0) + S[1] * w1) + S[2] * w2) + S[3] * w3) + S[4] * w4) + S[5] * w5
+
+
 @routine
-def velocity_jacobians(joint_int, oS, Yc, ov, momenta, coriolis, crossed, tmp, p, q, out):
-    """rnea_derivative.velocity_jacobian at two velocities side by side, each entry's sums in
-    its order: out[g] = dB/dv (nv x nv) at the velocity whose bodies' velocities are
-    ov[g nj:(g + 1) nj] and coriolis_composites' sums momenta[g nj:...], coriolis[g nj:...]
-    (Yc: the composite inertias). Both share the dofs' loops and p_a = Yc_j S_a, kept in p
-    (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j (composite_columns').
-    crossed: (2 nv, 6) scratch (the u_b of each velocity); tmp: >= 5 x 6."""
+def velocity_jacobians(joint_int, parent, oS, Yc, ov, momenta, coriolis, crossed, p, q, out):
+    """rnea_derivative.velocity_jacobian at two velocities side by side, to the bit: out[g] =
+    dB/dv (nv x nv) at the velocity whose bodies' velocities are ov[g nj:(g + 1) nj] and
+    coriolis_sums' momenta[g nj:...], coriolis[g nj:...] (Yc: the composite inertias;
+    ``parent``: the dofs' parents). Both share the dofs' loops and p_a = Yc_j S_a, kept in p
+    (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j (composite_columns'). Entry
+    (a, b) for a dof b of joint l: S_a . (Yc_l u_b + B_l S_b + S_b x* H_l) (change_wrench)
+    for the dofs a of l and of its ancestors, p_a . u_b + q_a . S_b for those of l's
+    descendants (Carpentier and Mansard 2018, "Analytical derivatives of rigid body dynamics
+    algorithms"); the entries between dofs on different branches are zero and not written:
+    out holds zeros there from its caller (the workspace's). crossed: (2 nv, 6) scratch (the
+    u_b of each velocity)."""
     nj, nv = joint_int.shape[0], oS.shape[0]
-    for g in range(2):
-        for a in range(nv):
-            for b in range(nv):
-                out[g, a, b] = 0.0
     for l in range(nj):
-        lv = joint_int[l, I_IDX_V]
-        for b in range(lv, lv + joint_int[l, I_NV]):
-            for g in range(2):
-                velocity_change_wrench(joint_int, l, g * nj, oS[b], ov, momenta, coriolis, Yc,
-                                       tmp[0], tmp[2], crossed[g * nv + b], tmp[3 + g])
-            j = l
-            while j >= 0:
-                for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-                    for g in range(2):
-                        total = 0.0
-                        for r in range(6):
-                            total += oS[a, r] * tmp[3 + g, r]
-                        out[g, a, b] = total
-                j = joint_int[j, I_PARENT]
+        lv, ln, lam = joint_int[l, I_IDX_V], joint_int[l, I_NV], joint_int[l, I_PARENT]
+        k, kam = nj + l, nj + lam
+        if lam >= 0:  # s = ov_l + ov_lambda at each velocity
+            s = (ov[l, 0] + ov[lam, 0], ov[l, 1] + ov[lam, 1], ov[l, 2] + ov[lam, 2],
+                 ov[l, 3] + ov[lam, 3], ov[l, 4] + ov[lam, 4], ov[l, 5] + ov[lam, 5])
+            t = (ov[k, 0] + ov[kam, 0], ov[k, 1] + ov[kam, 1], ov[k, 2] + ov[kam, 2],
+                 ov[k, 3] + ov[kam, 3], ov[k, 4] + ov[kam, 4], ov[k, 5] + ov[kam, 5])
+        else:
+            s = (ov[l, 0] + 0.0, ov[l, 1] + 0.0, ov[l, 2] + 0.0, ov[l, 3] + 0.0,
+                 ov[l, 4] + 0.0, ov[l, 5] + 0.0)
+            t = (ov[k, 0] + 0.0, ov[k, 1] + 0.0, ov[k, 2] + 0.0, ov[k, 3] + 0.0,
+                 ov[k, 4] + 0.0, ov[k, 5] + 0.0)
+        for b in range(lv, lv + ln):
+            v0, v1, v2, v3, v4, v5 = change_wrench(Yc[l], coriolis[l], momenta[l], s, oS[b],
+                                                   crossed[b])
+            w0, w1, w2, w3, w4, w5 = change_wrench(Yc[l], coriolis[k], momenta[k], t, oS[b],
+                                                   crossed[nv + b])
+            for a in range(lv, lv + ln):
+                out[0, a, b] = subspace_dot(oS[a], v0, v1, v2, v3, v4, v5)
+                out[1, a, b] = subspace_dot(oS[a], w0, w1, w2, w3, w4, w5)
+            a = parent[lv]
+            while a >= 0:
+                out[0, a, b] = subspace_dot(oS[a], v0, v1, v2, v3, v4, v5)
+                out[1, a, b] = subspace_dot(oS[a], w0, w1, w2, w3, w4, w5)
+                a = parent[a]
     for j in range(nj):
         jv = joint_int[j, I_IDX_V]
         for a in range(jv, jv + joint_int[j, I_NV]):
             inertia_times_motion(Yc[j], oS[a], p[a])
-            for g in range(2):
-                coriolis_projection(oS[a], momenta[g * nj + j], coriolis[g * nj + j], tmp[2],
-                                    q[g, a])
-            l = joint_int[j, I_PARENT]
-            while l >= 0:
-                lv = joint_int[l, I_IDX_V]
-                for b in range(lv, lv + joint_int[l, I_NV]):
-                    for g in range(2):
-                        acc = 0.0
-                        for r in range(6):
-                            acc += p[a, r] * crossed[g * nv + b, r] + q[g, a, r] * oS[b, r]
-                        out[g, a, b] = acc
-                l = joint_int[l, I_PARENT]
+            projection(coriolis[j], momenta[j], oS[a], q[0, a])
+            projection(coriolis[nj + j], momenta[nj + j], oS[a], q[1, a])
+            b = parent[jv]
+            while b >= 0:
+                total0, total1 = 0.0, 0.0
+                for r in range(6):
+                    total0 += p[a, r] * crossed[b, r] + q[0, a, r] * oS[b, r]
+                    total1 += p[a, r] * crossed[nv + b, r] + q[1, a, r] * oS[b, r]
+                out[0, a, b] = total0
+                out[1, a, b] = total1
+                b = parent[b]
 
 
 @step
@@ -710,8 +828,10 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     place), M = M(q) + h diag(damping) = M~ = L^T L (ltl_product: the step's M~ to its
     factor's rounding, in place of the composite-rigid-body algorithm); frame_rates
     (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian); rates[g] = dB/dv at velocities[g]
-    (velocity_jacobians, both side by side) from the bodies' velocities there (ov_y[g nj:
-    (g + 1) nj]) and coriolis_composites' sums (coriolis[g nj:(g + 1) nj], composite_momenta's);
+    (velocity_jacobians, both side by side; its entries between dofs on different branches
+    left as they are: zero, the workspace's) from the bodies' velocities there (ov_y[g nj:
+    (g + 1) nj]) and coriolis_composites' sums (coriolis_sums: coriolis[g nj:(g + 1) nj],
+    composite_momenta's);
     shifted[g] = P(w)^T (shifted[g, b]: P(w)'s column b), w = velocities[g] - v, the implicit
     step's right-hand side moved with q, P(w) = -h R(w), R(w) = Q(v, v + 2 w) + Mq(a) + g_q
     with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (Q: the symmetric bilinear
@@ -740,13 +860,23 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     for g in range(2):  # dB/dv at v* and v1 from the composites there
         o = g * nj
         for i in range(nj):  # (the bodies' velocities only: rnea_forward_step's ov)
-            parent = joint_int[i, I_PARENT]
-            joint_velocity(i, joint_int, oS, velocities[g], tmp[8])
-            for r in range(6):
-                ov_y[o + i, r] = tmp[8, r] + (ov_y[o + parent, r] if parent >= 0 else 0.0)
-        coriolis_composites(joint_int, oY, ov_y[o:o + nj], composite_momenta[o:o + nj],
-                            coriolis[o:o + nj])
-    velocity_jacobians(joint_int, oS, Yc, ov_y, composite_momenta, coriolis, crossed, tmp,
+            lam, iv = joint_int[i, I_PARENT], joint_int[i, I_IDX_V]
+            t0, t1, t2, t3, t4, t5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0  # S_i v_i (joint_velocity)
+            for k in range(iv, iv + joint_int[i, I_NV]):
+                vk, S = velocities[g, k], oS[k]
+                t0, t1, t2 = t0 + S[0] * vk, t1 + S[1] * vk, t2 + S[2] * vk
+                t3, t4, t5 = t3 + S[3] * vk, t4 + S[4] * vk, t5 + S[5] * vk
+            V = ov_y[o + i]
+            if lam >= 0:
+                P = ov_y[o + lam]
+                V[0], V[1], V[2] = t0 + P[0], t1 + P[1], t2 + P[2]
+                V[3], V[4], V[5] = t3 + P[3], t4 + P[4], t5 + P[5]
+            else:
+                V[0], V[1], V[2] = t0 + 0.0, t1 + 0.0, t2 + 0.0
+                V[3], V[4], V[5] = t3 + 0.0, t4 + 0.0, t5 + 0.0
+        coriolis_sums(joint_int, oY, ov_y[o:o + nj], composite_momenta[o:o + nj],
+                      coriolis[o:o + nj])
+    velocity_jacobians(joint_int, parent, oS, Yc, ov_y, composite_momenta, coriolis, crossed,
                        projections[0], projections[2:], rates)
     for g in range(2):
         target = velocities[g]
