@@ -499,6 +499,27 @@ def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw,
 
 
 @step
+def body_velocities(joint_int, oS, v, ov):
+    """ov (nj, 6) = the bodies' velocities at v (rnea_forward_step's ov, to the bit: S_i v_i
+    summed as joint_velocity sums it, plus the parent's), held in registers."""
+    for i in range(joint_int.shape[0]):
+        lam, iv = joint_int[i, I_PARENT], joint_int[i, I_IDX_V]
+        t0, t1, t2, t3, t4, t5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        for k in range(iv, iv + joint_int[i, I_NV]):
+            vk, S = v[k], oS[k]
+            t0, t1, t2 = t0 + S[0] * vk, t1 + S[1] * vk, t2 + S[2] * vk
+            t3, t4, t5 = t3 + S[3] * vk, t4 + S[4] * vk, t5 + S[5] * vk
+        V = ov[i]
+        if lam >= 0:
+            P = ov[lam]
+            V[0], V[1], V[2] = t0 + P[0], t1 + P[1], t2 + P[2]
+            V[3], V[4], V[5] = t3 + P[3], t4 + P[4], t5 + P[5]
+        else:
+            V[0], V[1], V[2] = t0 + 0.0, t1 + 0.0, t2 + 0.0
+            V[3], V[4], V[5] = t3 + 0.0, t4 + 0.0, t5 + 0.0
+
+
+@step
 def coriolis_sums(joint_int, oY, ov, momenta, coriolis):
     """rnea_derivative.coriolis_composites to the bit, the maps summed by their nine numbers:
     per body i, h_i = Y_i ov_i into momenta (nj, 6) and B_i = [[0, -[a]x], [[a]x, D]]
@@ -613,7 +634,8 @@ def velocity_jacobians(joint_int, parent, oS, Yc, ov, momenta, coriolis, crossed
     dB/dv (nv x nv) at the velocity whose bodies' velocities are ov[g nj:(g + 1) nj] and
     coriolis_sums' momenta[g nj:...], coriolis[g nj:...] (Yc: the composite inertias;
     ``parent``: the dofs' parents). Both share the dofs' loops and p_a = Yc_j S_a, kept in p
-    (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j (composite_columns'). Entry
+    (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j for the dofs of the joints
+    off the world (composite_columns', coriolis_projections' rows; the others' left). Entry
     (a, b) for a dof b of joint l: S_a . (Yc_l u_b + B_l S_b + S_b x* H_l) (change_wrench)
     for the dofs a of l and of its ancestors, p_a . u_b + q_a . S_b for those of l's
     descendants (Carpentier and Mansard 2018, "Analytical derivatives of rigid body dynamics
@@ -651,9 +673,10 @@ def velocity_jacobians(joint_int, parent, oS, Yc, ov, momenta, coriolis, crossed
         jv = joint_int[j, I_IDX_V]
         for a in range(jv, jv + joint_int[j, I_NV]):
             inertia_times_motion(Yc[j], oS[a], p[a])
-            projection(coriolis[j], momenta[j], oS[a], q[0, a])
-            projection(coriolis[nj + j], momenta[nj + j], oS[a], q[1, a])
             b = parent[jv]
+            if b >= 0:  # (a joint off the world: q_a has entries to write)
+                projection(coriolis[j], momenta[j], oS[a], q[0, a])
+                projection(coriolis[nj + j], momenta[nj + j], oS[a], q[1, a])
             while b >= 0:
                 total0, total1 = 0.0, 0.0
                 for r in range(6):
@@ -840,8 +863,9 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
     by both w) and a backward one, each into its own rows, then composite_columns (both w
     side by side) from the composites at v and at
-    velocities[g] (projections (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1)), root_column for the
-    dofs of joints on the world (-h times it: R's columns there hold gravity only).
+    velocities[g] (projections (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1), the q_a on the dofs
+    of joints off the world), root_column for the dofs of joints on the world (-h times it:
+    R's columns there hold gravity only).
     Scratch: oY, momenta, hw (njoints x 6), oa, F, ow, ov_y, composite_momenta (2 njoints x 6),
     coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (18 x 6), tau, y, a (nv), a_world,
     roots (nv x nv: root_column's columns, the same at every pair)."""
@@ -859,21 +883,7 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     coriolis_projections(joint_int, oS, coriolis_v, momenta_v, tmp[9], projections[1])
     for g in range(2):  # dB/dv at v* and v1 from the composites there
         o = g * nj
-        for i in range(nj):  # (the bodies' velocities only: rnea_forward_step's ov)
-            lam, iv = joint_int[i, I_PARENT], joint_int[i, I_IDX_V]
-            t0, t1, t2, t3, t4, t5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0  # S_i v_i (joint_velocity)
-            for k in range(iv, iv + joint_int[i, I_NV]):
-                vk, S = velocities[g, k], oS[k]
-                t0, t1, t2 = t0 + S[0] * vk, t1 + S[1] * vk, t2 + S[2] * vk
-                t3, t4, t5 = t3 + S[3] * vk, t4 + S[4] * vk, t5 + S[5] * vk
-            V = ov_y[o + i]
-            if lam >= 0:
-                P = ov_y[o + lam]
-                V[0], V[1], V[2] = t0 + P[0], t1 + P[1], t2 + P[2]
-                V[3], V[4], V[5] = t3 + P[3], t4 + P[4], t5 + P[5]
-            else:
-                V[0], V[1], V[2] = t0 + 0.0, t1 + 0.0, t2 + 0.0
-                V[3], V[4], V[5] = t3 + 0.0, t4 + 0.0, t5 + 0.0
+        body_velocities(joint_int, oS, velocities[g], ov_y[o:o + nj])
         coriolis_sums(joint_int, oY, ov_y[o:o + nj], composite_momenta[o:o + nj],
                       coriolis[o:o + nj])
     velocity_jacobians(joint_int, parent, oS, Yc, ov_y, composite_momenta, coriolis, crossed,
