@@ -636,12 +636,12 @@ def velocity_jacobians(joint_int, parent, oS, Yc, ov, momenta, coriolis, crossed
     ``parent``: the dofs' parents). Both share the dofs' loops and p_a = Yc_j S_a, kept in p
     (nv x 6); q[g] (nv x 6) keeps q_a = B_j^T S_a - S_a x* H_j for the dofs of the joints
     off the world (composite_columns', coriolis_projections' rows; the others' left). Entry
-    (a, b) for a dof b of joint l: S_a . (Yc_l u_b + B_l S_b + S_b x* H_l) (change_wrench)
-    for the dofs a of l and of its ancestors, p_a . u_b + q_a . S_b for those of l's
-    descendants (Carpentier and Mansard 2018, "Analytical derivatives of rigid body dynamics
-    algorithms"); the entries between dofs on different branches are zero and not written:
-    out holds zeros there from its caller (the workspace's). crossed: (2 nv, 6) scratch (the
-    u_b of each velocity)."""
+    (a, b) for a dof b of joint l, u_b = (ov_l + ov_lambda) x S_b: S_a . (Yc_l u_b + B_l S_b
+    + S_b x* H_l) (change_wrench) for the dofs a of l and of its ancestors, p_a . u_b +
+    q_a . S_b for those of l's descendants (Carpentier and Mansard 2018, "Analytical
+    derivatives of rigid body dynamics algorithms"); the entries between dofs on different
+    branches are zero and not written: out holds zeros there from its caller (the
+    workspace's). crossed: (2 nv, 6) scratch (the u_b of each velocity)."""
     nj, nv = joint_int.shape[0], oS.shape[0]
     for l in range(nj):
         lv, ln, lam = joint_int[l, I_IDX_V], joint_int[l, I_NV], joint_int[l, I_PARENT]
