@@ -70,7 +70,10 @@ INNER = [
                        ("    for g in range(2):  # dB/dv at v* and v1",
                         "dB/dv x 2, the composites there"),
                        ("    for g in range(2):\n        target = velocities[g]",
-                        "inverse dynamics' q-derivative, polarised x 2")], 20),
+                        "inverse dynamics at (v, w, a), polarised x 2"),
+                       ("    shift_columns(", "its q-derivative's columns x 2"),
+                       ("    for l in range(nj):\n        lam = joint_int[l, I_PARENT]",
+                        "its q-derivative's columns x 2")], 20),  # (main's, before shift_columns)
     ("delassus_changes", [("    m, nv = A.shape[1], A.shape[0]", "A^T dG_b^T (g, p) (dgemm)"),
                           ("    for b in range(nv):\n        joint = joint_of[b]",
                            "the mass matrix's part (motion_pair)")],

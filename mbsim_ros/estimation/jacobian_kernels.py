@@ -444,30 +444,40 @@ def frame_rate_jacobian(free, v, C):
 
 
 @step
-def root_column(joint_int, p, l, zeta, a_world, tmp, column):
-    """Inverse dynamics' q-derivative's column for a dof (zeta = S_b) of a joint l on the
-    world (a free-flyer, a fixed base's first joint): l's subtree turns rigidly by zeta and
+def root_columns(joint_int, oS, p, l, a_world, h, tmp, shifted):
+    """P(w)'s columns b = -h R(w)'s (step_dynamics) for the dofs b (zeta = S_b) of a joint l
+    on the world (a free-flyer, a fixed base's first joint), the same at both w: written into
+    shifted[0, b] and shifted[1, b] (their entries a). l's subtree turns rigidly by zeta and
     only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
     Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
     -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
-    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world)
-    = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a, velocity_jacobians')
-    on the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, one
-    product per entry, where the body-by-body derivative (rnea_derivative.
-    subtree_wrench_derivatives) walks the whole tree. tmp: a 6-vector."""
+    x* = -x^T), R's entry (a, b) = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x
+    a_world) = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a,
+    velocity_jacobians') on the subtree's dofs a, 0 elsewhere: independent of the velocities
+    and accelerations, one product per entry, where the body-by-body derivative
+    (rnea_derivative.subtree_wrench_derivatives) walks the whole tree. Each entry is
+    -h (-(the sum over the 6 in order)) = h times it; a dof that does not turn (turns:
+    zeta's w = 0; a free-flyer's translations) has zeta x a_world = 0 (a_world = (-g, 0)),
+    its sums +0 (the products with those zeros not taken). tmp: a 6-vector."""
     nj = joint_int.shape[0]
-    for a in range(column.shape[0]):
-        column[a] = 0.0
-    motion_cross_motion(zeta, a_world, tmp)
-    for j in range(l, nj):
-        if not in_subtree(j, l, joint_int):
-            continue
-        jv = joint_int[j, I_IDX_V]
-        for a in range(jv, jv + joint_int[j, I_NV]):
-            total = 0.0
-            for r in range(6):
-                total += p[a, r] * tmp[r]
-            column[a] = -total
+    outside = -h * 0.0
+    for b in range(joint_int[l, I_IDX_V], joint_int[l, I_IDX_V] + joint_int[l, I_NV]):
+        motion_cross_motion(oS[b], a_world, tmp)
+        turning = turns(oS, b)
+        column0, column1 = shifted[0, b], shifted[1, b]
+        for j in range(nj):
+            jv = joint_int[j, I_IDX_V]
+            inside = in_subtree(j, l, joint_int)
+            for a in range(jv, jv + joint_int[j, I_NV]):
+                value = outside
+                if inside:
+                    total = 0.0
+                    if turning:
+                        for r in range(6):
+                            total += p[a, r] * tmp[r]
+                    value = h * total
+                column0[a] = value
+                column1[a] = value
 
 
 @step
@@ -558,13 +568,14 @@ def coriolis_projections(joint_int, oS, coriolis, momenta, tmp, out):
             coriolis_projection(oS[a], momenta[j], coriolis[j], tmp, out[a])
 
 
-@routine
+@step
 def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
-                      coriolis_v, momenta_v, p, q_v, q_y, l, b, tmp, columns):
-    """Column b of R(w) at the two w side by side (columns[g], from ow, oa, F, coriolis_y,
-    momenta_y at rows g nj + i and q_y[g], each entry's sums in the order written below;
-    e = ov_lambda x zeta, the same at both, once). Column b (zeta = S_b, a dof of joint l not
-    on the world, parent lambda) of R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics;
+                      coriolis_v, momenta_v, p, q_v, q_y, l, b, scale, tmp, columns):
+    """Column b of R(w) at the two w side by side times ``scale`` (columns[g], written whole;
+    from ow, oa, F, coriolis_y, momenta_y at rows g nj + i and q_y[g], each entry's sums in the
+    order written below, then times scale; e = ov_lambda x zeta, the same at both, once; the
+    entries off the subtree and the ancestors scale times 0). Column b (zeta = S_b, a dof of
+    joint l not on the world, parent lambda) of R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics;
     polarized_forward_step's ov, ow, oa and F, the subtree sums) from the subtrees'
     composites. Moving q_b turns l's subtree rigidly about its parent's ov_lambda, oa_lambda:
     for one velocity a body's d ov_i = zeta x ov_i + e
@@ -601,22 +612,6 @@ def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momen
         motion_cross_motion(zeta, oa[o + lam], tmp[t + 4])
         for r in range(6):
             c[r] += tmp[t + 3, r] - tmp[t + 4, r]
-    c0, ew0, c1, ew1 = tmp[2], tmp[6], tmp[11], tmp[15]
-    q0, q1 = q_y[0], q_y[1]
-    column0, column1 = columns[0], columns[1]
-    for a in range(column0.shape[0]):
-        column0[a] = 0.0
-        column1[a] = 0.0
-    for j in range(l, nj):
-        if chain[j, b] == 0.0:
-            continue
-        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-            total0, total1 = 0.0, 0.0
-            for r in range(6):
-                total0 += p[a, r] * c0[r] + q0[a, r] * e[r] + q_v[a, r] * ew0[r]
-                total1 += p[a, r] * c1[r] + q1[a, r] * e[r] + q_v[a, r] * ew1[r]
-            column0[a] = total0
-            column1[a] = total1
     for g in range(2):
         o, t = g * nj, 9 * g
         c, ew = tmp[t + 2], tmp[t + 6]
@@ -629,17 +624,53 @@ def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momen
             for k in range(6):
                 total += coriolis_y[o + l, r, k] * e[k] + coriolis_v[l, r, k] * ew[k]
             tmp[t + 8, r] = total  # df_l
-    df0, df1 = tmp[8], tmp[17]
-    j = lam
-    while j >= 0:
-        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-            total0, total1 = 0.0, 0.0
-            for r in range(6):
-                total0 += oS[a, r] * df0[r]
-                total1 += oS[a, r] * df1[r]
-            column0[a] = total0
-            column1[a] = total1
-        j = joint_int[j, I_PARENT]
+    c0, ew0, c1, ew1, df0, df1 = tmp[2], tmp[6], tmp[11], tmp[15], tmp[8], tmp[17]
+    q0, q1 = q_y[0], q_y[1]
+    column0, column1 = columns[0], columns[1]
+    outside = scale * 0.0
+    for j in range(nj):
+        first = joint_int[j, I_IDX_V]
+        last = first + joint_int[j, I_NV]
+        if j >= l and chain[j, b] != 0.0:  # l's subtree
+            for a in range(first, last):
+                total0, total1 = 0.0, 0.0
+                for r in range(6):
+                    total0 += p[a, r] * c0[r] + q0[a, r] * e[r] + q_v[a, r] * ew0[r]
+                    total1 += p[a, r] * c1[r] + q1[a, r] * e[r] + q_v[a, r] * ew1[r]
+                column0[a] = scale * total0
+                column1[a] = scale * total1
+        elif j < l and first < last and chain[l, first] != 0.0:  # l's ancestors
+            for a in range(first, last):
+                total0, total1 = 0.0, 0.0
+                for r in range(6):
+                    total0 += oS[a, r] * df0[r]
+                    total1 += oS[a, r] * df1[r]
+                column0[a] = scale * total0
+                column1[a] = scale * total1
+        else:
+            for a in range(first, last):
+                column0[a] = outside
+                column1[a] = outside
+
+
+@routine
+def shift_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y, coriolis_v,
+                  momenta_v, projections, a_world, h, tmp, shifted):
+    """P(w) = -h R(w)'s columns at the two w (shifted[g, b]: column b at w_g; step_dynamics'
+    arrays): root_columns for the dofs of the joints on the world, composite_columns for the
+    others, -h folded into their entries (projections (4, nv, 6): p_a, q_a(v), q_a(y) at both
+    w). One call for all the columns: the steps inlined here, where a call per column passed
+    its 20 arrays each time (0.5 us of 3.7 on Solo12)."""
+    for l in range(joint_int.shape[0]):
+        lam = joint_int[l, I_PARENT]
+        if lam < 0:  # (the same for both w: once)
+            root_columns(joint_int, oS, projections[0], l, a_world, h, tmp[0], shifted)
+            continue
+        lv = joint_int[l, I_IDX_V]
+        for b in range(lv, lv + joint_int[l, I_NV]):
+            composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
+                              coriolis_v, momenta_v, projections[0], projections[1],
+                              projections[2:], l, b, -h, tmp, shifted[:, b])
 
 
 @step
@@ -698,7 +729,7 @@ def ltl_product(L, parent, M):
 def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, velocities,
                   oR, op, oS, ov, momenta_v, coriolis_v, oY, Yc, oa, F, ov_y, momenta,
                   composite_momenta, coriolis, projections, crossed, tmp, ow, hw, tau, y, a,
-                  a_world, M, frame_rates, shifted, rates, roots):
+                  a_world, M, frame_rates, shifted, rates):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
     step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), the
     bodies' velocities ov at v and the subtrees' momenta and velocity-product maps at (q, v)
@@ -718,13 +749,12 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     q-derivative of inverse dynamics' velocity product, Mq(a) that of M a, g_q gravity's):
     inverse dynamics' q-derivative with its velocity products polarised, one forward pass at
     (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
-    by both w) and a backward one, each into its own rows, then composite_columns (both w
-    side by side) from the composites at v and at
-    velocities[g] (projections (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1)), root_column for the
-    dofs of joints on the world (-h times it: R's columns there hold gravity only).
+    by both w) and a backward one, each into its own rows, then shift_columns: composite_columns
+    (both w side by side) from the composites at v and at velocities[g] (projections
+    (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1)), root_columns for the dofs of joints on the
+    world (R's columns there hold gravity only: the same at both w).
     Scratch: oY, momenta, hw (njoints x 6), oa, F, ow, ov_y, composite_momenta (2 njoints x 6),
-    coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (18 x 6), tau, y, a (nv), a_world,
-    roots (nv x nv: root_column's columns, the same at every pair)."""
+    coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (18 x 6), tau, y, a (nv), a_world."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
     for i in range(nj):
@@ -769,24 +799,8 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
                                    oa[o:o + nj], F[o:o + nj], momenta, hw, a_world, tmp)
         for i in range(nj - 1, -1, -1):
             rnea_backward_step(i, joint_int, oS, F[o:o + nj], tau)  # F: subtree sums
-    for l in range(nj):
-        lam = joint_int[l, I_PARENT]
-        lv = joint_int[l, I_IDX_V]
-        for b in range(lv, lv + joint_int[l, I_NV]):
-            if lam < 0:  # (the same for both w: once)
-                root_column(joint_int, projections[0], l, oS[b], a_world, tmp[0], roots[b])
-                for g in range(2):
-                    into = shifted[g, b]  # P(w)'s column b
-                    for k in range(nv):
-                        into[k] = -h * roots[b, k]
-            else:
-                composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis,
-                                  composite_momenta, coriolis_v, momenta_v, projections[0],
-                                  projections[1], projections[2:], l, b, tmp, shifted[:, b])
-                for g in range(2):
-                    into = shifted[g, b]
-                    for k in range(nv):
-                        into[k] = -h * into[k]
+    shift_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis, composite_momenta,
+                  coriolis_v, momenta_v, projections, a_world, h, tmp, shifted)
 
 
 @kernel
