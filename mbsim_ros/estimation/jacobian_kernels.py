@@ -444,45 +444,6 @@ def frame_rate_jacobian(free, v, C):
 
 
 @step
-def root_columns(joint_int, chain, oS, p, l, a_world, h, tmp, shifted):
-    """P(w)'s columns b = -h R(w)'s (step_dynamics) for the dofs b (zeta = S_b) of a joint l
-    on the world (a free-flyer, a fixed base's first joint), the same at both w: written into
-    shifted[0, b] and shifted[1, b] (their entries a). l's subtree turns rigidly by zeta and
-    only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
-    Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
-    -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
-    x* = -x^T), R's entry (a, b) = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x
-    a_world) = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a,
-    velocity_jacobians') on the subtree's dofs a (of the joints j that l's first dof moves:
-    chain[j, l's first dof] != 0), 0 elsewhere: independent of the velocities
-    and accelerations, one product per entry, where the body-by-body derivative
-    (rnea_derivative.subtree_wrench_derivatives) walks the whole tree. Each entry is
-    -h (-(the sum over the 6 in order)) = h times it; a dof that does not turn (turns:
-    zeta's w = 0; a free-flyer's translations) has zeta x a_world = 0 (a_world = (-g, 0)),
-    its sums +0 (the products with those zeros not taken). tmp: a 6-vector."""
-    nj = joint_int.shape[0]
-    outside = -h * 0.0
-    lv = joint_int[l, I_IDX_V]
-    for b in range(lv, lv + joint_int[l, I_NV]):
-        motion_cross_motion(oS[b], a_world, tmp)
-        turning = turns(oS, b)
-        column0, column1 = shifted[0, b], shifted[1, b]
-        for j in range(nj):
-            jv = joint_int[j, I_IDX_V]
-            inside = chain[j, lv] != 0.0
-            for a in range(jv, jv + joint_int[j, I_NV]):
-                value = outside
-                if inside:
-                    total = 0.0
-                    if turning:
-                        for r in range(6):
-                            total += p[a, r] * tmp[r]
-                    value = h * total
-                column0[a] = value
-                column1[a] = value
-
-
-@step
 def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw, a_world, tmp):
     """Body i of inverse dynamics' forward pass (rnea.rnea_forward_step) with its velocity
     products polarised, Q(v, v) -> Q(v, v + 2 w) (step_dynamics' R(w)): given ov_i and
@@ -632,6 +593,45 @@ def subtree_change(zeta, F_l, Yc_l, c, e, H_y, ew, H_v) -> tuple:
 
 
 @step
+def root_columns(joint_int, chain, oS, p, l, a_world, h, shifted):
+    """P(w)'s columns b = -h R(w)'s (step_dynamics) for the dofs b (zeta = S_b) of a joint l
+    on the world (a free-flyer, a fixed base's first joint), the same at both w: written into
+    shifted[0, b] and shifted[1, b] (their entries a). l's subtree turns rigidly by zeta and
+    only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
+    Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
+    -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
+    x* = -x^T), R's entry (a, b) = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x
+    a_world) = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a,
+    velocity_jacobians') on the subtree's dofs a (of the joints j that l's first dof moves:
+    chain[j, l's first dof] != 0), 0 elsewhere: independent of the velocities
+    and accelerations, one product per entry, where the body-by-body derivative
+    (rnea_derivative.subtree_wrench_derivatives) walks the whole tree. Each entry is
+    -h (-(the sum over the 6 in order)) = h times it; a dof that does not turn (turns:
+    zeta's w = 0; a free-flyer's translations) has zeta x a_world = 0 (a_world = (-g, 0)),
+    its sums +0 (the products with those zeros not taken)."""
+    nj = joint_int.shape[0]
+    outside = -h * 0.0
+    lv = joint_int[l, I_IDX_V]
+    for b in range(lv, lv + joint_int[l, I_NV]):
+        t = cross_motion(oS[b], a_world)
+        turning = turns(oS, b)
+        column0, column1 = shifted[0, b], shifted[1, b]
+        for j in range(nj):
+            jv = joint_int[j, I_IDX_V]
+            inside = chain[j, lv] != 0.0
+            for a in range(jv, jv + joint_int[j, I_NV]):
+                value = outside
+                if inside:
+                    total = 0.0
+                    if turning:
+                        for r in range(6):
+                            total += p[a, r] * t[r]
+                    value = h * total
+                column0[a] = value
+                column1[a] = value
+
+
+@step
 def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
                       coriolis_v, momenta_v, p, q_v, q_y, l, b, scale, tmp, columns):
     """Column b of R(w) at the two w side by side times ``scale`` (columns[g], written whole;
@@ -714,12 +714,11 @@ def shift_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y
     arrays): root_columns for the dofs of the joints on the world, composite_columns for the
     others, -h folded into their entries (projections (4, nv, 6): p_a, q_a(v), q_a(y) at both
     w). One call for all the columns: the steps inlined here, where a call per column passed
-    its 20 arrays each time (0.5 us of 3.7 on Solo12)."""
+    its 20 arrays each time (0.5 us of 3.7 on Solo12). tmp: >= 2 x 6 scratch."""
     for l in range(joint_int.shape[0]):
         lam = joint_int[l, I_PARENT]
         if lam < 0:  # (the same for both w: once)
-            root_columns(joint_int, chain, oS, projections[0], l, a_world, h, tmp[0],
-                         shifted)
+            root_columns(joint_int, chain, oS, projections[0], l, a_world, h, shifted)
             continue
         lv = joint_int[l, I_IDX_V]
         for b in range(lv, lv + joint_int[l, I_NV]):
