@@ -134,7 +134,7 @@ class _Assembly:
                          np.empty(nv), np.empty(nv), np.empty(nv), np.empty(6),
                          np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
                          np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.zeros((2, nv, nv)),
-                         np.empty((2, nv)), np.empty((nv, nv)), np.empty((nv, 18)),
+                         np.empty((2, nv)), np.empty((nv, 18)),
                          np.empty((4, 3, 3)), np.empty(nv, dtype=np.int64))
         self.state = np.empty(2 * nv * 3 * nv)
         self.bound, self.capacity, self.contacts, self.entry = (None, None, None), 0, 0, None

@@ -194,7 +194,7 @@ JACOBIAN_ARRAYS = ArrayTable("JacobianArrays", [
     ("a", F64, 1), ("a_world", F64, 1), ("Rq", F64, 2), ("pq", F64, 1),
     ("M", F64, 2),
     ("frame_rates", F64, 3), ("shifted", F64, 3), ("rates", F64, 3), ("velocities", F64, 2),
-    ("roots", F64, 2), ("points", F64, 2), ("rotations", F64, 3), ("ends", I64, 1),
+    ("points", F64, 2), ("rotations", F64, 3), ("ends", I64, 1),
     ("weighted_b", F64, 1), ("P_b", F64, 1), ("dq_dc_b", F64, 1), ("gradient", F64, 1),
     ("zero_rows", I64, 1), ("sliding", I64, 1), ("tangent", F64, 2), ("slip", F64, 1),
     ("multiplier", F64, 1), ("free_rows", I64, 1), ("position", I64, 1), ("K_b", F64, 1),
@@ -240,7 +240,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
      momenta_step, coriolis_step, Yc_step,
      oR, op, oS, oY, Yc, oa, F_sub, ov_y, momenta, composite_momenta, coriolis,
      projections, crossed, tmp, ow, hw, tau, y,
-     a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, roots, points,
+     a, a_world, Rq, pq, M, frame_rates, shifted, rates, velocities, points,
      rotations, ends,
      weighted_b, P_b, dq_dc_b, gradient, zero_rows, sliding, tangent, slip, multiplier,
      free_rows, position, K_b, kkt_pivots, rhs_b, no_weight, friction_change, K_b_inverse,
@@ -301,7 +301,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                       velocities, oR_step, op_step, oS_step, ov_step, momenta_step,
                       coriolis_step, oY, Yc_step, oa, F_sub, ov_y, momenta, composite_momenta,
                       coriolis, projections, crossed, tmp, ow, hw, tau, y, a, a_world, M,
-                      frame_rates, shifted, rates, roots)
+                      frame_rates, shifted, rates)
         LU, pivots, subspaces, composites = K_lu, K_pivots, oS_step, Yc_step
     else:
         mass_pass(joint_int, joint_real, armature, damping, h, q, oR, op, oS, oY, Yc, tmp[0],

@@ -22,7 +22,7 @@ from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, j
                                    kinematics_step, motion_cross_force, motion_cross_motion,
                                    world_inertia)
 from ..dynamics.rnea import rnea_backward_step
-from ..dynamics.rnea_derivative import coriolis_projection, in_subtree
+from ..dynamics.rnea_derivative import coriolis_projection
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..solvers.blas import gemm
@@ -443,33 +443,6 @@ def frame_rate_jacobian(free, v, C):
 
 
 @step
-def root_column(joint_int, p, l, zeta, a_world, tmp, column):
-    """Inverse dynamics' q-derivative's column for a dof (zeta = S_b) of a joint l on the
-    world (a free-flyer, a fixed base's first joint): l's subtree turns rigidly by zeta and
-    only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
-    Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
-    -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
-    x* = -x^T), column_a = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x a_world)
-    = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a, velocity_jacobians')
-    on the subtree's dofs, 0 elsewhere: independent of the velocities and accelerations, one
-    product per entry, where the body-by-body derivative (rnea_derivative.
-    subtree_wrench_derivatives) walks the whole tree. tmp: a 6-vector."""
-    nj = joint_int.shape[0]
-    for a in range(column.shape[0]):
-        column[a] = 0.0
-    motion_cross_motion(zeta, a_world, tmp)
-    for j in range(l, nj):
-        if not in_subtree(j, l, joint_int):
-            continue
-        jv = joint_int[j, I_IDX_V]
-        for a in range(jv, jv + joint_int[j, I_NV]):
-            total = 0.0
-            for r in range(6):
-                total += p[a, r] * tmp[r]
-            column[a] = -total
-
-
-@step
 def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw, a_world, tmp):
     """Body i of inverse dynamics' forward pass (rnea.rnea_forward_step) with its velocity
     products polarised, Q(v, v) -> Q(v, v + 2 w) (step_dynamics' R(w)): given ov_i and
@@ -699,13 +672,114 @@ def coriolis_projections(joint_int, oS, coriolis, momenta, tmp, out):
             coriolis_projection(oS[a], momenta[j], coriolis[j], tmp, out[a])
 
 
-@routine
+@step
+def cross_motion(x, y) -> tuple:
+    """x cross y for twists (kinematics.motion_cross_motion's formula) as a 6-tuple."""
+    return (x[4] * y[2] - x[5] * y[1] + x[1] * y[5] - x[2] * y[4],
+            x[5] * y[0] - x[3] * y[2] + x[2] * y[3] - x[0] * y[5],
+            x[3] * y[1] - x[4] * y[0] + x[0] * y[4] - x[1] * y[3],
+            x[4] * y[5] - x[5] * y[4],
+            x[5] * y[3] - x[3] * y[5],
+            x[3] * y[4] - x[4] * y[3])
+
+
+@step
+def cross_force(x, f) -> tuple:
+    """x cross* f (kinematics.motion_cross_force's formula) as a 6-tuple."""
+    return (x[4] * f[2] - x[5] * f[1],
+            x[5] * f[0] - x[3] * f[2],
+            x[3] * f[1] - x[4] * f[0],
+            x[4] * f[5] - x[5] * f[4] + x[1] * f[2] - x[2] * f[1],
+            x[5] * f[3] - x[3] * f[5] + x[2] * f[0] - x[0] * f[2],
+            x[3] * f[4] - x[4] * f[3] + x[0] * f[1] - x[1] * f[0])
+
+
+@step
+def inertia_motion(Y, x) -> tuple:
+    """Y x (kinematics.inertia_times_motion's formula) as a 6-tuple."""
+    m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
+    v0, v1, v2, w0, w1, w2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    return (m * v0 - (hy * w2 - hz * w1),
+            m * v1 - (hz * w0 - hx * w2),
+            m * v2 - (hx * w1 - hy * w0),
+            hy * v2 - hz * v1 + Y[4] * w0 + Y[5] * w1 + Y[6] * w2,
+            hz * v0 - hx * v2 + Y[5] * w0 + Y[7] * w1 + Y[8] * w2,
+            hx * v1 - hy * v0 + Y[6] * w0 + Y[8] * w1 + Y[9] * w2)
+
+
+@step
+def turned_terms(ov_lambda, ow_lambda, oa_lambda, zeta, e) -> tuple:
+    """(e_w, c) of composite_columns at one w: e_w = ow_lambda x zeta, e' = e + e_w,
+    c = ov_lambda x e' + (ow_lambda x e - zeta x oa_lambda)."""
+    ew = cross_motion(ow_lambda, zeta)
+    e1 = (ew[0] + e[0], ew[1] + e[1], ew[2] + e[2], ew[3] + e[3], ew[4] + e[4], ew[5] + e[5])
+    c = cross_motion(ov_lambda, e1)
+    t = cross_motion(ow_lambda, e)
+    u = cross_motion(zeta, oa_lambda)
+    return ew, (c[0] + (t[0] - u[0]), c[1] + (t[1] - u[1]), c[2] + (t[2] - u[2]),
+                c[3] + (t[3] - u[3]), c[4] + (t[4] - u[4]), c[5] + (t[5] - u[5]))
+
+
+@step
+def subtree_change(zeta, F_l, Yc_l, c, e, H_y, ew, H_v) -> tuple:
+    """df_l of composite_columns at one w but its B products: zeta x* F_l + Yc_l c +
+    (e x* H_l(y) + e_w x* H_l(v))."""
+    f = cross_force(zeta, F_l)
+    y = inertia_motion(Yc_l, c)
+    s = cross_force(e, H_y)
+    t = cross_force(ew, H_v)
+    return (f[0] + y[0] + (s[0] + t[0]), f[1] + y[1] + (s[1] + t[1]),
+            f[2] + y[2] + (s[2] + t[2]), f[3] + y[3] + (s[3] + t[3]),
+            f[4] + y[4] + (s[4] + t[4]), f[5] + y[5] + (s[5] + t[5]))
+
+
+@step
+def root_columns(joint_int, chain, oS, p, l, a_world, h, shifted):
+    """P(w)'s columns b = -h R(w)'s (step_dynamics) for the dofs b (zeta = S_b) of a joint l
+    on the world (a free-flyer, a fixed base's first joint), the same at both w: written into
+    shifted[0, b] and shifted[1, b] (their entries a). l's subtree turns rigidly by zeta and
+    only the gravity term a_world stays, so the subtree sums change by df_j = zeta x* F_j -
+    Yc_j (zeta x a_world) (Yc: composite inertias) and, as (zeta x S_a) . F_j =
+    -S_a . (zeta x* F_j) (Featherstone 2008, "Rigid body dynamics algorithms", Sec. 2.9:
+    x* = -x^T), R's entry (a, b) = S_a . df_j + (zeta x S_a) . F_j = -S_a . Yc_j (zeta x
+    a_world) = -p_a . (zeta x a_world) (Yc_j symmetric; p[a] = p_a = Yc_j S_a,
+    velocity_jacobians') on the subtree's dofs a (of the joints j that l's first dof moves:
+    chain[j, l's first dof] != 0), 0 elsewhere: independent of the velocities
+    and accelerations, one product per entry, where the body-by-body derivative
+    (rnea_derivative.subtree_wrench_derivatives) walks the whole tree. Each entry is
+    -h (-(the sum over the 6 in order)) = h times it; a dof that does not turn (turns:
+    zeta's w = 0; a free-flyer's translations) has zeta x a_world = 0 (a_world = (-g, 0)),
+    its sums +0 (the products with those zeros not taken)."""
+    nj = joint_int.shape[0]
+    outside = -h * 0.0
+    lv = joint_int[l, I_IDX_V]
+    for b in range(lv, lv + joint_int[l, I_NV]):
+        t = cross_motion(oS[b], a_world)
+        turning = turns(oS, b)
+        column0, column1 = shifted[0, b], shifted[1, b]
+        for j in range(nj):
+            jv = joint_int[j, I_IDX_V]
+            inside = chain[j, lv] != 0.0
+            for a in range(jv, jv + joint_int[j, I_NV]):
+                value = outside
+                if inside:
+                    total = 0.0
+                    if turning:
+                        for r in range(6):
+                            total += p[a, r] * t[r]
+                    value = h * total
+                column0[a] = value
+                column1[a] = value
+
+
+@step
 def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
-                      coriolis_v, momenta_v, p, q_v, q_y, l, b, tmp, columns):
-    """Column b of R(w) at the two w side by side (columns[g], from ow, oa, F, coriolis_y,
-    momenta_y at rows g nj + i and q_y[g], each entry's sums in the order written below;
-    e = ov_lambda x zeta, the same at both, once). Column b (zeta = S_b, a dof of joint l not
-    on the world, parent lambda) of R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics;
+                      coriolis_v, momenta_v, p, q_v, q_y, l, b, scale, tmp, columns):
+    """Column b of R(w) at the two w side by side times ``scale`` (columns[g], written whole;
+    from ow, oa, F, coriolis_y, momenta_y at rows g nj + i and q_y[g], each entry's sums in the
+    order written below, then times scale; e = ov_lambda x zeta, the same at both, once; the
+    entries off the subtree and the ancestors scale times 0). Column b (zeta = S_b, a dof of
+    joint l not on the world, parent lambda) of R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics;
     polarized_forward_step's ov, ow, oa and F, the subtree sums) from the subtrees'
     composites. Moving q_b turns l's subtree rigidly about its parent's ov_lambda, oa_lambda:
     for one velocity a body's d ov_i = zeta x ov_i + e
@@ -725,62 +799,73 @@ def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momen
     velocity_jacobian's); S_a . df_l for those of l's
     ancestors; 0 elsewhere (the structure of Carpentier and Mansard 2018, "Analytical
     derivatives of rigid body dynamics algorithms"). O(1) per entry of the subtree, where the
-    body-by-body t_i took 3 inertia and 6 cross products per body. tmp: >= 18 x 6 scratch."""
+    body-by-body t_i took 3 inertia and 6 cross products per body. e, e_w, c and df_l's terms
+    but B's products are values (turned_terms, subtree_change: kept in registers; in scratch
+    rows, every store to them reloaded what might alias them, 0.4 us of 2.9 on Solo12).
+    tmp: >= 2 x 6 scratch (df_l at both w)."""
     nj = joint_int.shape[0]
     zeta = oS[b]
     lam = joint_int[l, I_PARENT]
-    e = tmp[0]
-    motion_cross_motion(ov[lam], zeta, e)
-    for g in range(2):
-        o, t = g * nj, 9 * g
-        e1, c, ew = tmp[t + 1], tmp[t + 2], tmp[t + 6]
-        motion_cross_motion(ow[o + lam], zeta, ew)
-        for r in range(6):
-            e1[r] = ew[r] + e[r]  # e' = e(v + w)
-        motion_cross_motion(ov[lam], e1, c)
-        motion_cross_motion(ow[o + lam], e, tmp[t + 3])
-        motion_cross_motion(zeta, oa[o + lam], tmp[t + 4])
-        for r in range(6):
-            c[r] += tmp[t + 3, r] - tmp[t + 4, r]
-    c0, ew0, c1, ew1 = tmp[2], tmp[6], tmp[11], tmp[15]
+    e = cross_motion(ov[lam], zeta)
+    ew0, c0 = turned_terms(ov[lam], ow[lam], oa[lam], zeta, e)
+    ew1, c1 = turned_terms(ov[lam], ow[nj + lam], oa[nj + lam], zeta, e)
+    s0 = subtree_change(zeta, F[l], Yc[l], c0, e, momenta_y[l], ew0, momenta_v[l])
+    s1 = subtree_change(zeta, F[nj + l], Yc[l], c1, e, momenta_y[nj + l], ew1, momenta_v[l])
+    df0, df1 = tmp[0], tmp[1]
+    By0, By1, Bv = coriolis_y[l], coriolis_y[nj + l], coriolis_v[l]
+    for r in range(6):  # df_l: the two w side by side (B_l(v)'s entries read once)
+        total0, total1 = s0[r], s1[r]
+        for k in range(6):
+            v_rk, e_k = Bv[r, k], e[k]
+            total0 += By0[r, k] * e_k + v_rk * ew0[k]
+            total1 += By1[r, k] * e_k + v_rk * ew1[k]
+        df0[r], df1[r] = total0, total1
     q0, q1 = q_y[0], q_y[1]
     column0, column1 = columns[0], columns[1]
-    for a in range(column0.shape[0]):
-        column0[a] = 0.0
-        column1[a] = 0.0
-    for j in range(l, nj):
-        if chain[j, b] == 0.0:
+    outside = scale * 0.0
+    for j in range(nj):
+        first = joint_int[j, I_IDX_V]
+        last = first + joint_int[j, I_NV]
+        if j >= l and chain[j, b] != 0.0:  # l's subtree
+            for a in range(first, last):
+                total0, total1 = 0.0, 0.0
+                for r in range(6):
+                    total0 += p[a, r] * c0[r] + q0[a, r] * e[r] + q_v[a, r] * ew0[r]
+                    total1 += p[a, r] * c1[r] + q1[a, r] * e[r] + q_v[a, r] * ew1[r]
+                column0[a] = scale * total0
+                column1[a] = scale * total1
+        elif j < l and first < last and chain[l, first] != 0.0:  # l's ancestors
+            for a in range(first, last):
+                total0, total1 = 0.0, 0.0
+                for r in range(6):
+                    total0 += oS[a, r] * df0[r]
+                    total1 += oS[a, r] * df1[r]
+                column0[a] = scale * total0
+                column1[a] = scale * total1
+        else:
+            for a in range(first, last):
+                column0[a] = outside
+                column1[a] = outside
+
+
+@routine
+def shift_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y, coriolis_v,
+                  momenta_v, projections, a_world, h, tmp, shifted):
+    """P(w) = -h R(w)'s columns at the two w (shifted[g, b]: column b at w_g; step_dynamics'
+    arrays): root_columns for the dofs of the joints on the world, composite_columns for the
+    others, -h folded into their entries (projections (4, nv, 6): p_a, q_a(v), q_a(y) at both
+    w). One call for all the columns: the steps inlined here, where a call per column passed
+    its 20 arrays each time (0.5 us of 3.7 on Solo12). tmp: >= 2 x 6 scratch."""
+    for l in range(joint_int.shape[0]):
+        lam = joint_int[l, I_PARENT]
+        if lam < 0:  # (the same for both w: once)
+            root_columns(joint_int, chain, oS, projections[0], l, a_world, h, shifted)
             continue
-        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-            total0, total1 = 0.0, 0.0
-            for r in range(6):
-                total0 += p[a, r] * c0[r] + q0[a, r] * e[r] + q_v[a, r] * ew0[r]
-                total1 += p[a, r] * c1[r] + q1[a, r] * e[r] + q_v[a, r] * ew1[r]
-            column0[a] = total0
-            column1[a] = total1
-    for g in range(2):
-        o, t = g * nj, 9 * g
-        c, ew = tmp[t + 2], tmp[t + 6]
-        motion_cross_force(zeta, F[o + l], tmp[t + 4])
-        inertia_times_motion(Yc[l], c, tmp[t + 3])
-        motion_cross_force(e, momenta_y[o + l], tmp[t + 5])
-        motion_cross_force(ew, momenta_v[l], tmp[t + 7])
-        for r in range(6):
-            total = tmp[t + 4, r] + tmp[t + 3, r] + (tmp[t + 5, r] + tmp[t + 7, r])
-            for k in range(6):
-                total += coriolis_y[o + l, r, k] * e[k] + coriolis_v[l, r, k] * ew[k]
-            tmp[t + 8, r] = total  # df_l
-    df0, df1 = tmp[8], tmp[17]
-    j = lam
-    while j >= 0:
-        for a in range(joint_int[j, I_IDX_V], joint_int[j, I_IDX_V] + joint_int[j, I_NV]):
-            total0, total1 = 0.0, 0.0
-            for r in range(6):
-                total0 += oS[a, r] * df0[r]
-                total1 += oS[a, r] * df1[r]
-            column0[a] = total0
-            column1[a] = total1
-        j = joint_int[j, I_PARENT]
+        lv = joint_int[l, I_IDX_V]
+        for b in range(lv, lv + joint_int[l, I_NV]):
+            composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momenta_y,
+                              coriolis_v, momenta_v, projections[0], projections[1],
+                              projections[2:], l, b, -h, tmp, shifted[:, b])
 
 
 @step
@@ -839,7 +924,7 @@ def ltl_product(L, parent, M):
 def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, velocities,
                   oR, op, oS, ov, momenta_v, coriolis_v, oY, Yc, oa, F, ov_y, momenta,
                   composite_momenta, coriolis, projections, crossed, tmp, ow, hw, tau, y, a,
-                  a_world, M, frame_rates, shifted, rates, roots):
+                  a_world, M, frame_rates, shifted, rates):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
     step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), the
     bodies' velocities ov at v and the subtrees' momenta and velocity-product maps at (q, v)
@@ -861,14 +946,13 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     q-derivative of inverse dynamics' velocity product, Mq(a) that of M a, g_q gravity's):
     inverse dynamics' q-derivative with its velocity products polarised, one forward pass at
     (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
-    by both w) and a backward one, each into its own rows, then composite_columns (both w
-    side by side) from the composites at v and at
-    velocities[g] (projections (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1), the q_a on the dofs
-    of joints off the world), root_column for the dofs of joints on the world (-h times it:
-    R's columns there hold gravity only).
+    by both w) and a backward one, each into its own rows, then shift_columns: composite_columns
+    (both w side by side) from the composites at v and at velocities[g] (projections
+    (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1), the q_a on the dofs of joints off the world),
+    root_columns for the dofs of joints on the world (R's columns there hold gravity only:
+    the same at both w).
     Scratch: oY, momenta, hw (njoints x 6), oa, F, ow, ov_y, composite_momenta (2 njoints x 6),
-    coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (18 x 6), tau, y, a (nv), a_world,
-    roots (nv x nv: root_column's columns, the same at every pair)."""
+    coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (18 x 6), tau, y, a (nv), a_world."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
     for i in range(nj):
@@ -909,24 +993,8 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
                                    oa[o:o + nj], F[o:o + nj], momenta, hw, a_world, tmp)
         for i in range(nj - 1, -1, -1):
             rnea_backward_step(i, joint_int, oS, F[o:o + nj], tau)  # F: subtree sums
-    for l in range(nj):
-        lam = joint_int[l, I_PARENT]
-        lv = joint_int[l, I_IDX_V]
-        for b in range(lv, lv + joint_int[l, I_NV]):
-            if lam < 0:  # (the same for both w: once)
-                root_column(joint_int, projections[0], l, oS[b], a_world, tmp[0], roots[b])
-                for g in range(2):
-                    into = shifted[g, b]  # P(w)'s column b
-                    for k in range(nv):
-                        into[k] = -h * roots[b, k]
-            else:
-                composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis,
-                                  composite_momenta, coriolis_v, momenta_v, projections[0],
-                                  projections[1], projections[2:], l, b, tmp, shifted[:, b])
-                for g in range(2):
-                    into = shifted[g, b]
-                    for k in range(nv):
-                        into[k] = -h * into[k]
+    shift_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis, composite_momenta,
+                  coriolis_v, momenta_v, projections, a_world, h, tmp, shifted)
 
 
 @kernel
