@@ -169,7 +169,7 @@ class _Assembly:
                          np.empty(m * nv), np.empty(m * nv), np.empty(m * nv), np.empty(m * nv),
                          np.empty((nv, 2 * nv)), np.empty(m * nv),
                          np.empty(m * nv, dtype=np.int64), np.empty(m, dtype=np.int64),
-                         np.empty(2 * nv * m))
+                         np.empty(5 * nv * m))
         self.capacity, self.contacts = capacity, contacts
 
     def table(self) -> np.ndarray:

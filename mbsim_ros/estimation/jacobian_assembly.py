@@ -387,7 +387,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
                         leading(X_b, (nv, p)), pushed[:m], dG, row_dofs,
                         row_count[:m], n, rows_mode == ROWS_FIND, v_star, free_q, du,
                         turned, both,
-                        leading(product_b, (2, nv, m)), dW_gamma, dW_pushed,
+                        leading(product_b, (5, nv, m)), dW_gamma, dW_pushed,
                         diagonal, trace)
         d_inverse = leading(d_inverse_b, (m, nv))
         dc = leading(dc_b, (m, nv))

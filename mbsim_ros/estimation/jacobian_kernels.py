@@ -100,8 +100,11 @@ def motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force):
     (nv x p; motion_pair): the bodies' velocities ov[i, :, s] = ov_i(x) (njoints x 6 x p, a
     forward pass) and below[i, :, s], the sum over joint i's subtree's dofs k of
     Yc_(joint k) S_k x_k (njoints x 6 x p, a backward pass; not made for a joint on the
-    world nor summed into one, not being read); force (nv x 6): Yc_(joint k) S_k. The
-    columns side by side (the innermost loops; kinematics' inertia_times_motion)."""
+    world nor summed into one, not being read); force (nv x 6): Yc_(joint k) S_k
+    (kinematics' inertia_times_motion). Each entry's sum over the joint's dofs in order, a
+    row at a time with the columns innermost (one X row, one row of ov and of below: loops
+    the compiler takes two columns at a time); a joint on the world leaves out its dofs'
+    zero entries' products (a free-flyer's translations: w = 0), its sums starting at +0."""
     nv, columns = X.shape
     nj = joint_int.shape[0]
     for k in range(nv):
@@ -109,25 +112,35 @@ def motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force):
     for i in range(nj):  # parents first
         parent = joint_int[i, I_PARENT]
         first = joint_int[i, I_IDX_V]
-        for r in range(6):
-            for s in range(columns):
-                ov[i, r, s] = ov[parent, r, s] if parent >= 0 else 0.0
-                below[i, r, s] = 0.0
-            for k in range(first, first + joint_int[i, I_NV]):
+        for k in range(first, first + joint_int[i, I_NV]):
+            x = X[k]
+            for r in range(6):
                 a, f = oS[k, r], force[k, r]
+                O, B = ov[i, r], below[i, r]
                 if parent < 0:  # (a joint on the world: its velocities only)
+                    if k == first:
+                        for s in range(columns):
+                            O[s] = 0.0 + a * x[s]
+                    elif a != 0.0:  # (a zero product left out of a sum from +0)
+                        for s in range(columns):
+                            O[s] += a * x[s]
+                    continue
+                if k == first:
+                    P = ov[parent, r]
                     for s in range(columns):
-                        ov[i, r, s] += a * X[k, s]
+                        O[s] = P[s] + a * x[s]
+                        B[s] = 0.0 + f * x[s]
                     continue
                 for s in range(columns):
-                    ov[i, r, s] += a * X[k, s]
-                    below[i, r, s] += f * X[k, s]
+                    O[s] += a * x[s]
+                    B[s] += f * x[s]
     for i in range(nj - 1, 0, -1):  # children first: the subtrees' sums (below a joint on
         parent = joint_int[i, I_PARENT]  # the world: not read)
         if parent >= 0 and joint_int[parent, I_PARENT] >= 0:
             for r in range(6):
+                B, C = below[parent, r], below[i, r]
                 for s in range(columns):
-                    below[parent, r, s] += below[i, r, s]
+                    B[s] += C[s]
 
 
 @step
@@ -349,26 +362,26 @@ def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, pr
     row_changes' contractions of dG (dG_b A g, dG_b A p in dW_gamma, dW_pushed, dG_b[r] .
     A[:, r] in diagonal, both = [dG_b^T g | dG_b^T p]): turned = dG_b^T g (nv x nv, column b);
     dW_b g, dW_b p (m x nv) with dW_b y = dG_b A y + A^T dG_b^T y - A^T dM_b A y;
-    diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. A^T dG_b^T (g, p) (product:
+    diagonal[r, b] = dW_b[r, r] and trace[b] = tr dW_b. A^T dG_b^T (g, p) (product[0:2]:
     2 x nv x m) by BLAS's dgemm (solvers/blas.gemm). The mass matrix's part by motion_pair
     over motion_passes' columns of X = [A, A g, A p] (ov, below: njoints x 6 x (m + 2)),
     y^T dM_b z = -(t(y) . h(z) + t(z) . h(y)), zero for the dofs of a joint on the world:
-    each column's t and h taken where they are used (each entry's sum over the 6 in order)."""
+    each column's t and h taken where they are used (each entry's sum over the 6 in order),
+    the columns r of one dof b side by side (a loop the compiler takes two at a time),
+    its three sums into product[2:5, b] (product: 5 x nv x m), then added in (a pass over
+    the rows r, the dofs b side by side)."""
     m, nv = A.shape[1], A.shape[0]
     for k in range(nv):
         for b in range(nv):
             turned[k, b] = both[k, b]
-    gemm(both.T, A, product.reshape((2 * nv, m)))
+    gemm(both.T, A, product[:2].reshape((2 * nv, m)))
     for b in range(nv):
         joint = joint_of[b]
         parent = joint_int[joint, I_PARENT]
-        trace[b] = 0.0
+        row_g, row_p, row_d = product[2, b], product[3, b], product[4, b]
         if parent < 0:  # (dM_b = 0: the mass part's zeros)
             for r in range(m):
-                dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + 0.0)
-                dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + 0.0)
-                diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * 0.0
-                trace[b] += diagonal[r, b]
+                row_g[r], row_p[r], row_d[r] = 0.0, 0.0, 0.0
             continue
         Y, x, w, under = Yc[joint], oS[b], ov[parent], below[joint]
         at_gamma, at_pushed = motion_pair(Y, x, w, under, m), motion_pair(Y, x, w, under, m + 1)
@@ -379,9 +392,14 @@ def delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, pr
                 gamma += pair[e] * at_gamma[6 + e] + pair[6 + e] * at_gamma[e]
                 pushed += pair[e] * at_pushed[6 + e] + pair[6 + e] * at_pushed[e]
                 own += pair[e] * pair[6 + e]
-            dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + gamma)
-            dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + pushed)
-            diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * own
+            row_g[r], row_p[r], row_d[r] = gamma, pushed, own
+    for b in range(nv):
+        trace[b] = 0.0
+    for r in range(m):
+        for b in range(nv):
+            dW_gamma[r, b] = product[0, b, r] + (dW_gamma[r, b] + product[2, b, r])
+            dW_pushed[r, b] = product[1, b, r] + (dW_pushed[r, b] + product[3, b, r])
+            diagonal[r, b] = 2.0 * diagonal[r, b] + 2.0 * product[4, b, r]
             trace[b] += diagonal[r, b]
 
 
@@ -1114,34 +1132,38 @@ def velocity_rhs(half, free, M, frame_rates, rates, damping, h, out):
 
 
 @step
-def row_changes(dG, row_dofs, row_count, contacts, oS, ground, v, A, X, gamma, pushed, free,
-                du, dW_gamma, dW_pushed, diagonal, both):
+def row_changes(dG, row_dofs, row_count, contacts, oS, ground, v, X, gamma, pushed, free, du,
+                dW_gamma, dW_pushed, diagonal, both):
     """The contractions of dG (dG[b] = dG_b, m x nv) that the configuration block needs, in
     one pass over its entries on the rows' supports (row_supports' lists: dG_b's row r is
     zero unless dof b moves the row's bodies, and then zero off the dofs k that move them;
     a contact's three rows share theirs, the rows after the contacts' have none), with
-    A = M~^-1 G^T (nv x m), X's columns m, m + 1 = A g, A p: the rows' free velocities'
-    change du = dG_b v* + free (free: G dv*_q, m x nv), dG_b A g, dG_b A p (dW_gamma,
-    dW_pushed) and dG_b[r] . A[:, r] (diagonal), each sum over the row's dofs k in order (0
-    where b does not move row r; the dofs b and a contact's rows side by side, so that the
-    sums do not wait on one another's additions), and both = [dG_b^T g | dG_b^T p]
-    (nv x 2 nv, columns b and nv + b), each sum over the rows in order. Where ``ground`` (the
-    rows are the ground's and terrain's, row_derivatives_kernel's) the dofs b that do not
-    turn (oS[b]'s w = 0) are skipped: their dG_b is zero, and so are their contractions."""
+    X = [A, A g, A p] (A = M~^-1 G^T, nv x m): the rows' free velocities' change
+    du = dG_b v* + free (free: G dv*_q, m x nv), dG_b A g, dG_b A p (dW_gamma, dW_pushed)
+    and dG_b[r] . A[:, r] (diagonal), each sum over the row's dofs k in order (0 where b
+    does not move row r; the dofs b and a contact's rows side by side, so that the sums do
+    not wait on one another's additions), and both = [dG_b^T g | dG_b^T p] (nv x 2 nv,
+    columns b and nv + b, a second loop over the row's dofs), each sum over the rows in
+    order. The dofs from the lists index unsigned (no wraparound test for a negative
+    index). Where ``ground`` (the rows are the ground's and terrain's,
+    row_derivatives_kernel's) the dofs b that do not turn (oS[b]'s w = 0) are skipped:
+    their dG_b is zero, and so are their contractions."""
     m, nv = du.shape
     for r in range(m):
         for b in range(nv):
-            du[r, b], dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = 0.0, 0.0, 0.0, 0.0
+            du[r, b], dW_gamma[r, b], dW_pushed[r, b], diagonal[r, b] = \
+                0.0 + free[r, b], 0.0, 0.0, 0.0
     for k in range(nv):
         for j in range(2 * nv):
             both[k, j] = 0.0
     for contact in range(contacts):
         r = 3 * contact
         n = row_count[r]
+        dofs = row_dofs[r]
         g0, g1, g2 = gamma[r], gamma[r + 1], gamma[r + 2]
         p0, p1, p2 = pushed[r], pushed[r + 1], pushed[r + 2]
         for s in range(n):
-            b = row_dofs[r, s]
+            b = np.uint64(dofs[s])
             if ground and not turns(oS, b):
                 continue
             D0, D1, D2 = dG[b, r], dG[b, r + 1], dG[b, r + 2]
@@ -1150,9 +1172,10 @@ def row_changes(dG, row_dofs, row_count, contacts, oS, ground, v, A, X, gamma, p
             pushed0, pushed1, pushed2 = 0.0, 0.0, 0.0
             crossed0, crossed1, crossed2 = 0.0, 0.0, 0.0
             for t in range(n):
-                k = row_dofs[r, t]
+                k = np.uint64(dofs[t])
                 d0, d1, d2 = D0[k], D1[k], D2[k]
-                y, yg, yp = v[k], X[k, m], X[k, m + 1]
+                x = X[k]
+                y, yg, yp = v[k], x[m], x[m + 1]
                 moved0 += d0 * y
                 moved1 += d1 * y
                 moved2 += d2 * y
@@ -1162,18 +1185,20 @@ def row_changes(dG, row_dofs, row_count, contacts, oS, ground, v, A, X, gamma, p
                 pushed0 += d0 * yp
                 pushed1 += d1 * yp
                 pushed2 += d2 * yp
-                crossed0 += d0 * A[k, r]
-                crossed1 += d1 * A[k, r + 1]
-                crossed2 += d2 * A[k, r + 2]
+                crossed0 += d0 * x[r]
+                crossed1 += d1 * x[r + 1]
+                crossed2 += d2 * x[r + 2]
+            column = np.uint64(nv + dofs[s])
+            for t in range(n):
+                k = np.uint64(dofs[t])
+                d0, d1, d2 = D0[k], D1[k], D2[k]
                 both[k, b] = ((both[k, b] + d0 * g0) + d1 * g1) + d2 * g2
-                both[k, nv + b] = ((both[k, nv + b] + d0 * p0) + d1 * p1) + d2 * p2
-            du[r, b], du[r + 1, b], du[r + 2, b] = moved0, moved1, moved2
+                both[k, column] = ((both[k, column] + d0 * p0) + d1 * p1) + d2 * p2
+            du[r, b], du[r + 1, b], du[r + 2, b] = \
+                moved0 + free[r, b], moved1 + free[r + 1, b], moved2 + free[r + 2, b]
             dW_gamma[r, b], dW_gamma[r + 1, b], dW_gamma[r + 2, b] = gamma0, gamma1, gamma2
             dW_pushed[r, b], dW_pushed[r + 1, b], dW_pushed[r + 2, b] = pushed0, pushed1, pushed2
             diagonal[r, b], diagonal[r + 1, b], diagonal[r + 2, b] = crossed0, crossed1, crossed2
-    for r in range(m):
-        for b in range(nv):
-            du[r, b] += free[r, b]
 
 
 @routine
@@ -1300,7 +1325,7 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
     free: G dv*_q), motion_passes under the mass matrix's q-derivative's bilinear form over
     X's columns, then delassus_changes.
     Scratch: ov, below (njoints x 6 x (m + 2)), force (nv x 6), both (nv x 2 nv), product
-    (2 x nv x m)."""
+    (5 x nv x m)."""
     nv, m = A.shape
     for r in range(m):
         total = 0.0
@@ -1314,7 +1339,7 @@ def delassus_tables(A, gamma, c, H, weight, oS, Yc, joint_int, joint_of, ov, bel
             moved_gamma += A[k, r] * gamma[r]
             moved_pushed += A[k, r] * pushed[r]
         X[k, m], X[k, m + 1] = moved_gamma, moved_pushed
-    row_changes(dG, row_dofs, row_count, contacts, oS, ground, v_star, A, X, gamma, pushed,
+    row_changes(dG, row_dofs, row_count, contacts, oS, ground, v_star, X, gamma, pushed,
                 free, du, dW_gamma, dW_pushed, diagonal, both)
     motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force)
     delassus_changes(A, oS, Yc, joint_int, joint_of, ov, below, turned, both, product, dW_gamma,
