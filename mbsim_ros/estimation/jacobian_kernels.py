@@ -100,11 +100,12 @@ def motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force):
     (nv x p; motion_pair): the bodies' velocities ov[i, :, s] = ov_i(x) (njoints x 6 x p, a
     forward pass) and below[i, :, s], the sum over joint i's subtree's dofs k of
     Yc_(joint k) S_k x_k (njoints x 6 x p, a backward pass; not made for a joint on the
-    world nor summed into one, not being read); force (nv x 6): Yc_(joint k) S_k
-    (kinematics' inertia_times_motion). Each entry's sum over the joint's dofs in order, a
-    row at a time with the columns innermost (one X row, one row of ov and of below: loops
-    the compiler takes two columns at a time); a joint on the world leaves out its dofs'
-    zero entries' products (a free-flyer's translations: w = 0), its sums starting at +0."""
+    world nor summed into one, not being read; ov not made for a joint without children,
+    not being read either); force (nv x 6): Yc_(joint k) S_k (kinematics'
+    inertia_times_motion). Each entry's sum over the joint's dofs in order, a row at a time
+    with the columns innermost (one X row, one row of ov and of below: loops the compiler
+    takes two columns at a time); a joint on the world leaves out its dofs' zero entries'
+    products (a free-flyer's translations: w = 0), its sums starting at +0."""
     nv, columns = X.shape
     nj = joint_int.shape[0]
     for k in range(nv):
@@ -112,11 +113,26 @@ def motion_passes(oS, Yc, X, joint_int, joint_of, ov, below, force):
     for i in range(nj):  # parents first
         parent = joint_int[i, I_PARENT]
         first = joint_int[i, I_IDX_V]
+        leaf = True
+        for j in range(i + 1, nj):
+            if joint_int[j, I_PARENT] == i:
+                leaf = False
+                break
+        if leaf and parent < 0:  # (nothing of it read)
+            continue
         for k in range(first, first + joint_int[i, I_NV]):
             x = X[k]
             for r in range(6):
                 a, f = oS[k, r], force[k, r]
                 O, B = ov[i, r], below[i, r]
+                if leaf:  # (its velocities not read)
+                    if k == first:
+                        for s in range(columns):
+                            B[s] = 0.0 + f * x[s]
+                    else:
+                        for s in range(columns):
+                            B[s] += f * x[s]
+                    continue
                 if parent < 0:  # (a joint on the world: its velocities only)
                     if k == first:
                         for s in range(columns):
@@ -1185,13 +1201,14 @@ def row_changes(dG, row_dofs, row_count, contacts, oS, ground, v, X, gamma, push
                 pushed0 += d0 * yp
                 pushed1 += d1 * yp
                 pushed2 += d2 * yp
-                crossed0 += d0 * x[r]
-                crossed1 += d1 * x[r + 1]
-                crossed2 += d2 * x[r + 2]
             column = np.uint64(nv + dofs[s])
             for t in range(n):
                 k = np.uint64(dofs[t])
                 d0, d1, d2 = D0[k], D1[k], D2[k]
+                x = X[k]
+                crossed0 += d0 * x[r]
+                crossed1 += d1 * x[r + 1]
+                crossed2 += d2 * x[r + 2]
                 both[k, b] = ((both[k, b] + d0 * g0) + d1 * g1) + d2 * g2
                 both[k, column] = ((both[k, column] + d0 * p0) + d1 * p1) + d2 * p2
             du[r, b], du[r + 1, b], du[r + 2, b] = \
