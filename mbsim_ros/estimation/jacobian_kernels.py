@@ -521,7 +521,7 @@ def polarized_body(i, p, Y, ov_i, hv_i, sv, sw, sa, a_world, ow, oa, F):
                   f[3] + (g[3] + e[3]), f[4] + (g[4] + e[4]), f[5] + (g[5] + e[5])))
 
 
-@step
+@routine
 def polarized_passes(joint_int, oS, v, velocities, a0, a1, oY, ov, momenta, a_world, ow, oa,
                      F):
     """Inverse dynamics' passes at (v, w, a) with its velocity products polarised at both w
