@@ -71,6 +71,8 @@ INNER = [
                         "dB/dv x 2, the composites there"),
                        ("    for g in range(2):\n        target = velocities[g]",
                         "inverse dynamics at (v, w, a), polarised x 2"),
+                       ("    for k in range(nv):  # C v into y",
+                        "inverse dynamics at (v, w, a), polarised x 2"),
                        ("    shift_columns(", "its q-derivative's columns x 2")], 20),
     ("delassus_changes", [("    m, nv = A.shape[1], A.shape[0]", "A^T dG_b^T (g, p) (dgemm)"),
                           ("    for b in range(nv):\n        joint = joint_of[b]",

@@ -124,16 +124,17 @@ class _Assembly:
         tables = _tables(model)
         self.model = (model.joint_int, model.joint_real, model.gravity, model.armature,
                       model.damping, tables.free, tables.joint_of, tables.chain, tables.support)
-        # (rates zeroed once: step_dynamics writes the entries of dofs on one branch only)
+        # (M, frame_rates and rates zeroed once: step_dynamics writes the entries of dofs on
+        # one branch only, and the free-flyers' blocks of frame_rates)
         self.dynamics = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((nv, 6)),
                          np.empty((nj, 10)), np.empty((nj, 10)), np.empty((2 * nj, 6)),
                          np.empty((2 * nj, 6)), np.empty((2 * nj, 6)), np.empty((nj, 6)),
                          np.empty((2 * nj, 6)), np.empty((2 * nj, 6, 6)),
                          np.empty((4, nv, 6)), np.empty((2 * nv, 6)),
-                         np.zeros((18, 6)), np.empty((2 * nj, 6)), np.empty((nj, 6)),
+                         np.zeros((18, 6)), np.empty((2 * nj, 6)),
                          np.empty(nv), np.empty(nv), np.empty(nv), np.empty(6),
-                         np.empty((3, 3)), np.empty(3), np.empty((nv, nv)),
-                         np.empty((3, nv, nv)), np.empty((2, nv, nv)), np.zeros((2, nv, nv)),
+                         np.empty((3, 3)), np.empty(3), np.zeros((nv, nv)),
+                         np.zeros((3, nv, nv)), np.empty((2, nv, nv)), np.zeros((2, nv, nv)),
                          np.empty((2, nv)), np.empty((nv, 18)),
                          np.empty((4, 3, 3)), np.empty(nv, dtype=np.int64))
         self.state = np.empty(2 * nv * 3 * nv)

@@ -18,10 +18,8 @@ import numpy as np
 
 from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
-from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, joint_velocity,
-                                   kinematics_step, motion_cross_force, motion_cross_motion,
+from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                                    world_inertia)
-from ..dynamics.rnea import rnea_backward_step
 from ..dynamics.rnea_derivative import coriolis_projection
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
@@ -73,25 +71,33 @@ def row_derivatives_kernel(oS, support, chain, bodies, x, centre, directions, po
                 P[9 + 3 * e] = d1 * w2 - d2 * w1  # d_r x w_k
                 P[10 + 3 * e] = d2 * w0 - d0 * w2
                 P[11 + 3 * e] = d0 * w1 - d1 * w0
+        r = 3 * c
         for b in range(nv):
             if chain[a, b] == 0.0:
                 continue
             if not turns(oS, b):
                 continue
-            B = points[b]
+            B = points[b]  # (held in locals: a store to dG would reload them)
+            u0, u1, u2, s0, s1, s2 = B[3], B[4], B[5], B[6], B[7], B[8]
+            f0, f1, f2, g0, g1, g2 = B[9], B[10], B[11], B[12], B[13], B[14]
+            t0, t1, t2 = B[15], B[16], B[17]
             for k in range(nv):
                 if chain[a, k] == 0.0:
                     continue
                 K = points[k]
                 if support[b, k] == 0.0:  # S_k not turned by S_b: d_r . (w_k x V_b(c))
-                    for e in range(3):
-                        dG[b, 3 * c + e, k] = (B[3] * K[9 + 3 * e] + B[4] * K[10 + 3 * e]
-                                               + B[5] * K[11 + 3 * e])
+                    dG[b, r, k] = u0 * K[9] + u1 * K[10] + u2 * K[11]
+                    dG[b, r + 1, k] = u0 * K[12] + u1 * K[13] + u2 * K[14]
+                    dG[b, r + 2, k] = u0 * K[15] + u1 * K[16] + u2 * K[17]
                     continue
-                for e in range(3):  # d_r . (w_b x V_k(x)) + d_r . (w_k x (w_b x (c - x)))
-                    dG[b, 3 * c + e, k] = (
-                        K[0] * B[9 + 3 * e] + K[1] * B[10 + 3 * e] + K[2] * B[11 + 3 * e]
-                        + (B[6] * K[9 + 3 * e] + B[7] * K[10 + 3 * e] + B[8] * K[11 + 3 * e]))
+                # d_r . (w_b x V_k(x)) + d_r . (w_k x (w_b x (c - x)))
+                k0, k1, k2 = K[0], K[1], K[2]
+                dG[b, r, k] = (k0 * f0 + k1 * f1 + k2 * f2
+                               + (s0 * K[9] + s1 * K[10] + s2 * K[11]))
+                dG[b, r + 1, k] = (k0 * g0 + k1 * g1 + k2 * g2
+                                   + (s0 * K[12] + s1 * K[13] + s2 * K[14]))
+                dG[b, r + 2, k] = (k0 * t0 + k1 * t1 + k2 * t2
+                                   + (s0 * K[15] + s1 * K[16] + s2 * K[17]))
 
 
 @kernel
@@ -462,6 +468,13 @@ def frame_rate_jacobian(free, v, C):
     for r in range(nv):
         for c in range(nv):
             C[r, c] = 0.0
+    frame_rate_blocks(free, v, C)
+
+
+@step
+def frame_rate_blocks(free, v, C):
+    """frame_rate_jacobian's nonzero entries (the free-flyers' [w]x and -[v_lin]x but their
+    diagonals), the others left as they are (step_dynamics: zero, the workspace's)."""
     for f in range(free.shape[0]):
         iv = free[f]
         for half in range(2):  # [w]x on the linear dofs, -[v_lin]x on the angular ones
@@ -477,32 +490,99 @@ def frame_rate_jacobian(free, v, C):
 
 
 @step
-def polarized_forward_step(i, joint_int, oS, v, w, a, oY, ov, ow, oa, F, hv, hw, a_world, tmp):
+def joint_motion(oS, first, last, x) -> tuple:
+    """S_i x_i = the sum of S_k x_k over the joint's dofs k in [first, last) as a 6-tuple
+    (kinematics.joint_velocity's sums, in its order)."""
+    t0, t1, t2, t3, t4, t5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(first, last):
+        xk, S = x[k], oS[k]
+        t0, t1, t2 = t0 + S[0] * xk, t1 + S[1] * xk, t2 + S[2] * xk
+        t3, t4, t5 = t3 + S[3] * xk, t4 + S[4] * xk, t5 + S[5] * xk
+    return t0, t1, t2, t3, t4, t5
+
+
+@step
+def joint_difference(oS, first, last, y, x) -> tuple:
+    """joint_motion of y - x (each y_k - x_k, then as joint_motion sums)."""
+    t0, t1, t2, t3, t4, t5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(first, last):
+        xk, S = y[k] - x[k], oS[k]
+        t0, t1, t2 = t0 + S[0] * xk, t1 + S[1] * xk, t2 + S[2] * xk
+        t3, t4, t5 = t3 + S[3] * xk, t4 + S[4] * xk, t5 + S[5] * xk
+    return t0, t1, t2, t3, t4, t5
+
+
+@step
+def store6(row, t):
+    """row[:6] = the 6-tuple t."""
+    row[0], row[1], row[2], row[3], row[4], row[5] = t[0], t[1], t[2], t[3], t[4], t[5]
+
+
+@step
+def polarized_body(i, p, Y, ov_i, hv_i, sv, sw, sa, a_world, ow, oa, F):
     """Body i of inverse dynamics' forward pass (rnea.rnea_forward_step) with its velocity
-    products polarised, Q(v, v) -> Q(v, v + 2 w) (step_dynamics' R(w)): given ov_i and
-    hv_i = Y_i ov_i at v, ow_i = ow_p + S w_i, hw_i = Y_i ow_i,
-    oa_i = oa_p + S a_i + ov_i x S (v_i + w_i) + ow_i x S v_i and
-    F_i = Y_i oa_i + ov_i x* (hv_i + hw_i) + ow_i x* hv_i. tmp: >= 4 x 6 scratch."""
-    p = joint_int[i, I_PARENT]
-    joint_velocity(i, joint_int, oS, v, tmp[0])
-    joint_velocity(i, joint_int, oS, w, tmp[1])
-    joint_velocity(i, joint_int, oS, a, tmp[2])
-    for r in range(6):
-        ow[i, r] = tmp[1, r] + (ow[p, r] if p >= 0 else 0.0)
-        oa[i, r] = tmp[2, r] + (oa[p, r] if p >= 0 else a_world[r])
-        tmp[1, r] += tmp[0, r]  # S (v_i + w_i)
-    motion_cross_motion(ov[i], tmp[1], tmp[2])
-    motion_cross_motion(ow[i], tmp[0], tmp[3])
-    for r in range(6):
-        oa[i, r] += tmp[2, r] + tmp[3, r]
-    inertia_times_motion(oY[i], ow[i], hw[i])
-    inertia_times_motion(oY[i], oa[i], F[i])
-    for r in range(6):
-        tmp[0, r] = hv[i, r] + hw[i, r]
-    motion_cross_force(ov[i], tmp[0], tmp[1])
-    motion_cross_force(ow[i], hv[i], tmp[2])
-    for r in range(6):
-        F[i, r] += tmp[1, r] + tmp[2, r]
+    products polarised at one w, Q(v, v) -> Q(v, v + 2 w) (step_dynamics' R(w); rows i and its
+    parent's p of ow, oa, F, p < 0 at the world): given ov_i, hv_i = Y_i ov_i at v and the
+    joint's sv = S v_i, sw = S w_i, sa = S a_i (6-tuples), ow_i = ow_p + sw,
+    oa_i = (oa_p + sa) + (ov_i x (sw + sv) + ow_i x sv) and
+    F_i = Y_i oa_i + (ov_i x* (hv_i + Y_i ow_i) + ow_i x* hv_i), the values in registers and
+    written once."""
+    if p >= 0:
+        P, A = ow[p], oa[p]
+        o = (sw[0] + P[0], sw[1] + P[1], sw[2] + P[2], sw[3] + P[3], sw[4] + P[4],
+             sw[5] + P[5])
+        b = (sa[0] + A[0], sa[1] + A[1], sa[2] + A[2], sa[3] + A[3], sa[4] + A[4],
+             sa[5] + A[5])
+    else:
+        o = (sw[0] + 0.0, sw[1] + 0.0, sw[2] + 0.0, sw[3] + 0.0, sw[4] + 0.0, sw[5] + 0.0)
+        b = (sa[0] + a_world[0], sa[1] + a_world[1], sa[2] + a_world[2], sa[3] + a_world[3],
+             sa[4] + a_world[4], sa[5] + a_world[5])
+    y = (sw[0] + sv[0], sw[1] + sv[1], sw[2] + sv[2], sw[3] + sv[3], sw[4] + sv[4],
+         sw[5] + sv[5])
+    c = cross_motion(ov_i, y)
+    d = cross_motion(o, sv)
+    acc = (b[0] + (c[0] + d[0]), b[1] + (c[1] + d[1]), b[2] + (c[2] + d[2]),
+           b[3] + (c[3] + d[3]), b[4] + (c[4] + d[4]), b[5] + (c[5] + d[5]))
+    hw = inertia_motion(Y, o)
+    f = inertia_motion(Y, acc)
+    t = (hv_i[0] + hw[0], hv_i[1] + hw[1], hv_i[2] + hw[2], hv_i[3] + hw[3],
+         hv_i[4] + hw[4], hv_i[5] + hw[5])
+    g = cross_force(ov_i, t)
+    e = cross_force(o, hv_i)
+    store6(ow[i], o)
+    store6(oa[i], acc)
+    store6(F[i], (f[0] + (g[0] + e[0]), f[1] + (g[1] + e[1]), f[2] + (g[2] + e[2]),
+                  f[3] + (g[3] + e[3]), f[4] + (g[4] + e[4]), f[5] + (g[5] + e[5])))
+
+
+@routine
+def polarized_passes(joint_int, oS, v, velocities, a0, a1, oY, ov, momenta, a_world, ow, oa,
+                     F):
+    """Inverse dynamics' passes at (v, w, a) with its velocity products polarised at both w
+    (step_dynamics: w = velocities[g] - v, a = a0, a1; rows g nj + i of ow, oa, F): the
+    forward pass body by body (polarized_body), both w side by side on the v-parts they
+    share (S v_i, ov_i, hv_i = momenta[i]), then the backward pass's subtree sums of F
+    (rnea.rnea_backward_step's, its tau not taken: nothing reads it)."""
+    nj = joint_int.shape[0]
+    for i in range(nj):
+        p = joint_int[i, I_PARENT]
+        first = joint_int[i, I_IDX_V]
+        last = first + joint_int[i, I_NV]
+        sv = joint_motion(oS, first, last, v)
+        Y, ov_i, hv_i = oY[i], ov[i], momenta[i]
+        sw = joint_difference(oS, first, last, velocities[0], v)
+        sa = joint_motion(oS, first, last, a0)
+        polarized_body(i, p, Y, ov_i, hv_i, sv, sw, sa, a_world, ow, oa, F)
+        sw = joint_difference(oS, first, last, velocities[1], v)
+        sa = joint_motion(oS, first, last, a1)
+        polarized_body(nj + i, nj + p if p >= 0 else -1, Y, ov_i, hv_i, sv, sw, sa, a_world,
+                       ow, oa, F)
+    for i in range(nj - 1, -1, -1):
+        p = joint_int[i, I_PARENT]
+        if p >= 0:
+            for o in range(0, 2 * nj, nj):
+                for r in range(6):
+                    F[o + p, r] += F[o + i, r]
 
 
 @step
@@ -814,7 +894,7 @@ def composite_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis_y, momen
     order written below, then times scale; e = ov_lambda x zeta, the same at both, once; the
     entries off the subtree and the ancestors scale times 0). Column b (zeta = S_b, a dof of
     joint l not on the world, parent lambda) of R(w) = Q(v, v + 2 w) + Mq(a) + g_q (step_dynamics;
-    polarized_forward_step's ov, ow, oa and F, the subtree sums) from the subtrees'
+    polarized_passes' ov, ow, oa and F, the subtree sums) from the subtrees'
     composites. Moving q_b turns l's subtree rigidly about its parent's ov_lambda, oa_lambda:
     for one velocity a body's d ov_i = zeta x ov_i + e
     and d oa_i = zeta x oa_i + c + e x ov_i with e = ov_lambda x zeta,
@@ -929,35 +1009,34 @@ def composite_mass(joint_int, armature, damping, h, oS, oY, Yc, tmp, M):
 
 @step
 def ltl_product(L, parent, M):
-    """M = L^T L (n x n, written whole) for a lower triangular L with the tree's sparsity
+    """M = L^T L (n x n) for a lower triangular L with the tree's sparsity
     (compliant_kernels.ltl_factor's factor of M~ = M + h D; Featherstone 2008, "Rigid body
-    dynamics algorithms", Sec. 6.5): row k of L is nonzero on k and its ancestors, so it adds
-    L[k, i] L[k, j] to the entries (i, j) of its ancestors-or-self i and theirs j; the lower
-    triangle copied to the upper."""
+    dynamics algorithms", Sec. 6.5): row k of L is nonzero on k and its ancestors, so M[i, j]
+    = sum of L[k, i] L[k, j] over the k below i (i an ancestor-or-self of k) for j = i and its
+    ancestors, in increasing k, summed in a register over k in [i, end) (end: past the last
+    k with L[k, i] != 0; the products of the other k there are zeros, which do not change the
+    sum) and written to M[i, j] and M[j, i]. The entries between dofs on different branches
+    are left as they are: zero, the workspace's (contact_jacobians._Assembly)."""
     n = M.shape[0]
     for i in range(n):
-        for j in range(n):
-            M[i, j] = 0.0
-    for k in range(n):
-        i = k
-        while i >= 0:
-            factor = L[k, i]
-            j = i
-            while j >= 0:
-                M[i, j] += factor * L[k, j]
-                j = parent[j]
-            i = parent[i]
-    for i in range(n):
-        j = parent[i]
+        end = i + 1
+        for k in range(i + 1, n):
+            if L[k, i] != 0.0:
+                end = k + 1
+        j = i
         while j >= 0:
-            M[j, i] = M[i, j]
+            total = 0.0
+            for k in range(i, end):
+                total += L[k, i] * L[k, j]
+            M[i, j] = total
+            M[j, i] = total
             j = parent[j]
 
 
 @kernel
 def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, velocities,
                   oR, op, oS, ov, momenta_v, coriolis_v, oY, Yc, oa, F, ov_y, momenta,
-                  composite_momenta, coriolis, projections, crossed, tmp, ow, hw, tau, y, a,
+                  composite_momenta, coriolis, projections, crossed, tmp, ow, tau, y, a,
                   a_world, M, frame_rates, shifted, rates):
     """The compliant step's dynamics at q (jacobian_assembly.contact_jacobians_kernel) from the
     step's own kinematics at q (oR, op, oS: its placements and world motion subspaces), the
@@ -968,8 +1047,10 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     velocities v* and v1
     (``velocities``, 2 x nv): the bodies' world inertias oY (the step's turned into Yc in
     place), M = M(q) + h diag(damping) = M~ = L^T L (ltl_product: the step's M~ to its
-    factor's rounding, in place of the composite-rigid-body algorithm); frame_rates
-    (3, nv, nv) = C at v, v*, v1 (frame_rate_jacobian); rates[g] = dB/dv at velocities[g]
+    factor's rounding, in place of the composite-rigid-body algorithm; its entries between
+    dofs on different branches left as they are: zero, the workspace's); frame_rates
+    (3, nv, nv) = C at v, v*, v1 (frame_rate_blocks: the free-flyers' blocks, the other
+    entries left as they are, zero); rates[g] = dB/dv at velocities[g]
     (velocity_jacobians, both side by side; its entries between dofs on different branches
     left as they are: zero, the workspace's) from the bodies' velocities there (ov_y[g nj:
     (g + 1) nj]) and coriolis_composites' sums (coriolis_sums: coriolis[g nj:(g + 1) nj],
@@ -979,22 +1060,23 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
     with a = -(h c(v) - w + h C(v) w) / h, c(v) = C(v) v / 2 (Q: the symmetric bilinear
     q-derivative of inverse dynamics' velocity product, Mq(a) that of M a, g_q gravity's):
     inverse dynamics' q-derivative with its velocity products polarised, one forward pass at
-    (v, w, a) (polarized_forward_step, after the bodies' velocities and momenta at v, shared
-    by both w) and a backward one, each into its own rows, then shift_columns: composite_columns
+    (v, w, a) for both w at once and the backward sums (polarized_passes, after the bodies'
+    velocities and momenta at v, shared by both w), each w into its own rows (a at v*, v1 in
+    a and tau, C v in y), then shift_columns: composite_columns
     (both w side by side) from the composites at v and at velocities[g] (projections
     (4, nv, 6): p_a, q_a(v), q_a(v*), q_a(v1), the q_a on the dofs of joints off the world),
     root_columns for the dofs of joints on the world (R's columns there hold gravity only:
     the same at both w).
-    Scratch: oY, momenta, hw (njoints x 6), oa, F, ow, ov_y, composite_momenta (2 njoints x 6),
+    Scratch: oY, momenta (njoints x 6), oa, F, ow, ov_y, composite_momenta (2 njoints x 6),
     coriolis (2 njoints x 6 x 6), crossed (2 nv x 6), tmp (18 x 6), tau, y, a (nv), a_world."""
     nj, nv = joint_int.shape[0], v.shape[0]
     gravity_acceleration(gravity, a_world)
     for i in range(nj):
         world_inertia(joint_real[i], oR[i], op[i], oY[i])
     ltl_product(L, parent, M)
-    frame_rate_jacobian(free, v, frame_rates[0])
+    frame_rate_blocks(free, v, frame_rates[0])
     for g in range(2):
-        frame_rate_jacobian(free, velocities[g], frame_rates[g + 1])
+        frame_rate_blocks(free, velocities[g], frame_rates[g + 1])
     C = frame_rates[0]
     for i in range(nj):  # the bodies' momenta Y ov at v
         inertia_times_motion(oY[i], ov[i], momenta[i])
@@ -1006,27 +1088,21 @@ def step_dynamics(joint_int, joint_real, gravity, free, chain, h, v, L, parent, 
                       coriolis[o:o + nj])
     velocity_jacobians(joint_int, parent, oS, Yc, ov_y, composite_momenta, coriolis, crossed,
                        projections[0], projections[2:], rates)
-    for g in range(2):
-        target = velocities[g]
-        o = g * nj
-        for k in range(nv):  # C v and C w into tau and a: C is zero but on the free-flyers'
-            tau[k], a[k] = 0.0, 0.0  # linear rows and their own columns (frame_rate_jacobian;
-        for f in range(free.shape[0]):  # the zero terms, left out, would add +-0 to the sums)
-            iv = free[f]
-            for k in range(iv, iv + 3):
-                rate, moved = 0.0, 0.0
-                for j in range(iv, iv + 6):
-                    rate += C[k, j] * v[j]
-                    moved += C[k, j] * (target[j] - v[j])
-                tau[k], a[k] = rate, moved
-        for k in range(nv):
-            a[k] = -(h * (tau[k] * 0.5) - (target[k] - v[k]) + h * a[k]) / h
-            y[k] = target[k] - v[k]  # w
-        for i in range(nj):
-            polarized_forward_step(i, joint_int, oS, v, y, a, oY, ov, ow[o:o + nj],
-                                   oa[o:o + nj], F[o:o + nj], momenta, hw, a_world, tmp)
-        for i in range(nj - 1, -1, -1):
-            rnea_backward_step(i, joint_int, oS, F[o:o + nj], tau)  # F: subtree sums
+    for k in range(nv):  # C v into y, C w into a and tau (w at v*, v1): C is zero but on
+        y[k], a[k], tau[k] = 0.0, 0.0, 0.0  # the free-flyers' linear rows and their own
+    for f in range(free.shape[0]):  # columns (frame_rate_jacobian; the zero terms, left
+        iv = free[f]  # out, would add +-0 to the sums)
+        for k in range(iv, iv + 3):
+            rate, moved0, moved1 = 0.0, 0.0, 0.0
+            for j in range(iv, iv + 6):
+                rate += C[k, j] * v[j]
+                moved0 += C[k, j] * (velocities[0, j] - v[j])
+                moved1 += C[k, j] * (velocities[1, j] - v[j])
+            y[k], a[k], tau[k] = rate, moved0, moved1
+    for k in range(nv):  # a at both w
+        a[k] = -(h * (y[k] * 0.5) - (velocities[0, k] - v[k]) + h * a[k]) / h
+        tau[k] = -(h * (y[k] * 0.5) - (velocities[1, k] - v[k]) + h * tau[k]) / h
+    polarized_passes(joint_int, oS, v, velocities, a, tau, oY, ov, momenta, a_world, ow, oa, F)
     shift_columns(joint_int, chain, oS, Yc, ov, ow, oa, F, coriolis, composite_momenta,
                   coriolis_v, momenta_v, projections, a_world, h, tmp, shifted)
 
