@@ -103,17 +103,33 @@ def subtree_wrench_derivatives(joint_int, oY, ov, oa, l, ov0, oa0, zeta, tmp, df
 
 
 @step
-def coriolis_map(Y, x, out):
-    """out (6 x 6) = the map B y = x x* (Y y) - Y (x x y) for the inertia Y = (m, h, I_o) and
-    the twist x = (v, w), written out by blocks (Featherstone 2008, Rigid Body Dynamics
-    Algorithms, Sec. 2.9 (crm, crf), and [a]x [b]x = b a^T - (a.b) 1): with a = m v + w x h
-    and C = [w]x I_o, B = [[0, -[a]x], [[a]x, 2 (v.h) 1 - h v^T - v h^T + C + C^T]], which is
-    symmetric."""
+def coriolis_numbers(Y, x) -> tuple:
+    """The nine numbers of coriolis_map's B for the inertia Y = (m, h, I_o) and the twist
+    x = (v, w): a = m v + w x h, then D = 2 (v.h) 1 - h v^T - v h^T + C + C^T (C = [w]x I_o)
+    by its diagonal and its (0, 1), (0, 2), (1, 2) entries."""
     m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
     vx, vy, vz, wx, wy, wz = x[0], x[1], x[2], x[3], x[4], x[5]
     ax = m * vx + wy * hz - wz * hy
     ay = m * vy + wz * hx - wx * hz
     az = m * vz + wx * hy - wy * hx
+    ixx, ixy, ixz, iyy, iyz, izz = Y[4], Y[5], Y[6], Y[7], Y[8], Y[9]
+    c00, c01, c02 = wy * ixz - wz * ixy, wy * iyz - wz * iyy, wy * izz - wz * iyz
+    c10, c11, c12 = wz * ixx - wx * ixz, wz * ixy - wx * iyz, wz * ixz - wx * izz
+    c20, c21, c22 = wx * ixy - wy * ixx, wx * iyy - wy * ixy, wx * iyz - wy * ixz
+    vh = vx * hx + vy * hy + vz * hz
+    return (ax, ay, az, 2.0 * (vh - hx * vx + c00), 2.0 * (vh - hy * vy + c11),
+            2.0 * (vh - hz * vz + c22), c01 + c10 - hx * vy - vx * hy,
+            c02 + c20 - hx * vz - vx * hz, c12 + c21 - hy * vz - vy * hz)
+
+
+@step
+def coriolis_map(Y, x, out):
+    """out (6 x 6) = the map B y = x x* (Y y) - Y (x x y) for the inertia Y = (m, h, I_o) and
+    the twist x = (v, w), written out by blocks (Featherstone 2008, Rigid Body Dynamics
+    Algorithms, Sec. 2.9 (crm, crf), and [a]x [b]x = b a^T - (a.b) 1): with a = m v + w x h
+    and C = [w]x I_o, B = [[0, -[a]x], [[a]x, 2 (v.h) 1 - h v^T - v h^T + C + C^T]], which is
+    symmetric (its nine numbers: coriolis_numbers)."""
+    ax, ay, az, d00, d11, d22, d01, d02, d12 = coriolis_numbers(Y, x)
     for r in range(3):
         for k in range(3):
             out[r, k] = 0.0
@@ -123,17 +139,10 @@ def coriolis_map(Y, x, out):
     for r in range(3):
         for k in range(3):
             out[3 + r, k] = -out[r, 3 + k]
-    ixx, ixy, ixz, iyy, iyz, izz = Y[4], Y[5], Y[6], Y[7], Y[8], Y[9]
-    c00, c01, c02 = wy * ixz - wz * ixy, wy * iyz - wz * iyy, wy * izz - wz * iyz
-    c10, c11, c12 = wz * ixx - wx * ixz, wz * ixy - wx * iyz, wz * ixz - wx * izz
-    c20, c21, c22 = wx * ixy - wy * ixx, wx * iyy - wy * ixy, wx * iyz - wy * ixz
-    vh = vx * hx + vy * hy + vz * hz
-    out[3, 3] = 2.0 * (vh - hx * vx + c00)
-    out[4, 4] = 2.0 * (vh - hy * vy + c11)
-    out[5, 5] = 2.0 * (vh - hz * vz + c22)
-    out[3, 4] = out[4, 3] = c01 + c10 - hx * vy - vx * hy
-    out[3, 5] = out[5, 3] = c02 + c20 - hx * vz - vx * hz
-    out[4, 5] = out[5, 4] = c12 + c21 - hy * vz - vy * hz
+    out[3, 3], out[4, 4], out[5, 5] = d00, d11, d22
+    out[3, 4] = out[4, 3] = d01
+    out[3, 5] = out[5, 3] = d02
+    out[4, 5] = out[5, 4] = d12
 
 
 @routine

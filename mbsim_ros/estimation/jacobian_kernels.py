@@ -20,7 +20,7 @@ from .._jit import kernel, routine, step
 from ..dynamics.crba import crba_backward
 from ..dynamics.kinematics import (gravity_acceleration, inertia_times_motion, kinematics_step,
                                    world_inertia)
-from ..dynamics.rnea_derivative import coriolis_projection
+from ..dynamics.rnea_derivative import coriolis_numbers, coriolis_projection
 from ..codes import FIXED, FRICTION, NORMAL, TANGENT, UNILATERAL
 from ..model.model import I_IDX_V, I_NV, I_PARENT
 from ..solvers.blas import gemm
@@ -610,7 +610,7 @@ def body_velocities(joint_int, oS, v, ov):
 def coriolis_sums(joint_int, oY, ov, momenta, coriolis):
     """rnea_derivative.coriolis_composites to the bit, the maps summed by their nine numbers:
     per body i, h_i = Y_i ov_i into momenta (nj, 6) and B_i = [[0, -[a]x], [[a]x, D]]
-    (coriolis_map's blocks: a = m v + w x h, D symmetric) as a into coriolis[i, 0, :3] and D
+    (coriolis_numbers: a = m v + w x h, D symmetric) as a into coriolis[i, 0, :3] and D
     into coriolis[i, 1] (diagonal, then (0, 1), (0, 2), (1, 2)); summed over subtrees (parents
     come before children, so body i's sum is whole when the reverse pass reaches it), and each
     sum written out as its 6x6 map (coriolis (nj, 6, 6)) there. A sum of the maps' entries is
@@ -619,23 +619,9 @@ def coriolis_sums(joint_int, oY, ov, momenta, coriolis):
     nj = joint_int.shape[0]
     for i in range(nj):
         inertia_times_motion(oY[i], ov[i], momenta[i])
-        Y, x, C = oY[i], ov[i], coriolis[i]
-        m, hx, hy, hz = Y[0], Y[1], Y[2], Y[3]
-        vx, vy, vz, wx, wy, wz = x[0], x[1], x[2], x[3], x[4], x[5]
-        C[0, 0] = m * vx + wy * hz - wz * hy
-        C[0, 1] = m * vy + wz * hx - wx * hz
-        C[0, 2] = m * vz + wx * hy - wy * hx
-        ixx, ixy, ixz, iyy, iyz, izz = Y[4], Y[5], Y[6], Y[7], Y[8], Y[9]
-        c00, c01, c02 = wy * ixz - wz * ixy, wy * iyz - wz * iyy, wy * izz - wz * iyz
-        c10, c11, c12 = wz * ixx - wx * ixz, wz * ixy - wx * iyz, wz * ixz - wx * izz
-        c20, c21, c22 = wx * ixy - wy * ixx, wx * iyy - wy * ixy, wx * iyz - wy * ixz
-        vh = vx * hx + vy * hy + vz * hz
-        C[1, 0] = 2.0 * (vh - hx * vx + c00)
-        C[1, 1] = 2.0 * (vh - hy * vy + c11)
-        C[1, 2] = 2.0 * (vh - hz * vz + c22)
-        C[1, 3] = c01 + c10 - hx * vy - vx * hy
-        C[1, 4] = c02 + c20 - hx * vz - vx * hz
-        C[1, 5] = c12 + c21 - hy * vz - vy * hz
+        C = coriolis[i]
+        (C[0, 0], C[0, 1], C[0, 2], C[1, 0], C[1, 1], C[1, 2], C[1, 3], C[1, 4],
+         C[1, 5]) = coriolis_numbers(oY[i], ov[i])
     for i in range(nj - 1, -1, -1):
         p = joint_int[i, I_PARENT]
         C = coriolis[i]
