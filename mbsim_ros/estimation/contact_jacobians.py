@@ -158,7 +158,7 @@ class _Assembly:
                        np.empty(m * k), np.empty(m * k), np.empty(m * k), np.empty((nv, nv)),
                        np.zeros(m * m), np.empty(3 * contacts), np.empty(nv * k),
                        np.empty((nv, nv)), np.empty(m * k), np.empty(nv * k),
-                       np.empty(nv * k), np.empty(m * m), np.empty((6, 6)))
+                       np.empty(nv * k), np.empty(m * m))
         # the integration's derivatives off the free-flyers' blocks (the kernel writes those)
         integration_kernel(_tables(self.integrator.model).free,
                            self.integrator._constants[0][L_H], np.zeros(nv), True,

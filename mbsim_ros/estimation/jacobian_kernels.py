@@ -1157,32 +1157,64 @@ def branch_system(P, gradient, gamma, kind, mu, separated_share, sliding_share, 
     return n, ns
 
 
-@routine
-def integrated(free, to_q, to_v, scratch, block, into):
+@step
+def flyer_rows(iv, to_q, to_v, into):
+    """A free-flyer's six rows of [to_q dv1; to_v dv1] in place (integrated; iv: its first
+    dof, dv1 in into's lower half), its 6 x 6 blocks' zeros left out: to_q = diag(h E^T,
+    h Jr(h w)), to_v = (E^T, h E^T [u]x Jr(-h w); 0, 1) (integration_kernel). The blocks'
+    entries held in locals and each column's six values read once (a store into ``into``
+    would reload them); each sum over the block's columns in order."""
+    nv, c = to_q.shape[0], into.shape[1]
+    a00, a01, a02 = to_q[iv, iv], to_q[iv, iv + 1], to_q[iv, iv + 2]
+    a10, a11, a12 = to_q[iv + 1, iv], to_q[iv + 1, iv + 1], to_q[iv + 1, iv + 2]
+    a20, a21, a22 = to_q[iv + 2, iv], to_q[iv + 2, iv + 1], to_q[iv + 2, iv + 2]
+    j3 = iv + 3
+    b00, b01, b02 = to_q[j3, j3], to_q[j3, j3 + 1], to_q[j3, j3 + 2]
+    b10, b11, b12 = to_q[j3 + 1, j3], to_q[j3 + 1, j3 + 1], to_q[j3 + 1, j3 + 2]
+    b20, b21, b22 = to_q[j3 + 2, j3], to_q[j3 + 2, j3 + 1], to_q[j3 + 2, j3 + 2]
+    e00, e01, e02 = to_v[iv, iv], to_v[iv, iv + 1], to_v[iv, iv + 2]
+    e10, e11, e12 = to_v[iv + 1, iv], to_v[iv + 1, iv + 1], to_v[iv + 1, iv + 2]
+    e20, e21, e22 = to_v[iv + 2, iv], to_v[iv + 2, iv + 1], to_v[iv + 2, iv + 2]
+    f00, f01, f02 = to_v[iv, j3], to_v[iv, j3 + 1], to_v[iv, j3 + 2]
+    f10, f11, f12 = to_v[iv + 1, j3], to_v[iv + 1, j3 + 1], to_v[iv + 1, j3 + 2]
+    f20, f21, f22 = to_v[iv + 2, j3], to_v[iv + 2, j3 + 1], to_v[iv + 2, j3 + 2]
+    Q0, Q1, Q2, Q3, Q4, Q5 = into[iv], into[iv + 1], into[iv + 2], into[j3], into[j3 + 1], \
+        into[j3 + 2]
+    V0, V1, V2, V3, V4, V5 = into[nv + iv], into[nv + iv + 1], into[nv + iv + 2], \
+        into[nv + j3], into[nv + j3 + 1], into[nv + j3 + 2]
+    for j in range(c):
+        x0, x1, x2, x3, x4, x5 = V0[j], V1[j], V2[j], V3[j], V4[j], V5[j]
+        Q0[j] = a00 * x0 + a01 * x1 + a02 * x2
+        Q1[j] = a10 * x0 + a11 * x1 + a12 * x2
+        Q2[j] = a20 * x0 + a21 * x1 + a22 * x2
+        Q3[j] = b00 * x3 + b01 * x4 + b02 * x5
+        Q4[j] = b10 * x3 + b11 * x4 + b12 * x5
+        Q5[j] = b20 * x3 + b21 * x4 + b22 * x5
+        V0[j] = e00 * x0 + e01 * x1 + e02 * x2 + f00 * x3 + f01 * x4 + f02 * x5
+        V1[j] = e10 * x0 + e11 * x1 + e12 * x2 + f10 * x3 + f11 * x4 + f12 * x5
+        V2[j] = e20 * x0 + e21 * x1 + e22 * x2 + f20 * x3 + f21 * x4 + f22 * x5
+
+
+@step
+def integrated(free, to_q, to_v, into):
     """into = [to_q dv1; to_v dv1] in place, dv1 in into's lower half (nv x c): to_q and to_v
-    diagonal but on the free-flyers' 6 x 6 blocks (``free``: their first dofs), whose rows of
-    dv1 are kept in ``scratch`` (nv x c) first and multiplied by BLAS's dgemm
-    (solvers/blas.gemm; ``block``: 6 x 6 scratch)."""
+    diagonal but on the free-flyers' 6 x 6 blocks (``free``: their first dofs, in increasing
+    order), whose rows flyer_rows makes; the other rows scaled."""
     nv, c = to_q.shape[0], into.shape[1]
     dv1 = into[nv:]
-    for f in range(free.shape[0]):
-        for r in range(free[f], free[f] + 6):
+    start = 0
+    for f in range(free.shape[0] + 1):
+        end = free[f] if f < free.shape[0] else nv
+        for r in range(start, end):
+            d, e = to_q[r, r], to_v[r, r]
             for j in range(c):
-                scratch[r, j] = dv1[r, j]
-    for r in range(nv):
-        d, e = to_q[r, r], to_v[r, r]
-        for j in range(c):
-            into[r, j] = d * dv1[r, j]
-        if e != 1.0:
-            for j in range(c):
-                dv1[r, j] = e * dv1[r, j]
-    for f in range(free.shape[0]):
-        iv = free[f]
-        for D, rows in ((to_q, into[iv:iv + 6]), (to_v, dv1[iv:iv + 6])):
-            for r in range(6):
-                for s in range(6):
-                    block[r, s] = D[iv + r, iv + s]
-            gemm(block, scratch[iv:iv + 6], rows)
+                into[r, j] = d * dv1[r, j]
+            if e != 1.0:
+                for j in range(c):
+                    dv1[r, j] = e * dv1[r, j]
+        if f < free.shape[0]:
+            flyer_rows(end, to_q, to_v, into)
+            start = end + 6
 
 
 @step
@@ -1348,17 +1380,18 @@ def refined_solve(K, inverse, S, X, T, D, refine):
 @routine
 def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma, turned,
                   impulses, configuration, implicit, free, to_q, to_v, turn, velocity, rhs,
-                  rhs_u, pushed, block, state, state_u):
+                  rhs_u, pushed, state, state_u):
     """dx' of the blocks (contact_jacobians.step_jacobians, k columns): dv1 = K^-1 (the q
     block's right-hand side P(w) at v1 (shifted[1]: its transpose), the v block's
-    (velocity_rhs, into ``velocity``: nv x nv), h on the u block, + G^T dgamma (+ dG^T gamma =
-    ``turned`` on the configuration columns) when ``impulses``) (+ 1 on the v block), by
+    (velocity_rhs, into ``velocity``: nv x nv), h on the u block, + G^T dgamma
+    (+ dG^T gamma = ``turned`` on the configuration columns) when ``impulses``) (+ 1 on the v
+    block), each right-hand side's entry written in one pass where it can, by
     BLAS's dgemm (solvers/blas.gemm) (``inverse``: K^-1) straight into the lower halves of
     where the caller wants them, ``state`` (2 nv x (k - nv): the q and v blocks' columns; their
     right-hand sides ``rhs``, nv x (k - nv)) and ``state_u`` (2 nv x nv: the u block's;
     ``rhs_u``), then [to_q dv1; to_v dv1] in place (integrated: the integration's
     derivatives) and, on the configuration columns, the turn of the free-flyer's step at
-    fixed v1 (``turn``). pushed: nv x k (G^T dgamma); block: 6 x 6 scratch."""
+    fixed v1 (``turn``). pushed: nv x k (G^T dgamma)."""
     nv, k = inverse.shape[0], dgamma.shape[1]
     first_v = nv if configuration else 0
     solved = k - nv if implicit else 0
@@ -1366,27 +1399,28 @@ def state_changes(inverse, shifted, M, frame_rates, rates, damping, h, G, dgamma
         velocity_rhs(1, free, M, frame_rates, rates, damping, h, velocity)
     if impulses:
         gemm(G.T, dgamma, pushed)
-    for r in range(nv):
-        for j in range(first_v):
-            rhs[r, j] = shifted[1, j, r]
-        for j in range(first_v, solved):
-            rhs[r, j] = velocity[r, j - first_v]
-        for j in range(nv):
-            rhs_u[r, j] = h if r == j else 0.0
+    for r in range(nv):  # (each entry's sum in the order shifted, pushed, turned)
         if impulses:
-            for j in range(k - nv):
-                rhs[r, j] += pushed[r, j]
-            for j in range(nv):
-                rhs_u[r, j] += pushed[r, k - nv + j]
             for j in range(first_v):
-                rhs[r, j] += turned[r, j]
+                rhs[r, j] = (shifted[1, j, r] + pushed[r, j]) + turned[r, j]
+            for j in range(first_v, solved):
+                rhs[r, j] = velocity[r, j - first_v] + pushed[r, j]
+            for j in range(nv):
+                rhs_u[r, j] = (h if r == j else 0.0) + pushed[r, k - nv + j]
+        else:
+            for j in range(first_v):
+                rhs[r, j] = shifted[1, j, r]
+            for j in range(first_v, solved):
+                rhs[r, j] = velocity[r, j - first_v]
+            for j in range(nv):
+                rhs_u[r, j] = h if r == j else 0.0
     if k > nv:
         gemm(inverse, rhs, state[nv:])
         for r in range(nv if implicit else 0):  # (dv1 += 1 on the v block)
             state[nv + r, first_v + r] += 1.0
-        integrated(free, to_q, to_v, rhs, block, state)
+        integrated(free, to_q, to_v, state)
     gemm(inverse, rhs_u, state_u[nv:])
-    integrated(free, to_q, to_v, rhs_u, block, state_u)
+    integrated(free, to_q, to_v, state_u)
     if configuration:
         for r in range(nv):
             for j in range(nv):
