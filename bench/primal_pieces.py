@@ -37,7 +37,8 @@ from numba import njit
 from jacobian_pieces import solo12_standing  # (bench/)
 from mbsim_ros.estimation.contact_jacobians import Branch, last_problem
 from mbsim_ros.estimation.jacobian_assembly import JACOBIAN_ARRAYS, ROWS_FIND, unpack_jacobian
-from mbsim_ros.estimation.jacobian_kernels import lu_inverse, motion_pair, refined_solve
+from mbsim_ros.estimation.jacobian_kernels import (lu_inverse, motion_pair, negated_condition,
+                                                   refined_solve)
 from mbsim_ros.model.model import I_PARENT
 from mbsim_ros.dynamics.rnea_derivative import rnea_derivatives_kernel
 from mbsim_ros.solvers.lu import lu_factor
@@ -170,9 +171,7 @@ def factor(M, G, D, n, row_dofs, row_count, S, DG, LU, pivots):
 def solve_refined(LU, pivots, system, rhs, inverse, product, scratch, correction):
     """product = -system^-1 rhs (refined_solve's sign)."""
     lu_inverse(LU, pivots, inverse, np.empty(LU.shape[0], dtype=np.int64))
-    for i in range(inverse.shape[0]):
-        for j in range(inverse.shape[1]):
-            inverse[i, j] = -inverse[i, j]
+    negated_condition(system, inverse)
     refined_solve(system, inverse, rhs, product, scratch, correction, True)
 
 

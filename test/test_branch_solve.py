@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbsim_ros.estimation.jacobian_kernels import lu_inverse, refined_solve
+from mbsim_ros.estimation.jacobian_kernels import lu_inverse, negated_condition, refined_solve
 from mbsim_ros.solvers.lu import lu_factor
 
 
@@ -48,3 +48,25 @@ def test_the_refined_inverse_solves_as_lu_does(seed):
     assert backward_error(K, S, inverse @ S) > 1e-10
     error = np.abs(X - X_true).max()
     assert error <= 5.0 * np.abs(lapack - X_true).max() + 1e-15
+
+
+@pytest.mark.parametrize("condition", [1e2, 1e7, 1e12])
+def test_the_condition_that_decides_the_refinement(condition):
+    """negated_condition: K's infinity-norm condition number as numpy's (to its rounding:
+    |K^-1|_inf from the LU inverse, 1e-5 relative at 1e12), and the inverse negated in place
+    to the bit (refined_solve's sign); it falls on REFINED_ABOVE's side numpy's does."""
+    from mbsim_ros.estimation.jacobian_assembly import REFINED_ABOVE
+
+    rng = np.random.default_rng(7)
+    n = 12
+    K = nearly_singular(rng, n, condition)
+    factors, pivots = K.copy(), np.empty(n, dtype=np.int64)
+    assert lu_factor(factors, pivots)
+    inverse = np.empty((n, n))
+    lu_inverse(factors, pivots, inverse, np.empty(n, dtype=np.int64))
+    plain = inverse.copy()
+    found = negated_condition(K, inverse)
+    expected = np.linalg.cond(K, np.inf)
+    assert found == pytest.approx(expected, rel=1e-5)
+    assert (found > REFINED_ABOVE) == (expected > REFINED_ABOVE)
+    np.testing.assert_array_equal(inverse, -plain)

@@ -25,8 +25,8 @@ from ..solvers.blas import gemm
 from ..solvers.lu import lu_factor
 from ..layout import ArrayTable, leading
 from .jacobian_kernels import (branch_system, delassus_tables, free_velocity_changes,
-                               integration_kernel, law_changes, lu_inverse, refined_solve,
-                               mass_pass,
+                               integration_kernel, law_changes, lu_inverse, mass_pass,
+                               negated_condition, refined_solve,
                                row_derivatives_kernel, row_supports, solve_l_columns,
                                state_changes, stationarity_change, step_dynamics)
 
@@ -417,15 +417,7 @@ def contact_jacobians_kernel(x, rows_mode, contact_block, implicit, table, out, 
         inverse_b = leading(K_b_inverse, (size, size))
         lu_inverse(leading(K_b, (2 * m, 2 * m))[:size, :size], kkt_pivots, inverse_b,
                    ends)  # (ends: the tree's scratch, unused by a pivoted LU's)
-        norm, inverse_norm = 0.0, 0.0  # (the infinity norms: the largest row sums)
-        for a_row in range(size):
-            total, inverse_total = 0.0, 0.0
-            for b_row in range(size):
-                inverse_b[a_row, b_row] = -inverse_b[a_row, b_row]
-                total += abs(system[a_row, b_row])
-                inverse_total += abs(inverse_b[a_row, b_row])
-            norm, inverse_norm = max(norm, total), max(inverse_norm, inverse_total)
-        refine = norm * inverse_norm > REFINED_ABOVE
+        refine = negated_condition(system, inverse_b) > REFINED_ABOVE
         refined, correction = (leading(refined_b, (size, k)),
                                leading(correction_b, (size, k)))
         if in_place:
