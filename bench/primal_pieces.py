@@ -10,7 +10,7 @@ k = 3 nv = 54 columns), best and median microseconds over many calls:
   compliant contact", the Hessian of its primal cost) and its LU factors (solvers/lu.py);
 - the rows' change at fixed velocity, dG_b v~ (over the rows' supports), and the
   right-hand sides' contact part G^T D (dy) for the k columns;
-- the k columns' solve by S^-1 and dgemm, refined once (refined_solve), or not refined;
+- the k columns' solve by S^-1 and dgemm, refined (refined_solve), or not refined;
 - the diagonal of dW (the friction rows' regularisation follows mean(diag W), an impact's
   target 1/W_rr): delassus_changes' diagonal terms alone.
 

@@ -1371,26 +1371,39 @@ def negated_condition(K, inverse) -> float:
     return norm * inverse_norm
 
 
+REFINEMENTS = 4  # refined_solve's steps at the most (a system of condition 1e13 takes three)
+
+
 @routine
 def refined_solve(K, inverse, S, X, T, D, refine):
     """X = -K^-1 S for the columns of S side by side from ``inverse`` = -K^-1, where
-    ``refine`` with one step of iterative refinement (X += -K^-1 (S + K X)): an explicit
-    inverse's product is accurate to about cond(K) u relative to |K^-1| |S|, which loses the
-    entries much smaller than that on a nearly singular K; refined, its backward error is a
-    backward-stable solve's, as a solve with K's LU factors (N. J. Higham 2002, "Accuracy and
-    stability of numerical algorithms", Sec. 12.1 and 14.1). The products by BLAS's dgemm
-    (solvers/blas.gemm). T, D: scratch of S's shape."""
+    ``refine`` with iterative refinement (X += -K^-1 (S + K X)): an explicit inverse's
+    product is accurate to about cond(K) u relative to |K^-1| |S|, which loses the entries
+    much smaller than that on a nearly singular K; each step multiplies the backward error by
+    about the plain product's, so one step makes it a backward-stable solve's (a solve with
+    K's LU factors) up to a condition of about 1e10 and more take over above (N. J. Higham
+    2002, "Accuracy and stability of numerical algorithms", Sec. 12.1 and 14.1): steps until
+    the correction is within the rounding of X or stops halving, REFINEMENTS at the most.
+    The products by BLAS's dgemm (solvers/blas.gemm). T, D: scratch of S's shape."""
     gemm(inverse, S, X)
     if not refine:
         return
-    gemm(K, X, T)
-    for r in range(S.shape[0]):
-        for j in range(S.shape[1]):
-            T[r, j] += S[r, j]
-    gemm(inverse, T, D)
-    for r in range(S.shape[0]):
-        for j in range(S.shape[1]):
-            X[r, j] += D[r, j]
+    previous = np.inf
+    for _ in range(REFINEMENTS):
+        gemm(K, X, T)
+        for r in range(S.shape[0]):
+            for j in range(S.shape[1]):
+                T[r, j] += S[r, j]
+        gemm(inverse, T, D)
+        correction, size = 0.0, 0.0
+        for r in range(S.shape[0]):
+            for j in range(S.shape[1]):
+                X[r, j] += D[r, j]
+                correction = max(correction, abs(D[r, j]))
+                size = max(size, abs(X[r, j]))
+        if correction <= 2.2e-16 * size or correction > 0.5 * previous:
+            return
+        previous = correction
 
 
 @routine
